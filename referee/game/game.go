@@ -1,0 +1,59 @@
+// Package game holds the rules of every game the league can run. Rules are pure and
+// deterministic given the match seed, so referees run them and players import them.
+package game
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// Outcome is one player's result of a finished match.
+type Outcome string
+
+// Outcomes as they appear on the wire.
+const (
+	Win  Outcome = "win"
+	Loss Outcome = "loss"
+	Draw Outcome = "draw"
+)
+
+// ErrIllegalMove marks a move that is well-formed but breaks the rules.
+var ErrIllegalMove = errors.New("illegal move")
+
+// ErrMalformedMove marks a move payload that cannot be decoded.
+var ErrMalformedMove = errors.New("malformed move")
+
+// Game creates matches of one game type with fixed, validated parameters.
+type Game interface {
+	// Type is the registry key, e.g. "tic_tac_toe".
+	Type() string
+	// Simultaneous reports whether both players move against the same snapshot each step.
+	Simultaneous() bool
+	// NewState returns the initial state of a match played with seed.
+	NewState(seed int64) State
+	// LegalMoves lists, in the game's canonical order, the moves a player may make given
+	// the step_context it was shown. Players use it; it never needs hidden state.
+	LegalMoves(stepContext json.RawMessage) ([]json.RawMessage, error)
+}
+
+// State is an immutable snapshot of a match. Methods never modify the receiver.
+type State interface {
+	// ToMove lists the player indices (0 = players[0], 1 = players[1]) whose moves are
+	// collected at this step: one for alternating games, both for simultaneous ones.
+	ToMove() []int
+	// Context is the step_context shown to player i: only what that player may see.
+	Context(i int) map[string]any
+	// ParseMove decodes and checks player i's move_payload against this snapshot. The
+	// error wraps ErrMalformedMove or ErrIllegalMove.
+	ParseMove(i int, raw json.RawMessage) (json.RawMessage, error)
+	// ForcedMove is the first legal move of player i in canonical order.
+	ForcedMove(i int) json.RawMessage
+	// Apply applies one parsed move per entry of ToMove (same order) and returns the next state.
+	Apply(moves []json.RawMessage) (State, error)
+	// Terminal reports whether the match is over.
+	Terminal() bool
+	// Outcomes is the result of a terminal state, indexed like players.
+	Outcomes() [2]Outcome
+	// Final is the JSON-ready state for GAME_OVER and the result metadata.
+	Final() map[string]any
+}
