@@ -1,0 +1,51 @@
+// Package logging builds the one zerolog logger each process passes down: structured
+// JSON to a file and readable lines to stderr.
+package logging
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Open returns a logger writing JSON lines to path (created with its folder) and
+// console lines to stderr, with the component field set. Close the returned file.
+func Open(component, path, level string) (zerolog.Logger, io.Closer, error) {
+	lvl, err := ParseLevel(level)
+	if err != nil {
+		return zerolog.Nop(), nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return zerolog.Nop(), nil, fmt.Errorf("create log folder: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return zerolog.Nop(), nil, fmt.Errorf("open log file: %w", err)
+	}
+	console := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000", NoColor: true}
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	log := zerolog.New(zerolog.MultiLevelWriter(f, console)).Level(lvl).With().Timestamp().Str("component", component).Logger()
+	return log, f, nil
+}
+
+// ParseLevel maps the config's level names (DEBUG, INFO, WARNING, ERROR, CRITICAL).
+func ParseLevel(s string) (zerolog.Level, error) {
+	switch strings.ToUpper(s) {
+	case "DEBUG":
+		return zerolog.DebugLevel, nil
+	case "", "INFO":
+		return zerolog.InfoLevel, nil
+	case "WARNING", "WARN":
+		return zerolog.WarnLevel, nil
+	case "ERROR":
+		return zerolog.ErrorLevel, nil
+	case "CRITICAL":
+		return zerolog.FatalLevel, nil
+	}
+	return zerolog.InfoLevel, fmt.Errorf("unknown log level %q", s)
+}

@@ -1,0 +1,200 @@
+package league
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// assignmentPayload is the MATCH_ASSIGNMENT payload.
+type assignmentPayload struct {
+	MatchID          string            `json:"match_id"`
+	RoundID          string            `json:"round_id"`
+	GameType         string            `json:"game_type"`
+	Players          [2]string         `json:"players"`
+	PlayerEndpoints  map[string]string `json:"player_endpoints"`
+	MatchSeed        int64             `json:"match_seed"`
+	MatchCredentials map[string]string `json:"match_credentials"`
+	GameParams       map[string]any    `json:"game_params"`
+	Scoring          map[string]int    `json:"scoring"`
+	Deadlines        map[string]int    `json:"deadlines"`
+}
+
+// load counts the matches a referee holds. Callers hold mu.
+func (m *Manager) refereeLoad(refereeID string) int {
+	n := 0
+	for _, mt := range m.matches {
+		if mt.referee == refereeID && (mt.status == MatchAssigned || mt.status == MatchInProgress) {
+			n++
+		}
+	}
+	return n
+}
+
+// dispatch offers every pending or failed match of the active round to an idle referee
+// that supports the game, least loaded first. Callers hold mu.
+func (m *Manager) dispatch() {
+	if m.state != StateActive || m.current < 0 || m.closed {
+		return
+	}
+	var refs []*agent
+	for _, r := range m.referees {
+		if r.status != AgentSuspended && r.status != AgentShutdown && slices.Contains(r.games, m.cfg.League.GameType) {
+			refs = append(refs, r)
+		}
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].id < refs[j].id })
+	loads := map[string]int{}
+	for _, r := range refs {
+		loads[r.id] = m.refereeLoad(r.id)
+	}
+	for _, mt := range m.rounds[m.current].matches {
+		if mt.status != MatchPending && mt.status != MatchFailed {
+			continue
+		}
+		var best *agent
+		for _, r := range refs {
+			if loads[r.id] >= r.maxMatches {
+				continue
+			}
+			if best == nil || loads[r.id] < loads[best.id] {
+				best = r
+			}
+		}
+		if best == nil {
+			return
+		}
+		if err := m.assign(mt, best); err != nil {
+			m.log.Error().Err(err).Str("match_id", mt.id).Msg("assign match")
+			return
+		}
+		loads[best.id]++
+	}
+}
+
+// assign records the assignment and sends it in the background. Callers hold mu.
+func (m *Manager) assign(mt *match, ref *agent) error {
+	now := m.now()
+	err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE matches SET status = ?, referee_id = ?, assigned_at = ?, assignments = assignments + 1 WHERE match_id = ?`, MatchAssigned, ref.id, now, mt.id)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if mt.referee != "" && mt.referee != ref.id {
+		mt.previousReferees[mt.referee] = true
+	}
+	mt.status, mt.referee, mt.assignedAt = MatchAssigned, ref.id, now
+	msg, err := m.assignmentMessage(mt, ref)
+	if err != nil {
+		return err
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.sendAssignment(mt.id, ref, msg)
+	}()
+	return nil
+}
+
+func (m *Manager) assignmentMessage(mt *match, ref *agent) (*protocol.Message, error) {
+	entry, _ := m.cfg.Game(m.cfg.League.GameType)
+	p := assignmentPayload{
+		MatchID: mt.id, RoundID: mt.roundID, GameType: m.cfg.League.GameType, Players: mt.players,
+		PlayerEndpoints:  map[string]string{},
+		MatchSeed:        mt.seed,
+		MatchCredentials: map[string]string{},
+		GameParams:       entry.Params,
+		Scoring:          map[string]int{"win": m.scoring.Win, "draw": m.scoring.Draw, "loss": m.scoring.Loss},
+		Deadlines: map[string]int{
+			"join_ack_ms": m.cfg.Timeouts.MatchLevel.GameJoinAck,
+			"move_ms":     m.cfg.Timeouts.MatchLevel.MoveResponse,
+		},
+	}
+	if p.GameParams == nil {
+		p.GameParams = map[string]any{}
+	}
+	for _, id := range mt.players {
+		pl := m.players[id]
+		p.PlayerEndpoints[id] = pl.endpoint
+		p.MatchCredentials[id] = protocol.MatchCredential(pl.token, mt.id)
+	}
+	msg, err := protocol.NewMessage(protocol.MatchAssignment, protocol.SenderLeagueManager, p)
+	if err != nil {
+		return nil, err
+	}
+	e := &msg.Envelope
+	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = ref.token, m.leagueID, mt.roundID, mt.id, m.cfg.League.GameType
+	return msg, nil
+}
+
+// sendAssignment delivers one assignment; on refusal or failure the match goes back to
+// the pool and is offered again after a pause. It ends when the call ends or ctx does.
+func (m *Manager) sendAssignment(matchID string, ref *agent, msg *protocol.Message) {
+	opt := protocol.CallOptions{
+		Timeout: time.Duration(m.cfg.LeagueTimeouts.RegistrationResponseMS) * time.Millisecond,
+		Retry: protocol.RetryPolicy{
+			Attempts: m.cfg.Retries.MaxAttempts,
+			Backoff:  time.Duration(m.cfg.Retries.BackoffMS) * time.Millisecond,
+		},
+		Peer: ref.sender(),
+	}
+	ans, err := m.opt.Client.Call(m.ctx, ref.endpoint, msg, opt)
+	accepted := false
+	if err == nil {
+		var ack struct {
+			Status string `json:"status"`
+		}
+		if ans.Decode(&ack) == nil && ack.Status == "acknowledged" {
+			accepted = true
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := m.matches[matchID]
+	if mt == nil || mt.referee != ref.id || m.closed {
+		return
+	}
+	if accepted {
+		if mt.status == MatchAssigned {
+			m.setMatchStatus(mt, MatchInProgress)
+		}
+		return
+	}
+	if mt.status != MatchAssigned && mt.status != MatchInProgress {
+		return
+	}
+	m.log.Warn().Err(err).Str("match_id", matchID).Str("referee_id", ref.id).Msg("assignment not accepted; match goes back to the pool")
+	m.setMatchStatus(mt, MatchPending)
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTimer(m.opt.RedispatchDelay)
+		defer t.Stop()
+		select {
+		case <-m.ctx.Done():
+		case <-t.C:
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.dispatch()
+		}
+	}()
+}
+
+// setMatchStatus persists a status change. Callers hold mu.
+func (m *Manager) setMatchStatus(mt *match, status string) {
+	err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE matches SET status = ? WHERE match_id = ?`, status, mt.id)
+		return err
+	})
+	if err != nil {
+		m.log.Error().Err(err).Str("match_id", mt.id).Msg("update match status")
+		return
+	}
+	mt.status = status
+}

@@ -1,0 +1,202 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// RetryPolicy bounds the attempts of one call.
+type RetryPolicy struct {
+	// Attempts is the total number of tries (1 means no retry).
+	Attempts int
+	// Backoff is the base delay, doubled per retry up to MaxBackoff, with jitter.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// Reasons are the remote error reasons worth retrying besides transport failures.
+	Reasons []Reason
+}
+
+// CallOptions are the per-call settings.
+type CallOptions struct {
+	// Timeout is the deadline of each attempt.
+	Timeout time.Duration
+	Retry   RetryPolicy
+	// Peer names the destination for the recorder, e.g. "referee:ref1".
+	Peer string
+}
+
+// ErrBadResponse marks an answer that is not a valid league.v2 response.
+var ErrBadResponse = errors.New("bad response")
+
+// Client sends league.v2 requests. Every attempt of a call carries the same JSON-RPC id
+// and conversation id, so a receiver can recognise a retry and never apply it twice.
+type Client struct {
+	http      *http.Client
+	validator *Validator
+	recorder  Recorder
+}
+
+// NewClient builds a client. validator checks every message sent and received; recorder
+// (may be nil) sees every attempt.
+func NewClient(v *Validator, rec Recorder) *Client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        512,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	return &Client{http: &http.Client{Transport: tr}, validator: v, recorder: rec}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Call sends m to url and returns the answer. A remote error comes back as *Error.
+func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptions) (*Message, error) {
+	if err := c.validator.ValidateMessage(m); err != nil {
+		return nil, fmt.Errorf("refuse to send: %w", err)
+	}
+	id, _ := json.Marshal(uuid.NewString())
+	body, err := json.Marshal(Request{JSONRPC: JSONRPCVersion, Method: Method, Params: m, ID: id})
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	attempts := max(opt.Retry.Attempts, 1)
+	var lastErr error
+	for i := range attempts {
+		if i > 0 {
+			if err := sleep(ctx, backoff(opt.Retry, i)); err != nil {
+				return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, err, lastErr)
+			}
+		}
+		ans, err := c.attempt(ctx, url, body, id, m, opt)
+		if err == nil {
+			return ans, nil
+		}
+		lastErr = err
+		if !retryable(err, opt.Retry.Reasons) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Message, opt CallOptions) (*Message, error) {
+	if opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
+		defer cancel()
+	}
+	ex := Exchange{Peer: opt.Peer, ConversationID: m.Envelope.ConversationID, Request: body}
+	raw, err := c.post(ctx, url, body)
+	if err == nil {
+		ex.Response = raw
+	}
+	if c.recorder != nil {
+		if rerr := c.recorder.Record(ex); rerr != nil {
+			return nil, fmt.Errorf("record exchange: %w", rerr)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s to %s: %w", m.Envelope.MessageType, url, err)
+	}
+	var resp Response
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, fmt.Errorf("%w: %s from %s: %v", ErrBadResponse, m.Envelope.MessageType, url, err)
+	}
+	if resp.JSONRPC != JSONRPCVersion || !bytes.Equal(bytes.TrimSpace(resp.ID), id) {
+		return nil, fmt.Errorf("%w: %s from %s: wrong jsonrpc version or id", ErrBadResponse, m.Envelope.MessageType, url)
+	}
+	if resp.Error != nil {
+		if resp.Error.Data == nil {
+			resp.Error.Data = &ErrorData{}
+		}
+		return nil, resp.Error
+	}
+	if resp.Result == nil {
+		return nil, fmt.Errorf("%w: %s from %s: no result", ErrBadResponse, m.Envelope.MessageType, url)
+	}
+	if err := c.validator.ValidateMessage(resp.Result); err != nil {
+		return resp.Result, fmt.Errorf("%w: %w", ErrBadResponse, err)
+	}
+	return resp.Result, nil
+}
+
+func (c *Client) post(ctx context.Context, url string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read response: %w", err)
+	}
+	if len(raw) > MaxBodyBytes {
+		return nil, fmt.Errorf("%w: response larger than 1 MiB", ErrBadResponse)
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, &StatusError{Code: res.StatusCode}
+	}
+	return raw, nil
+}
+
+// StatusError is a non-200 HTTP answer.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string { return fmt.Sprintf("http status %d", e.Code) }
+
+func retryable(err error, reasons []Reason) bool {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Data != nil && slices.Contains(reasons, pe.Data.Reason)
+	}
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code >= 500 || se.Code == http.StatusTooManyRequests
+	}
+	// Transport failures and bad answers may be transient.
+	return true
+}
+
+// backoff is base*2^(n-1) capped at max, with jitter in [d/2, d].
+func backoff(p RetryPolicy, n int) time.Duration {
+	d := p.Backoff << (n - 1)
+	if p.MaxBackoff > 0 && (d > p.MaxBackoff || d <= 0) {
+		d = p.MaxBackoff
+	}
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

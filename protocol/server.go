@@ -1,0 +1,232 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/rs/zerolog"
+)
+
+// MaxBatch bounds the number of calls in one JSON-RPC batch.
+const MaxBatch = 32
+
+// Handler answers one validated message. Returning an *Error sends that error; any
+// other error is logged and answered as INTERNAL without details.
+type Handler interface {
+	Handle(ctx context.Context, m *Message) (*Message, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, m *Message) (*Message, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, m *Message) (*Message, error) { return f(ctx, m) }
+
+// Exchange is one request and its answer as they crossed the wire.
+type Exchange struct {
+	// Inbound is true when this process received the request.
+	Inbound bool
+	// Peer is the other side: the sender for inbound requests, the destination otherwise.
+	Peer           string
+	ConversationID string
+	Request        json.RawMessage
+	// Response is nil when no answer arrived (transport failure) or none is due (notification).
+	Response json.RawMessage
+}
+
+// Recorder receives every exchange; for inbound ones before the answer leaves, so an
+// audit log can make it durable first.
+type Recorder interface {
+	Record(ex Exchange) error
+}
+
+// Server serves league.v2 over JSON-RPC 2.0 on POST.
+type Server struct {
+	handler   Handler
+	validator *Validator
+	recorder  Recorder
+	log       zerolog.Logger
+}
+
+// NewServer builds a server; recorder may be nil.
+func NewServer(h Handler, v *Validator, rec Recorder, log zerolog.Logger) *Server {
+	return &Server{handler: h, validator: v, recorder: rec, log: log}
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "use POST", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, "request body larger than 1 MiB", http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "cannot read request body", http.StatusBadRequest)
+		return
+	}
+	out := s.Process(r.Context(), body)
+	if out == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
+// Process answers one request body: a call, a notification or a batch. It returns
+// nil when nothing is to be sent back.
+func (s *Server) Process(ctx context.Context, body []byte) []byte {
+	v, err := decodeValue(body)
+	if err != nil {
+		resp := errorResponse(nullID, Errorf(ReasonParseError, "parse error: body is not valid JSON"))
+		return s.finish(Exchange{Inbound: true, Request: body}, resp)
+	}
+	batch, isBatch := v.([]any)
+	if !isBatch {
+		return s.processOne(ctx, body, v)
+	}
+	if len(batch) == 0 || len(batch) > MaxBatch {
+		resp := errorResponse(nullID, Errorf(ReasonInvalidRequest, "invalid request: a batch holds 1 to %d calls", MaxBatch))
+		return s.finish(Exchange{Inbound: true, Request: body}, resp)
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		resp := errorResponse(nullID, Errorf(ReasonParseError, "parse error: body is not valid JSON"))
+		return s.finish(Exchange{Inbound: true, Request: body}, resp)
+	}
+	var answers []json.RawMessage
+	for i, elem := range batch {
+		if out := s.processOne(ctx, raws[i], elem); out != nil {
+			answers = append(answers, out)
+		}
+	}
+	if len(answers) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(answers)
+	return out
+}
+
+func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
+	ex := Exchange{Inbound: true, Request: raw}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return s.finish(ex, errorResponse(nullID, Errorf(ReasonInvalidRequest, "invalid request: expected a JSON-RPC request object")))
+	}
+	id, hasID, idOK := requestID(obj)
+	if !idOK {
+		return s.finish(ex, errorResponse(nullID, Errorf(ReasonInvalidRequest, "invalid request: id must be a string, a number or null")))
+	}
+	respond := func(resp *Response) []byte {
+		if !hasID {
+			// A notification is never answered (JSON-RPC 2.0 section 4.1).
+			s.finish(ex, nil)
+			return nil
+		}
+		return s.finish(ex, resp)
+	}
+	if obj["jsonrpc"] != JSONRPCVersion {
+		return respond(errorResponse(id, Errorf(ReasonInvalidRequest, `invalid request: jsonrpc must be "2.0"`)))
+	}
+	method, ok := obj["method"].(string)
+	if !ok {
+		return respond(errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: method must be a string")))
+	}
+	for k := range obj {
+		switch k {
+		case "jsonrpc", "method", "params", "id":
+		default:
+			return respond(errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: unknown member %q", k)))
+		}
+	}
+	if method != Method {
+		return respond(errorResponse(id, Errorf(ReasonMethodNotFound, "method not found: only %q is served", Method)))
+	}
+	params, ok := obj["params"]
+	if !ok {
+		return respond(errorResponse(id, Errorf(ReasonSchemaViolation, "invalid params: missing params")))
+	}
+	if env, ok := params.(map[string]any)["envelope"].(map[string]any); ok {
+		ex.ConversationID, _ = env["conversation_id"].(string)
+		ex.Peer, _ = env["sender"].(string)
+	}
+	if vs := s.validator.ValidateParams(params); len(vs) > 0 {
+		e := Errorf(ReasonSchemaViolation, "invalid params: %d schema violation(s)", len(vs))
+		for _, v := range vs {
+			e.Data.Violations = append(e.Data.Violations, v.String())
+		}
+		e.Data.ConversationID = ex.ConversationID
+		return respond(errorResponse(id, e))
+	}
+	var req Request
+	if err := json.Unmarshal(raw, &req); err != nil || req.Params == nil {
+		return respond(errorResponse(id, Errorf(ReasonSchemaViolation, "invalid params: cannot decode envelope and payload")))
+	}
+	log := s.log.With().Str("conversation_id", ex.ConversationID).Str("message_type", req.Params.Envelope.MessageType).Logger()
+	ctx = log.WithContext(ctx)
+	answer, err := s.handler.Handle(ctx, req.Params)
+	if err == nil && answer != nil {
+		if verr := s.validator.ValidateMessage(answer); verr != nil {
+			err = verr
+		}
+	}
+	if err != nil {
+		var pe *Error
+		if !errors.As(err, &pe) {
+			log.Error().Err(err).Msg("handler failed")
+			pe = Errorf(ReasonInternal, "internal error")
+		}
+		pe.Data.ConversationID = ex.ConversationID
+		log.Debug().Str("reason", string(pe.Data.Reason)).Msg("request refused")
+		return respond(errorResponse(id, pe))
+	}
+	return respond(&Response{JSONRPC: JSONRPCVersion, Result: answer, ID: id})
+}
+
+// finish records the exchange and encodes the answer.
+func (s *Server) finish(ex Exchange, resp *Response) []byte {
+	var out []byte
+	if resp != nil {
+		out, _ = json.Marshal(resp)
+		ex.Response = out
+	}
+	if s.recorder != nil {
+		if err := s.recorder.Record(ex); err != nil {
+			s.log.Error().Err(err).Str("conversation_id", ex.ConversationID).Msg("record exchange")
+			if resp == nil {
+				return nil
+			}
+			// The exchange is not durable, so the caller must not take the answer as final.
+			out, _ = json.Marshal(errorResponse(resp.ID, Errorf(ReasonInternal, "internal error")))
+		}
+	}
+	return out
+}
+
+func errorResponse(id json.RawMessage, e *Error) *Response {
+	return &Response{JSONRPC: JSONRPCVersion, Error: e, ID: id}
+}
+
+// requestID reads the id member: present or not, and whether it has a legal type.
+func requestID(obj map[string]any) (id json.RawMessage, present, ok bool) {
+	v, present := obj["id"]
+	if !present {
+		return nullID, false, true
+	}
+	switch v.(type) {
+	case nil, string, json.Number:
+		b, _ := json.Marshal(v)
+		return bytes.TrimSpace(b), true, true
+	}
+	return nullID, true, false
+}
