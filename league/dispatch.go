@@ -22,6 +22,9 @@ type assignmentPayload struct {
 	GameParams       map[string]any    `json:"game_params"`
 	Scoring          map[string]int    `json:"scoring"`
 	Deadlines        map[string]int    `json:"deadlines"`
+	// IllegalMovePolicy and Penalties make the league's rules the referee's rules.
+	IllegalMovePolicy string         `json:"illegal_move_policy"`
+	Penalties         map[string]int `json:"penalties"`
 }
 
 // load counts the matches a referee holds. Callers hold mu.
@@ -114,6 +117,11 @@ func (m *Manager) assignmentMessage(mt *match, ref *agent) (*protocol.Message, e
 		Deadlines: map[string]int{
 			"join_ack_ms": m.cfg.Timeouts.MatchLevel.GameJoinAck,
 			"move_ms":     m.cfg.Timeouts.MatchLevel.MoveResponse,
+		},
+		IllegalMovePolicy: m.cfg.IllegalMovePolicy,
+		Penalties: map[string]int{
+			"move_warnings": m.cfg.Timeouts.MatchLevel.MoveWarnings,
+			"forced_moves":  m.cfg.Timeouts.MatchLevel.ForcedMoves,
 		},
 	}
 	if p.GameParams == nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
-	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -38,7 +37,7 @@ func (m *Manager) Status() Status {
 	s := Status{
 		State: m.state, LeagueID: m.leagueID, GameType: m.cfg.League.GameType,
 		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
-		MatchesTotal: len(m.matches), MatchesByStatus: map[string]int{},
+		MatchesTotal: len(m.matches), MatchesByStatus: map[string]int{}, Agents: []AgentStatus{},
 	}
 	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled} {
 		s.MatchesByStatus[st] = 0
@@ -63,9 +62,8 @@ func (m *Manager) Status() Status {
 	return s
 }
 
-// NewHTTPServer serves POST /mcp, GET /health and GET /status with timeouts that keep a
-// slow client from holding a connection.
-func NewHTTPServer(addr string, m *Manager, rpc *protocol.Server) *http.Server {
+// Routes serves POST /mcp, GET /health and GET /status.
+func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rpc)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
@@ -74,20 +72,7 @@ func NewHTTPServer(addr string, m *Manager, rpc *protocol.Server) *http.Server {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, m.Status())
 	})
-	return NewServer(addr, mux)
-}
-
-// NewServer wraps a handler with the timeouts every role uses.
-func NewServer(addr string, h http.Handler) *http.Server {
-	return &http.Server{
-		Addr:              addr,
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-	}
+	return mux
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

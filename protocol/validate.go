@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,7 +23,14 @@ const (
 	MaxStringBytes  = 64 << 10
 	MaxArrayItems   = 10000
 	MaxObjectFields = 1000
+	// MaxNumberBytes bounds a number literal; its exponent is bounded by maxExponent, so
+	// that no number costs more than a small big.Rat to compare (the schema library would
+	// otherwise build 10^exponent, or fail on it and panic).
+	MaxNumberBytes = 64
 )
+
+// maxExponent bounds the decimal exponent of a number literal.
+const maxExponent = 999
 
 // Violation is one schema or bounds violation at an instance path (a JSON pointer).
 type Violation struct {
@@ -90,8 +99,9 @@ func (v *Validator) MessageTypes() []string {
 }
 
 // ValidateParams checks a decoded params object (decoded with UseNumber): generic
-// bounds, then the envelope, then the schema of its message type. It returns every
-// violation found at the first failing stage.
+// bounds first, then the schema of its message type, which covers the envelope and the
+// payload, so every violation of both is returned together. When the message type is
+// not known, only the envelope can be checked and its violations are returned.
 func (v *Validator) ValidateParams(params any) []Violation {
 	if vs := checkBounds(params, "", 0); len(vs) > 0 {
 		return vs
@@ -104,19 +114,22 @@ func (v *Validator) ValidateParams(params any) []Violation {
 	if !ok {
 		return []Violation{{Path: "", Message: "missing property 'envelope'"}}
 	}
+	envObj, _ := env.(map[string]any)
+	mt, _ := envObj["message_type"].(string)
+	if s, ok := v.messages[mt]; ok {
+		return collect(s.Validate(params), "")
+	}
 	if vs := collect(v.envelope.Validate(env), "/envelope"); len(vs) > 0 {
 		return vs
 	}
-	mt, _ := env.(map[string]any)["message_type"].(string)
-	s, ok := v.messages[mt]
-	if !ok {
-		return []Violation{{Path: "/envelope/message_type", Message: fmt.Sprintf("no schema for message type %q", mt)}}
-	}
-	return collect(s.Validate(params), "")
+	return []Violation{{Path: "/envelope/message_type", Message: fmt.Sprintf("no schema for message type %q", mt)}}
 }
 
 // ValidateMessage checks a message this process built or received as a result.
 func (v *Validator) ValidateMessage(m *Message) error {
+	if m == nil {
+		return fmt.Errorf("no message")
+	}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
@@ -185,6 +198,10 @@ func checkBounds(v any, path string, depth int) []Violation {
 		if len(x) > MaxStringBytes {
 			return []Violation{{Path: path, Message: fmt.Sprintf("string longer than %d bytes", MaxStringBytes)}}
 		}
+	case json.Number:
+		if !numberInBounds(string(x)) {
+			return []Violation{{Path: path, Message: fmt.Sprintf("number longer than %d bytes or with an exponent beyond %d", MaxNumberBytes, maxExponent)}}
+		}
 	case []any:
 		if len(x) > MaxArrayItems {
 			return []Violation{{Path: path, Message: fmt.Sprintf("array longer than %d items", MaxArrayItems)}}
@@ -198,16 +215,30 @@ func checkBounds(v any, path string, depth int) []Violation {
 		if len(x) > MaxObjectFields {
 			return []Violation{{Path: path, Message: fmt.Sprintf("object with more than %d members", MaxObjectFields)}}
 		}
-		for k, e := range x {
+		// Sorted, so that the violation reported is the same on every run.
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if len(k) > MaxStringBytes {
 				return []Violation{{Path: path, Message: "member name too long"}}
 			}
-			if vs := checkBounds(e, path+"/"+escapePointer(k), depth+1); vs != nil {
+			if vs := checkBounds(x[k], path+"/"+escapePointer(k), depth+1); vs != nil {
 				return vs
 			}
 		}
 	}
 	return nil
+}
+
+// numberInBounds reports whether a JSON number literal is short and its exponent small.
+func numberInBounds(s string) bool {
+	if len(s) > MaxNumberBytes {
+		return false
+	}
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return true
+	}
+	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	return err == nil && exp >= -maxExponent && exp <= maxExponent
 }
 
 func escapePointer(s string) string {

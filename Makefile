@@ -1,0 +1,46 @@
+# Agent League. `make demo` runs a real local league; `make test` runs every test.
+GO ?= go
+BIN := bin
+PLAYERS ?= 8
+REFEREES ?= 3
+GAME ?= tic_tac_toe
+STRATEGY ?= random
+SEED ?= 1
+DEMO_FLAGS ?=
+
+.PHONY: all build demo test test-long vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/league ./cmd/league
+	$(GO) build -o $(BIN)/referee ./cmd/referee
+	$(GO) build -o $(BIN)/player ./cmd/player
+
+demo: build
+	./$(BIN)/league demo --players $(PLAYERS) --referees $(REFEREES) --game $(GAME) --strategy $(STRATEGY) --seed $(SEED) $(DEMO_FLAGS)
+
+vet:
+	$(GO) vet ./...
+
+# Every test with the race detector; long runs are left to test-long.
+test: vet
+	$(GO) test -race -count=1 -timeout 11m ./...
+
+# Long end-to-end runs (e.g. 50 players / 10 referees).
+test-long:
+	AGENT_LEAGUE_LONG=1 $(GO) test -race -count=1 -timeout 60m -run 'Long' ./...
+
+FUZZTIME ?= 10s
+fuzz:
+	@for spec in $$($(GO) test -list '^Fuzz' ./... | awk '/^ok/ {pkg=$$2} /^Fuzz/ {print $$1"@"pkg}' ); do \
+		name=$${spec%@*}; pkg=$${spec#*@}; \
+		echo "fuzz $$name in $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./league/... ./protocol/...
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,63 @@
+// Command league runs the League Manager (serve) and talks to a running one (start,
+// standings, demo).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: league <command> [flags]
+
+commands:
+  serve      run the League Manager
+  start      close registration and start the league (admin)
+  standings  print the standings of a running league
+  demo       run a whole local league: League Manager, referees and players as processes
+
+run "league <command> -h" for the flags of a command`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:])
+	case "start":
+		err = start(ctx, args[1:])
+	case "standings":
+		err = standingsCmd(ctx, args[1:])
+	case "demo":
+		err = demo(ctx, args[1:])
+	case "-h", "--help", "help":
+		fmt.Println(usage)
+		return 0
+	default:
+		fmt.Fprintf(os.Stderr, "league: unknown command %q\n%s\n", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "league %s: %v\n", args[0], err)
+		if _, ok := err.(usageError); ok {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// usageError marks a bad command line (exit code 2).
+type usageError struct{ error }

@@ -1,0 +1,71 @@
+// Command referee runs a referee process: it registers with the League Manager and
+// runs the matches assigned to it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/internal/logging"
+	"github.com/agentleague/agentleague/referee"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string) int {
+	fset := flag.NewFlagSet("referee", flag.ContinueOnError)
+	id := fset.String("id", "", "referee id (required)")
+	addr := fset.String("addr", "127.0.0.1:8001", "address to listen on (port 0 picks a free port)")
+	leagueURL := fset.String("league", "http://127.0.0.1:8000/mcp", "League Manager endpoint")
+	games := fset.String("games", "", "comma-separated games to offer (default: every game)")
+	maxMatches := fset.Int("max-matches", 1, "matches run at once")
+	logDir := fset.String("log-dir", "logs", "folder of referee_<id>.log")
+	policy := fset.String("illegal-move-policy", "", "loss or forced, when the League Manager does not say")
+	moveMS := fset.Int("move-timeout-ms", 30000, "move deadline when the League Manager does not say")
+	joinMS := fset.Int("join-timeout-ms", 10000, "join deadline when the League Manager does not say")
+	if _, err := cli.Parse(fset, args); err != nil {
+		return 2
+	}
+	if *id == "" {
+		fmt.Fprintln(os.Stderr, "referee: --id is required")
+		return 2
+	}
+	var gameList []string
+	if *games != "" {
+		gameList = strings.Split(*games, ",")
+	}
+	log, f, err := logging.Open("referee", filepath.Join(*logDir, "referee_"+*id+".log"), "INFO")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
+		return 1
+	}
+	defer f.Close()
+	log = log.With().Str("referee_id", *id).Logger()
+	ref, err := referee.New(referee.Config{
+		ID: *id, Addr: *addr, LeagueURL: *leagueURL, Games: gameList, MaxMatches: *maxMatches,
+		Policy: *policy, MoveTimeout: time.Duration(*moveMS) * time.Millisecond, JoinTimeout: time.Duration(*joinMS) * time.Millisecond,
+		Penalties: referee.Penalties{MoveWarnings: 1, ForcedMoves: 1},
+	}, log)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
+		return 2
+	}
+	if err := ref.Run(ctx); err != nil {
+		log.Error().Err(err).Msg("referee failed")
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,374 @@
+// Package config loads and validates the League Manager's configuration: league.yaml,
+// and the game_registry.yaml and timeout_policy.yaml files that sit beside it.
+//
+// Fields missing from a file (or set to null) keep their built-in defaults, which are
+// exactly the values of the files shipped in this folder (see Default). Unknown fields,
+// values of the wrong type and out-of-range values are errors; every problem found is
+// reported, one per line, as "<file>: <field path>: <problem>".
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// File names of the configuration files. The registry and the timeout policy are read
+// from the directory that holds league.yaml.
+const (
+	LeagueFile        = "league.yaml"
+	GameRegistryFile  = "game_registry.yaml"
+	TimeoutPolicyFile = "timeout_policy.yaml"
+)
+
+// GameParams validates and defaults the game-specific params of a game type.
+// *game.Registry from referee/game implements it. The error for a bad param begins
+// with the param's name ("rounds: must be between 1 and 99 (got 0)"); the error for
+// an unknown game type begins with "unknown game type".
+type GameParams interface {
+	Params(gameType string, raw map[string]any) (map[string]any, error)
+}
+
+// Config is the whole validated configuration. The fields hold the values as written in
+// YAML (milliseconds, seconds); the methods convert them to time.Duration.
+type Config struct {
+	League         League         `yaml:"league"`
+	Registration   Registration   `yaml:"registration"`
+	Scheduling     Scheduling     `yaml:"scheduling"`
+	LeagueTimeouts LeagueTimeouts `yaml:"timeouts"`
+	Retries        Retries        `yaml:"retries"`
+	RateLimits     RateLimits     `yaml:"rate_limits"`
+	Logging        Logging        `yaml:"logging"`
+	Database       Database       `yaml:"database"`
+	Referees       Referees       `yaml:"referees"`
+	// IllegalMovePolicy says what happens to a player whose move is illegal. The only
+	// value is "loss": the mover loses the match.
+	IllegalMovePolicy string `yaml:"illegal_move_policy"`
+
+	// Games is the content of game_registry.yaml, with params normalized by GameParams.
+	Games []GameEntry `yaml:"-"`
+	// Timeouts is the content of timeout_policy.yaml.
+	Timeouts TimeoutPolicy `yaml:"-"`
+	// Sources names the files the values came from; errors are prefixed with them.
+	Sources Sources `yaml:"-"`
+
+	params GameParams
+}
+
+// League identifies the league and the game it plays.
+type League struct {
+	LeagueID string `yaml:"league_id"`
+	Name     string `yaml:"name"`
+	// GameType must be a game_type listed in game_registry.yaml.
+	GameType string `yaml:"game_type"`
+	// Seed makes scheduling and match seeds reproducible.
+	Seed int64 `yaml:"seed"`
+}
+
+// Registration bounds the registration phase.
+type Registration struct {
+	// WindowSeconds is how long registration stays open after the first player; fractions
+	// of a second are allowed.
+	WindowSeconds float64 `yaml:"window_seconds"`
+	MinPlayers    int     `yaml:"min_players"`
+	MaxPlayers    int     `yaml:"max_players"`
+	MinReferees   int     `yaml:"min_referees"`
+	MaxReferees   int     `yaml:"max_referees"`
+}
+
+// Scheduling selects how matches are scheduled.
+type Scheduling struct {
+	// Algorithm is "round_robin", the only supported value.
+	Algorithm string `yaml:"algorithm"`
+	// Cycles is 1 (single round robin) or 2 (double: every pair plays twice).
+	Cycles                    int  `yaml:"cycles"`
+	ConcurrentMatchesPerRound bool `yaml:"concurrent_matches_per_round"`
+}
+
+// LeagueTimeouts is the timeouts section of league.yaml, in milliseconds.
+type LeagueTimeouts struct {
+	RegistrationResponseMS int `yaml:"registration_response_ms"`
+	MatchJoinAckMS         int `yaml:"match_join_ack_ms"`
+	MoveResponseMS         int `yaml:"move_response_ms"`
+	ResultReportMS         int `yaml:"result_report_ms"`
+}
+
+// Retries bounds the retrying of failed requests.
+type Retries struct {
+	MaxAttempts int `yaml:"max_attempts"`
+	BackoffMS   int `yaml:"backoff_ms"`
+}
+
+// RateLimits caps the request rates the League Manager accepts.
+type RateLimits struct {
+	RegistrationPerSecond float64 `yaml:"registration_per_second"`
+	StandingsPerMinute    float64 `yaml:"standings_per_minute"`
+	ResultsPerSecond      float64 `yaml:"results_per_second"`
+}
+
+// Logging locates the logs. Relative paths are relative to the working directory.
+type Logging struct {
+	AuditLogPath       string `yaml:"audit_log_path"`
+	ApplicationLogPath string `yaml:"application_log_path"`
+	// LogLevel is one of DEBUG, INFO, WARNING, ERROR, CRITICAL.
+	LogLevel string `yaml:"log_level"`
+}
+
+// Database locates the SQLite database. A relative path is relative to the working
+// directory.
+type Database struct {
+	Path string `yaml:"path"`
+}
+
+// Referees configures the referees the league assigns matches to.
+type Referees struct {
+	MaxConcurrentMatches int `yaml:"max_concurrent_matches"`
+}
+
+// GameEntry is one entry of game_registry.yaml.
+type GameEntry struct {
+	GameType    string `yaml:"game_type"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// RefereeImplementation is informational only.
+	RefereeImplementation string  `yaml:"referee_implementation"`
+	Scoring               Scoring `yaml:"scoring"`
+	// Params are the game-specific parameters, as normalized by GameParams.
+	Params map[string]any `yaml:"params"`
+}
+
+// Scoring is the number of league points for each outcome of a match.
+type Scoring struct {
+	Win  int `yaml:"win"`
+	Draw int `yaml:"draw"`
+	Loss int `yaml:"loss"`
+}
+
+// TimeoutPolicy is the timeouts section of timeout_policy.yaml.
+type TimeoutPolicy struct {
+	LeagueLevel LeagueLevelTimeouts `yaml:"league_level"`
+	MatchLevel  MatchLevelTimeouts  `yaml:"match_level"`
+	Enforcement Enforcement         `yaml:"enforcement"`
+}
+
+// LeagueLevelTimeouts are the League Manager's timeouts, in milliseconds. Registration
+// and ResultReport must equal the matching values of league.yaml.
+type LeagueLevelTimeouts struct {
+	Registration        int `yaml:"registration"`
+	ResultReport        int `yaml:"result_report"`
+	HeartbeatIntervalMS int `yaml:"heartbeat_interval_ms"`
+	// LeaseMS must be at least twice HeartbeatIntervalMS, so that one lost heartbeat
+	// does not expire a lease.
+	LeaseMS int `yaml:"lease_ms"`
+}
+
+// MatchLevelTimeouts are the referee's timeouts, in milliseconds, and its escalation of
+// move timeouts. GameJoinAck and MoveResponse must equal the matching values of
+// league.yaml.
+type MatchLevelTimeouts struct {
+	GameJoinAck  int `yaml:"game_join_ack"`
+	MoveResponse int `yaml:"move_response"`
+	// MoveWarnings is how many move timeouts only draw a warning.
+	MoveWarnings int `yaml:"move_warnings"`
+	// ForcedMoves is how many further move timeouts are answered with a forced move;
+	// the next one is a technical loss.
+	ForcedMoves int `yaml:"forced_moves"`
+}
+
+// Enforcement suspends agents that keep violating timeouts.
+type Enforcement struct {
+	SuspendAfterViolations    int `yaml:"suspend_after_violations"`
+	SuspensionDurationSeconds int `yaml:"suspension_duration_seconds"`
+}
+
+// Sources names the three files of a Config.
+type Sources struct {
+	League        string
+	GameRegistry  string
+	TimeoutPolicy string
+}
+
+// registryFile is the root of game_registry.yaml.
+type registryFile struct {
+	Games []GameEntry `yaml:"games"`
+}
+
+// policyFile is the root of timeout_policy.yaml.
+type policyFile struct {
+	Timeouts TimeoutPolicy `yaml:"timeouts"`
+}
+
+// defaultScoring is the scoring of a game entry that does not set it.
+var defaultScoring = Scoring{Win: 3, Draw: 1, Loss: 0}
+
+// applyDefaults prepares an entry of the games list before it is decoded.
+func (g *GameEntry) applyDefaults() { g.Scoring = defaultScoring }
+
+// defaults returns a fresh Config holding the built-in values, params not normalized.
+func defaults() *Config {
+	return &Config{
+		League: League{
+			LeagueID: "league-2025-01",
+			Name:     "Agent League Championship 2025",
+			GameType: "tic_tac_toe",
+			Seed:     1,
+		},
+		Registration: Registration{WindowSeconds: 60, MinPlayers: 2, MaxPlayers: 100, MinReferees: 1, MaxReferees: 20},
+		Scheduling:   Scheduling{Algorithm: "round_robin", Cycles: 1, ConcurrentMatchesPerRound: true},
+		LeagueTimeouts: LeagueTimeouts{
+			RegistrationResponseMS: 5000,
+			MatchJoinAckMS:         10000,
+			MoveResponseMS:         30000,
+			ResultReportMS:         60000,
+		},
+		Retries:    Retries{MaxAttempts: 3, BackoffMS: 1000},
+		RateLimits: RateLimits{RegistrationPerSecond: 10, StandingsPerMinute: 100, ResultsPerSecond: 50},
+		Logging: Logging{
+			AuditLogPath:       "./logs/audit.jsonl",
+			ApplicationLogPath: "./logs/league_manager.log",
+			LogLevel:           "INFO",
+		},
+		Database:          Database{Path: "./data/league.db"},
+		Referees:          Referees{MaxConcurrentMatches: 1},
+		IllegalMovePolicy: "loss",
+		Games: []GameEntry{
+			{
+				GameType:              "even_odd",
+				Name:                  "Even/Odd Prediction",
+				Description:           "Players predict even or odd",
+				RefereeImplementation: "referee/game",
+				Scoring:               defaultScoring,
+				Params:                map[string]any{"rounds": 5},
+			},
+			{
+				GameType:              "rock_paper_scissors",
+				Name:                  "Rock Paper Scissors",
+				Description:           "Classic RPS",
+				RefereeImplementation: "referee/game",
+				Scoring:               defaultScoring,
+				Params:                map[string]any{"rounds": 5},
+			},
+			{
+				GameType:              "tic_tac_toe",
+				Name:                  "Tic Tac Toe",
+				Description:           "3x3 grid game",
+				RefereeImplementation: "referee/game",
+				Scoring:               defaultScoring,
+				Params:                map[string]any{},
+			},
+		},
+		Timeouts: TimeoutPolicy{
+			LeagueLevel: LeagueLevelTimeouts{Registration: 5000, ResultReport: 60000, HeartbeatIntervalMS: 2000, LeaseMS: 6000},
+			MatchLevel:  MatchLevelTimeouts{GameJoinAck: 10000, MoveResponse: 30000, MoveWarnings: 1, ForcedMoves: 1},
+			Enforcement: Enforcement{SuspendAfterViolations: 3, SuspensionDurationSeconds: 300},
+		},
+		Sources: Sources{League: LeagueFile, GameRegistry: GameRegistryFile, TimeoutPolicy: TimeoutPolicyFile},
+	}
+}
+
+// Default returns the built-in configuration, identical to the shipped files, with the
+// game params normalized by games.
+func Default(games GameParams) (*Config, error) {
+	if games == nil {
+		return nil, errors.New("default config: nil GameParams")
+	}
+	c := defaults()
+	c.params = games
+	if err := c.finish(nil); err != nil {
+		return nil, fmt.Errorf("default config: %w", err)
+	}
+	return c, nil
+}
+
+// Load reads leaguePath and the game_registry.yaml and timeout_policy.yaml beside it,
+// fills in defaults, normalizes each game's params with games and validates the result.
+// A validation failure is an *Error listing every problem of the three files.
+func Load(leaguePath string, games GameParams) (*Config, error) {
+	if games == nil {
+		return nil, errors.New("load config: nil GameParams")
+	}
+	dir := filepath.Dir(leaguePath)
+	c := defaults()
+	c.params = games
+	c.Sources = Sources{
+		League:        leaguePath,
+		GameRegistry:  filepath.Join(dir, GameRegistryFile),
+		TimeoutPolicy: filepath.Join(dir, TimeoutPolicyFile),
+	}
+	registry := registryFile{Games: c.Games}
+	policy := policyFile{Timeouts: c.Timeouts}
+	var problems []Problem
+	for _, f := range []struct {
+		path string
+		into any
+	}{
+		{c.Sources.League, c},
+		{c.Sources.GameRegistry, &registry},
+		{c.Sources.TimeoutPolicy, &policy},
+	} {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			return nil, fmt.Errorf("load config: %w", err)
+		}
+		p, err := decode(f.path, data, f.into)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, p...)
+	}
+	c.Games, c.Timeouts = registry.Games, policy.Timeouts
+	if err := c.finish(problems); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Game returns the registry entry of gameType.
+func (c *Config) Game(gameType string) (GameEntry, bool) {
+	for _, g := range c.Games {
+		if g.GameType == gameType {
+			return g, true
+		}
+	}
+	return GameEntry{}, false
+}
+
+// RegistrationWindow is registration.window_seconds.
+func (c *Config) RegistrationWindow() time.Duration {
+	return time.Duration(c.Registration.WindowSeconds * float64(time.Second))
+}
+
+// RegistrationResponseTimeout is timeouts.registration_response_ms.
+func (c *Config) RegistrationResponseTimeout() time.Duration {
+	return ms(c.LeagueTimeouts.RegistrationResponseMS)
+}
+
+// MatchJoinAckTimeout is timeouts.match_join_ack_ms.
+func (c *Config) MatchJoinAckTimeout() time.Duration { return ms(c.LeagueTimeouts.MatchJoinAckMS) }
+
+// MoveTimeout is timeouts.move_response_ms.
+func (c *Config) MoveTimeout() time.Duration { return ms(c.LeagueTimeouts.MoveResponseMS) }
+
+// ResultReportTimeout is timeouts.result_report_ms.
+func (c *Config) ResultReportTimeout() time.Duration { return ms(c.LeagueTimeouts.ResultReportMS) }
+
+// RetryBackoff is retries.backoff_ms.
+func (c *Config) RetryBackoff() time.Duration { return ms(c.Retries.BackoffMS) }
+
+// HeartbeatInterval is timeout_policy's timeouts.league_level.heartbeat_interval_ms.
+func (c *Config) HeartbeatInterval() time.Duration {
+	return ms(c.Timeouts.LeagueLevel.HeartbeatIntervalMS)
+}
+
+// LeaseDuration is timeout_policy's timeouts.league_level.lease_ms.
+func (c *Config) LeaseDuration() time.Duration { return ms(c.Timeouts.LeagueLevel.LeaseMS) }
+
+// SuspensionDuration is timeout_policy's timeouts.enforcement.suspension_duration_seconds.
+func (c *Config) SuspensionDuration() time.Duration {
+	return time.Duration(c.Timeouts.Enforcement.SuspensionDurationSeconds) * time.Second
+}
+
+// ms converts a millisecond count to a time.Duration.
+func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }

@@ -1,0 +1,358 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeGames is a GameParams whose behaviour is a func.
+type fakeGames struct {
+	params func(gameType string, raw map[string]any) (map[string]any, error)
+}
+
+// Params implements GameParams.
+func (f *fakeGames) Params(gameType string, raw map[string]any) (map[string]any, error) {
+	return f.params(gameType, raw)
+}
+
+// newFakeGames knows even_odd and rock_paper_scissors, whose only param is rounds
+// (1..99, default 5), and tic_tac_toe, which has none. Like the real registry, it
+// returns a new map and names the offending param first in its errors.
+func newFakeGames() *fakeGames {
+	return &fakeGames{params: func(gameType string, raw map[string]any) (map[string]any, error) {
+		switch gameType {
+		case "even_odd", "rock_paper_scissors":
+			out := map[string]any{"rounds": 5}
+			for k, v := range raw {
+				if k != "rounds" {
+					return nil, fmt.Errorf("%s: unknown parameter", k)
+				}
+				if r, ok := v.(int); !ok || r < 1 || r > 99 {
+					return nil, fmt.Errorf("rounds: must be between 1 and 99 (got %v)", v)
+				}
+				out[k] = v
+			}
+			return out, nil
+		case "tic_tac_toe":
+			for k := range raw {
+				return nil, fmt.Errorf("%s: unknown parameter", k)
+			}
+			return map[string]any{}, nil
+		}
+		return nil, fmt.Errorf("unknown game type %q", gameType)
+	}}
+}
+
+// shippedFiles are the names of the default files in this folder.
+var shippedFiles = []string{LeagueFile, GameRegistryFile, TimeoutPolicyFile}
+
+// writeConfig writes the shipped files into a temporary directory, replaces those named
+// in files with the given contents and returns the path of league.yaml.
+func writeConfig(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range shippedFiles {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if content, ok := files[name]; ok {
+			data = []byte(content)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, LeagueFile)
+}
+
+// mustDefault returns Default(games) or fails the test.
+func mustDefault(t *testing.T, games GameParams) *Config {
+	t.Helper()
+	c, err := Default(games)
+	if err != nil {
+		t.Fatalf("Default: %v", err)
+	}
+	return c
+}
+
+func TestLoadShippedFilesEqualDefault(t *testing.T) {
+	games := newFakeGames()
+	got, err := Load(LeagueFile, games)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if want := mustDefault(t, games); !reflect.DeepEqual(got, want) {
+		t.Errorf("Load(shipped files) =\n%+v\nwant Default() =\n%+v", got, want)
+	}
+}
+
+func TestLoadEachShippedFileAlone(t *testing.T) {
+	games := newFakeGames()
+	for _, name := range shippedFiles {
+		t.Run(name, func(t *testing.T) {
+			empty := map[string]string{}
+			for _, other := range shippedFiles {
+				if other != name {
+					empty[other] = ""
+				}
+			}
+			leaguePath := writeConfig(t, empty)
+			got, err := Load(leaguePath, games)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			want := mustDefault(t, games)
+			want.Sources = got.Sources
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Load(%s with empty siblings) =\n%+v\nwant\n%+v", name, got, want)
+			}
+		})
+	}
+}
+
+func TestLoadSources(t *testing.T) {
+	leaguePath := writeConfig(t, nil)
+	c, err := Load(leaguePath, newFakeGames())
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	dir := filepath.Dir(leaguePath)
+	want := Sources{
+		League:        leaguePath,
+		GameRegistry:  filepath.Join(dir, GameRegistryFile),
+		TimeoutPolicy: filepath.Join(dir, TimeoutPolicyFile),
+	}
+	if c.Sources != want {
+		t.Errorf("Sources = %+v, want %+v", c.Sources, want)
+	}
+}
+
+func TestLoadAppliesDefaultsAndNormalizes(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		check func(t *testing.T, c *Config)
+	}{
+		{
+			name:  "null keeps the default",
+			files: map[string]string{LeagueFile: "registration:\n  min_players:\n  max_players: 8\n"},
+			check: func(t *testing.T, c *Config) {
+				want := Registration{WindowSeconds: 60, MinPlayers: 2, MaxPlayers: 8, MinReferees: 1, MaxReferees: 20}
+				if c.Registration != want {
+					t.Errorf("Registration = %+v, want %+v", c.Registration, want)
+				}
+			},
+		},
+		{
+			name:  "fractional registration window",
+			files: map[string]string{LeagueFile: "registration: {window_seconds: 0.5}\n"},
+			check: func(t *testing.T, c *Config) {
+				if got := c.RegistrationWindow(); got != 500*time.Millisecond {
+					t.Errorf("RegistrationWindow() = %v, want 500ms", got)
+				}
+			},
+		},
+		{
+			name:  "aliases are followed",
+			files: map[string]string{LeagueFile: "league: {name: &n \"Shared\"}\ndatabase: {path: *n}\n"},
+			check: func(t *testing.T, c *Config) {
+				if c.League.Name != "Shared" || c.Database.Path != "Shared" {
+					t.Errorf("League.Name, Database.Path = %q, %q, want Shared twice", c.League.Name, c.Database.Path)
+				}
+			},
+		},
+		{
+			name: "missing params are normalized, missing scoring defaults",
+			files: map[string]string{GameRegistryFile: "games:\n" +
+				"  - {game_type: tic_tac_toe, name: T}\n" +
+				"  - {game_type: even_odd, name: E, scoring: {win: 2}}\n"},
+			check: func(t *testing.T, c *Config) {
+				want := []GameEntry{
+					{GameType: "tic_tac_toe", Name: "T", Scoring: Scoring{Win: 3, Draw: 1, Loss: 0}, Params: map[string]any{}},
+					{GameType: "even_odd", Name: "E", Scoring: Scoring{Win: 2, Draw: 1, Loss: 0}, Params: map[string]any{"rounds": 5}},
+				}
+				if !reflect.DeepEqual(c.Games, want) {
+					t.Errorf("Games = %+v, want %+v", c.Games, want)
+				}
+			},
+		},
+		{
+			name:  "missing games key keeps the default games",
+			files: map[string]string{GameRegistryFile: "# no games\n"},
+			check: func(t *testing.T, c *Config) {
+				if len(c.Games) != 3 || c.Games[1].GameType != "rock_paper_scissors" {
+					t.Errorf("Games = %+v, want the three default games", c.Games)
+				}
+			},
+		},
+		{
+			name:  "nested game params pass through",
+			files: map[string]string{GameRegistryFile: "games: [{game_type: tic_tac_toe, name: T}, {game_type: even_odd, name: E, params: {rounds: 7}}]\n"},
+			check: func(t *testing.T, c *Config) {
+				g, ok := c.Game("even_odd")
+				if !ok || !reflect.DeepEqual(g.Params, map[string]any{"rounds": 7}) {
+					t.Errorf("Game(even_odd) = %+v, %v, want params rounds 7", g, ok)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(writeConfig(t, tt.files), newFakeGames())
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestLoadReadAndSyntaxErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		files    map[string]string
+		remove   string
+		wantText string
+		wantIs   error
+	}{
+		{name: "missing league file", remove: LeagueFile, wantText: LeagueFile, wantIs: fs.ErrNotExist},
+		{name: "missing game registry", remove: GameRegistryFile, wantText: GameRegistryFile, wantIs: fs.ErrNotExist},
+		{name: "missing timeout policy", remove: TimeoutPolicyFile, wantText: TimeoutPolicyFile, wantIs: fs.ErrNotExist},
+		{
+			name:     "syntax error keeps the line",
+			files:    map[string]string{LeagueFile: "league:\n  name: x\nregistration: [\n"},
+			wantText: LeagueFile + ": yaml: line 3:",
+		},
+		{
+			name:     "syntax error in a later document",
+			files:    map[string]string{TimeoutPolicyFile: "timeouts: {}\n---\na: [\n"},
+			wantText: TimeoutPolicyFile + ": yaml: line 3:",
+		},
+		{
+			name:     "two documents",
+			files:    map[string]string{GameRegistryFile: "games: []\n---\ngames: []\n"},
+			wantText: GameRegistryFile + ": line 2: more than one YAML document",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			leaguePath := writeConfig(t, tt.files)
+			dir := filepath.Dir(leaguePath)
+			if tt.remove != "" {
+				if err := os.Remove(filepath.Join(dir, tt.remove)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := Load(leaguePath, newFakeGames())
+			if err == nil {
+				t.Fatalf("Load = %+v, want an error", c)
+			}
+			if want := filepath.Join(dir, tt.wantText); !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not contain %q", err, want)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("error %q is not %v", err, tt.wantIs)
+			}
+			var ve *Error
+			if errors.As(err, &ve) {
+				t.Errorf("error %q is a validation *Error, want a read or syntax error", err)
+			}
+		})
+	}
+}
+
+func TestNilGameParams(t *testing.T) {
+	tests := []struct {
+		name string
+		call func() (*Config, error)
+		want string
+	}{
+		{"Load", func() (*Config, error) { return Load(LeagueFile, nil) }, "load config: nil GameParams"},
+		{"Default", func() (*Config, error) { return Default(nil) }, "default config: nil GameParams"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := tt.call()
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("%s(nil) = %+v, %v, want error %q", tt.name, c, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDefaultReportsRejectedParams(t *testing.T) {
+	onlyTicTacToe := &fakeGames{params: func(gameType string, raw map[string]any) (map[string]any, error) {
+		if gameType != "tic_tac_toe" {
+			return nil, fmt.Errorf("unknown game type %q", gameType)
+		}
+		return raw, nil
+	}}
+	_, err := Default(onlyTicTacToe)
+	want := "default config: " +
+		`game_registry.yaml: games[0].game_type: unknown game type "even_odd"` + "\n" +
+		`game_registry.yaml: games[1].game_type: unknown game type "rock_paper_scissors"`
+	if err == nil || err.Error() != want {
+		t.Errorf("Default error = %v, want %q", err, want)
+	}
+}
+
+func TestGame(t *testing.T) {
+	c := mustDefault(t, newFakeGames())
+	tests := []struct {
+		gameType string
+		wantOK   bool
+		wantName string
+	}{
+		{"rock_paper_scissors", true, "Rock Paper Scissors"},
+		{"tic_tac_toe", true, "Tic Tac Toe"},
+		{"chess", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gameType, func(t *testing.T) {
+			g, ok := c.Game(tt.gameType)
+			if ok != tt.wantOK || g.Name != tt.wantName {
+				t.Errorf("Game(%q) = %q, %v, want %q, %v", tt.gameType, g.Name, ok, tt.wantName, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestDurations(t *testing.T) {
+	c := mustDefault(t, newFakeGames())
+	c.Registration.WindowSeconds = 1.25
+	c.LeagueTimeouts = LeagueTimeouts{RegistrationResponseMS: 1, MatchJoinAckMS: 2, MoveResponseMS: 3, ResultReportMS: 4}
+	c.Retries.BackoffMS = 5
+	c.Timeouts.LeagueLevel.HeartbeatIntervalMS = 6
+	c.Timeouts.LeagueLevel.LeaseMS = 7
+	c.Timeouts.Enforcement.SuspensionDurationSeconds = 8
+	tests := []struct {
+		name string
+		got  time.Duration
+		want time.Duration
+	}{
+		{"RegistrationWindow", c.RegistrationWindow(), 1250 * time.Millisecond},
+		{"RegistrationResponseTimeout", c.RegistrationResponseTimeout(), time.Millisecond},
+		{"MatchJoinAckTimeout", c.MatchJoinAckTimeout(), 2 * time.Millisecond},
+		{"MoveTimeout", c.MoveTimeout(), 3 * time.Millisecond},
+		{"ResultReportTimeout", c.ResultReportTimeout(), 4 * time.Millisecond},
+		{"RetryBackoff", c.RetryBackoff(), 5 * time.Millisecond},
+		{"HeartbeatInterval", c.HeartbeatInterval(), 6 * time.Millisecond},
+		{"LeaseDuration", c.LeaseDuration(), 7 * time.Millisecond},
+		{"SuspensionDuration", c.SuspensionDuration(), 8 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("%s() = %v, want %v", tt.name, tt.got, tt.want)
+			}
+		})
+	}
+}

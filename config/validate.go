@@ -1,0 +1,330 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Problem is one violation found in a configuration file.
+type Problem struct {
+	// File is the file the value belongs to, as named in Config.Sources.
+	File string
+	// Path locates the field, e.g. "games[2].scoring.win"; empty for the whole file.
+	Path string
+	// Message says what is wrong, e.g. "must be >= draw (1), got 0".
+	Message string
+	// Line is the line of the value in File, or 0 when the problem was found after
+	// decoding (range and cross-field rules).
+	Line int
+}
+
+// String formats p as "<file>: <path>: <message>", followed by " (line N)" when known.
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	b.WriteString(": ")
+	if p.Path != "" {
+		b.WriteString(p.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, " (line %d)", p.Line)
+	}
+	return b.String()
+}
+
+// Error lists every problem found in a configuration, grouped by file in the order
+// league.yaml, game_registry.yaml, timeout_policy.yaml.
+type Error struct {
+	Problems []Problem
+}
+
+// Error returns one problem per line.
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// idPattern is the shape of a league_id and of a game_type.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// Bounds of the validated values.
+const (
+	maxWindowSeconds     = 86400
+	maxPlayers           = 1000
+	maxReferees          = 1000
+	maxTimeoutMS         = 600000
+	maxRetryAttempts     = 10
+	maxBackoffMS         = 60000
+	maxRate              = 1e6
+	maxConcurrentMatches = 64
+	maxPoints            = 1000
+	maxNameLength        = 200
+	maxEscalationSteps   = 10
+	maxViolations        = 100
+	maxSuspensionSeconds = 86400
+	leaseHeartbeats      = 2 // a lease outlives this many heartbeat intervals
+)
+
+// logLevels are the accepted values of logging.log_level.
+var logLevels = []string{"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
+
+// Validate reports every violation in c, for example after a caller overrode fields
+// loaded from YAML. It re-checks each game's params with the GameParams c was built
+// with, but does not modify c. c must come from Load or Default.
+func (c *Config) Validate() error {
+	if c.params == nil {
+		return errors.New("validate config: no GameParams, build the config with Load or Default")
+	}
+	return c.report(c.check(false))
+}
+
+// finish adds the problems of c to those found while decoding and reports them all;
+// on success it has replaced each game's params with their normalized form.
+func (c *Config) finish(decoded []Problem) error {
+	return c.report(append(decoded, c.check(true)...))
+}
+
+// report returns problems as an *Error grouped by file, or nil if there are none.
+func (c *Config) report(problems []Problem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	rank := map[string]int{c.Sources.League: 0, c.Sources.GameRegistry: 1, c.Sources.TimeoutPolicy: 2}
+	slices.SortStableFunc(problems, func(a, b Problem) int { return cmp.Compare(rank[a.File], rank[b.File]) })
+	return &Error{Problems: problems}
+}
+
+// checker collects the problems found after decoding.
+type checker struct {
+	problems []Problem
+}
+
+// add records a problem at path in file.
+func (k *checker) add(file, path, format string, args ...any) {
+	k.problems = append(k.problems, Problem{File: file, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// between checks lo <= v <= hi and reports whether it holds.
+func (k *checker) between(file, path string, v, lo, hi int) bool {
+	if v < lo || v > hi {
+		k.add(file, path, "must be between %d and %d, got %d", lo, hi, v)
+		return false
+	}
+	return true
+}
+
+// betweenFloat checks lo <= v <= hi; NaN fails.
+func (k *checker) betweenFloat(file, path string, v, lo, hi float64) {
+	if !(v >= lo && v <= hi) {
+		k.add(file, path, "must be between %s and %s, got %s", num(lo), num(hi), num(v))
+	}
+}
+
+// positive checks 0 < v <= hi; NaN fails.
+func (k *checker) positive(file, path string, v, hi float64) {
+	if !(v > 0 && v <= hi) {
+		k.add(file, path, "must be > 0 and <= %s, got %s", num(hi), num(v))
+	}
+}
+
+// atLeast checks lo <= v <= hi, where lo is the value of the field named loName.
+func (k *checker) atLeast(file, path string, v int, loName string, lo, hi int) {
+	switch {
+	case v < lo:
+		k.add(file, path, "must be >= %s (%d), got %d", loName, lo, v)
+	case v > hi:
+		k.add(file, path, "must be <= %d, got %d", hi, v)
+	}
+}
+
+// oneOf checks that v is one of allowed.
+func (k *checker) oneOf(file, path, v string, allowed ...string) {
+	if !slices.Contains(allowed, v) {
+		k.add(file, path, "must be %s, got %q", quotedList(allowed), v)
+	}
+}
+
+// text checks that v is non-empty and at most maxNameLength bytes long.
+func (k *checker) text(file, path, v string) {
+	switch {
+	case v == "":
+		k.add(file, path, "must not be empty")
+	case len(v) > maxNameLength:
+		k.add(file, path, "must be at most %d bytes, got %d", maxNameLength, len(v))
+	}
+}
+
+// id checks that v matches idPattern and reports whether it does.
+func (k *checker) id(file, path, v string) bool {
+	if !idPattern.MatchString(v) {
+		k.add(file, path, "must match %s, got %q", idPattern, v)
+		return false
+	}
+	return true
+}
+
+// num formats v without an exponent, e.g. 1000000 or 0.5.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// quotedList renders allowed as `"a", "b" or "c"`.
+func quotedList(allowed []string) string {
+	q := make([]string, len(allowed))
+	for i, a := range allowed {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return "one of " + strings.Join(q, ", ")
+}
+
+// check returns the problems of c. With normalize, each game's params are replaced by
+// their normalized form when GameParams accepts them.
+func (c *Config) check(normalize bool) []Problem {
+	var k checker
+	c.checkLeague(&k)
+	c.checkGames(&k, normalize)
+	c.checkPolicy(&k)
+	return k.problems
+}
+
+// checkLeague checks league.yaml, including that league.game_type is registered.
+func (c *Config) checkLeague(k *checker) {
+	f := c.Sources.League
+
+	k.id(f, "league.league_id", c.League.LeagueID)
+	k.text(f, "league.name", c.League.Name)
+	if _, ok := c.Game(c.League.GameType); !ok {
+		k.add(f, "league.game_type", "%q is not in %s", c.League.GameType, GameRegistryFile)
+	}
+
+	r := c.Registration
+	k.betweenFloat(f, "registration.window_seconds", r.WindowSeconds, 0, maxWindowSeconds)
+	if k.between(f, "registration.min_players", r.MinPlayers, 2, maxPlayers) {
+		k.atLeast(f, "registration.max_players", r.MaxPlayers, "min_players", r.MinPlayers, maxPlayers)
+	}
+	if k.between(f, "registration.min_referees", r.MinReferees, 1, maxReferees) {
+		k.atLeast(f, "registration.max_referees", r.MaxReferees, "min_referees", r.MinReferees, maxReferees)
+	}
+
+	k.oneOf(f, "scheduling.algorithm", c.Scheduling.Algorithm, "round_robin")
+	k.between(f, "scheduling.cycles", c.Scheduling.Cycles, 1, 2)
+
+	t := c.LeagueTimeouts
+	k.between(f, "timeouts.registration_response_ms", t.RegistrationResponseMS, 1, maxTimeoutMS)
+	k.between(f, "timeouts.match_join_ack_ms", t.MatchJoinAckMS, 1, maxTimeoutMS)
+	k.between(f, "timeouts.move_response_ms", t.MoveResponseMS, 1, maxTimeoutMS)
+	k.between(f, "timeouts.result_report_ms", t.ResultReportMS, 1, maxTimeoutMS)
+
+	k.between(f, "retries.max_attempts", c.Retries.MaxAttempts, 1, maxRetryAttempts)
+	k.between(f, "retries.backoff_ms", c.Retries.BackoffMS, 0, maxBackoffMS)
+
+	k.positive(f, "rate_limits.registration_per_second", c.RateLimits.RegistrationPerSecond, maxRate)
+	k.positive(f, "rate_limits.standings_per_minute", c.RateLimits.StandingsPerMinute, maxRate)
+	k.positive(f, "rate_limits.results_per_second", c.RateLimits.ResultsPerSecond, maxRate)
+
+	k.text(f, "logging.audit_log_path", c.Logging.AuditLogPath)
+	k.text(f, "logging.application_log_path", c.Logging.ApplicationLogPath)
+	k.oneOf(f, "logging.log_level", c.Logging.LogLevel, logLevels...)
+
+	k.text(f, "database.path", c.Database.Path)
+
+	k.between(f, "referees.max_concurrent_matches", c.Referees.MaxConcurrentMatches, 1, maxConcurrentMatches)
+
+	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, "loss")
+}
+
+// checkGames checks game_registry.yaml and runs every entry's params through GameParams.
+func (c *Config) checkGames(k *checker, normalize bool) {
+	f := c.Sources.GameRegistry
+	if len(c.Games) == 0 {
+		k.add(f, "games", "must list at least one game")
+	}
+	firstIndex := make(map[string]int)
+	for i := range c.Games {
+		g := &c.Games[i]
+		p := index("games", i)
+		validID := k.id(f, p+".game_type", g.GameType)
+		if validID {
+			if j, dup := firstIndex[g.GameType]; dup {
+				k.add(f, p+".game_type", "%q is already listed as games[%d]", g.GameType, j)
+			} else {
+				firstIndex[g.GameType] = i
+			}
+		}
+		k.text(f, p+".name", g.Name)
+
+		s := g.Scoring
+		win := k.between(f, p+".scoring.win", s.Win, 0, maxPoints)
+		draw := k.between(f, p+".scoring.draw", s.Draw, 0, maxPoints)
+		loss := k.between(f, p+".scoring.loss", s.Loss, 0, maxPoints)
+		if win && draw && s.Win < s.Draw {
+			k.add(f, p+".scoring.win", "must be >= draw (%d), got %d", s.Draw, s.Win)
+		}
+		if draw && loss && s.Draw < s.Loss {
+			k.add(f, p+".scoring.draw", "must be >= loss (%d), got %d", s.Loss, s.Draw)
+		}
+
+		if !validID {
+			continue
+		}
+		params, err := c.params.Params(g.GameType, maps.Clone(g.Params))
+		switch {
+		case err != nil:
+			path, msg := paramsProblem(p, err.Error())
+			k.add(f, path, "%s", msg)
+		case normalize:
+			g.Params = params
+		}
+	}
+}
+
+// paramsProblem turns the error message of GameParams for the entry at path into a
+// field path and a message: `unknown game type "x"` belongs to game_type, and any
+// other message begins with the name of the offending param.
+func paramsProblem(path, msg string) (string, string) {
+	if strings.HasPrefix(msg, "unknown game type") {
+		return path + ".game_type", msg
+	}
+	if name, rest, ok := strings.Cut(msg, ": "); ok {
+		return path + ".params." + name, rest
+	}
+	return path + ".params", msg
+}
+
+// checkPolicy checks timeout_policy.yaml, including that the timeouts it shares with
+// league.yaml have the same values.
+func (c *Config) checkPolicy(k *checker) {
+	f := c.Sources.TimeoutPolicy
+	l, m, e := c.Timeouts.LeagueLevel, c.Timeouts.MatchLevel, c.Timeouts.Enforcement
+	lt := c.LeagueTimeouts
+
+	same := func(path string, v int, leagueField string, leagueValue int) {
+		if k.between(f, path, v, 1, maxTimeoutMS) && leagueValue >= 1 && leagueValue <= maxTimeoutMS && v != leagueValue {
+			k.add(f, path, "must equal %s in %s (%d), got %d", leagueField, LeagueFile, leagueValue, v)
+		}
+	}
+	same("timeouts.league_level.registration", l.Registration, "timeouts.registration_response_ms", lt.RegistrationResponseMS)
+	same("timeouts.league_level.result_report", l.ResultReport, "timeouts.result_report_ms", lt.ResultReportMS)
+	if k.between(f, "timeouts.league_level.heartbeat_interval_ms", l.HeartbeatIntervalMS, 1, maxTimeoutMS/leaseHeartbeats) {
+		k.atLeast(f, "timeouts.league_level.lease_ms", l.LeaseMS, "2 × heartbeat_interval_ms", leaseHeartbeats*l.HeartbeatIntervalMS, maxTimeoutMS)
+	}
+	same("timeouts.match_level.game_join_ack", m.GameJoinAck, "timeouts.match_join_ack_ms", lt.MatchJoinAckMS)
+	same("timeouts.match_level.move_response", m.MoveResponse, "timeouts.move_response_ms", lt.MoveResponseMS)
+	k.between(f, "timeouts.match_level.move_warnings", m.MoveWarnings, 0, maxEscalationSteps)
+	k.between(f, "timeouts.match_level.forced_moves", m.ForcedMoves, 0, maxEscalationSteps)
+
+	k.between(f, "timeouts.enforcement.suspend_after_violations", e.SuspendAfterViolations, 1, maxViolations)
+	k.between(f, "timeouts.enforcement.suspension_duration_seconds", e.SuspensionDurationSeconds, 0, maxSuspensionSeconds)
+}

@@ -1,0 +1,343 @@
+package config
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// games2 is a game registry of tic_tac_toe and, as games[1], the flow mapping entry.
+func games2(entry string) string {
+	return "games:\n  - {game_type: tic_tac_toe, name: T}\n  - " + entry + "\n"
+}
+
+// loadProblems loads the shipped files with files replaced and returns the problem
+// lines, the directory prefix removed.
+func loadProblems(t *testing.T, files map[string]string) []string {
+	t.Helper()
+	leaguePath := writeConfig(t, files)
+	c, err := Load(leaguePath, newFakeGames())
+	if err == nil {
+		t.Fatalf("Load = %+v, want an error", c)
+	}
+	var ve *Error
+	if !errors.As(err, &ve) {
+		t.Fatalf("Load error %q is not an *Error", err)
+	}
+	prefix := filepath.Dir(leaguePath) + string(filepath.Separator)
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(ve.Problems) {
+		t.Fatalf("error has %d lines for %d problems:\n%s", len(lines), len(ve.Problems), err)
+	}
+	for i, l := range lines {
+		if !strings.HasPrefix(l, prefix) {
+			t.Fatalf("problem %q does not start with the directory %q", l, prefix)
+		}
+		lines[i] = strings.TrimPrefix(l, prefix)
+	}
+	return lines
+}
+
+func TestLoadRejects(t *testing.T) {
+	long := strings.Repeat("a", 65)
+	tests := []struct {
+		name  string
+		file  string
+		yaml  string
+		wants []string // problems, each "<file name>: <path>: <message>"
+	}{
+		// Decoding: unknown fields, types, shapes, duplicates.
+		{"unknown top-level field", LeagueFile, "leauge: {}\n",
+			[]string{"league.yaml: leauge: unknown field (line 1)"}},
+		{"unknown nested field", LeagueFile, "registration:\n  max_player: 5\n",
+			[]string{"league.yaml: registration.max_player: unknown field (line 2)"}},
+		{"unknown field in a list entry", GameRegistryFile, games2("{game_type: even_odd, name: E, scoring: {wins: 3}}"),
+			[]string{"game_registry.yaml: games[1].scoring.wins: unknown field (line 3)"}},
+		{"string for an integer", LeagueFile, "registration:\n  min_players: \"two\"\n",
+			[]string{`league.yaml: registration.min_players: must be an integer, got "two" (line 2)`}},
+		{"plain string for an integer", LeagueFile, "registration:\n  min_players: two\n",
+			[]string{`league.yaml: registration.min_players: must be an integer, got "two" (line 2)`}},
+		{"fraction for an integer", LeagueFile, "registration: {min_players: 2.5}\n",
+			[]string{"league.yaml: registration.min_players: must be an integer, got 2.5 (line 1)"}},
+		{"integer overflow", LeagueFile, "league: {seed: 99999999999999999999}\n",
+			[]string{"league.yaml: league.seed: must be an integer, got 99999999999999999999 (line 1)"}},
+		{"string for a number", LeagueFile, "registration: {window_seconds: soon}\n",
+			[]string{`league.yaml: registration.window_seconds: must be a number, got "soon" (line 1)`}},
+		{"string for a bool", LeagueFile, "scheduling: {concurrent_matches_per_round: \"yes\"}\n",
+			[]string{`league.yaml: scheduling.concurrent_matches_per_round: must be true or false, got "yes" (line 1)`}},
+		{"number for a string", LeagueFile, "league: {name: 2025}\n",
+			[]string{"league.yaml: league.name: must be a string, got 2025 (line 1)"}},
+		{"list for a string", LeagueFile, "illegal_move_policy: [loss]\n",
+			[]string{"league.yaml: illegal_move_policy: must be a string, got a list (line 1)"}},
+		{"scalar for a section", LeagueFile, "registration: 5\n",
+			[]string{"league.yaml: registration: must be a mapping, got 5 (line 1)"}},
+		{"list for the whole file", TimeoutPolicyFile, "- timeouts\n",
+			[]string{"timeout_policy.yaml: must be a mapping, got a list (line 1)"}},
+		{"mapping for the games list", GameRegistryFile, "games: {tic_tac_toe: {}}\n",
+			[]string{"game_registry.yaml: games: must be a list, got a mapping (line 1)"}},
+		{"scalar for params", GameRegistryFile, games2("{game_type: even_odd, name: E, params: 5}"),
+			[]string{"game_registry.yaml: games[1].params: must be a mapping, got 5 (line 3)"}},
+		{"non-string params key", GameRegistryFile, games2("{game_type: even_odd, name: E, params: {[a, b]: 1}}"),
+			[]string{"game_registry.yaml: games[1].params: must be a mapping with string keys (line 3)"}},
+		{"duplicate key", LeagueFile, "registration:\n  min_players: 2\n  min_players: 3\n",
+			[]string{"league.yaml: registration.min_players: duplicate key, first set at line 2 (line 3)"}},
+		{"duplicate params key", GameRegistryFile, games2("{game_type: even_odd, name: E, params: {rounds: 1, rounds: 2}}"),
+			[]string{"game_registry.yaml: games[1].params.rounds: duplicate key, first set at line 3 (line 3)"}},
+
+		// league.yaml rules.
+		{"league_id shape", LeagueFile, "league: {league_id: -bad}\n",
+			[]string{`league.yaml: league.league_id: must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$, got "-bad"`}},
+		{"league_id length", LeagueFile, "league: {league_id: " + long + "}\n",
+			[]string{`league.yaml: league.league_id: must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$, got "` + long + `"`}},
+		{"empty league name", LeagueFile, "league: {name: \"\"}\n",
+			[]string{"league.yaml: league.name: must not be empty"}},
+		{"long league name", LeagueFile, "league: {name: " + strings.Repeat("n", 201) + "}\n",
+			[]string{"league.yaml: league.name: must be at most 200 bytes, got 201"}},
+		{"unregistered game type", LeagueFile, "league: {game_type: chess}\n",
+			[]string{`league.yaml: league.game_type: "chess" is not in game_registry.yaml`}},
+		{"negative window", LeagueFile, "registration: {window_seconds: -0.5}\n",
+			[]string{"league.yaml: registration.window_seconds: must be between 0 and 86400, got -0.5"}},
+		{"window too long", LeagueFile, "registration: {window_seconds: 86400.5}\n",
+			[]string{"league.yaml: registration.window_seconds: must be between 0 and 86400, got 86400.5"}},
+		{"NaN window", LeagueFile, "registration: {window_seconds: .nan}\n",
+			[]string{"league.yaml: registration.window_seconds: must be between 0 and 86400, got NaN"}},
+		{"min_players too small", LeagueFile, "registration: {min_players: 1}\n",
+			[]string{"league.yaml: registration.min_players: must be between 2 and 1000, got 1"}},
+		{"max_players below min_players", LeagueFile, "registration: {min_players: 5, max_players: 4}\n",
+			[]string{"league.yaml: registration.max_players: must be >= min_players (5), got 4"}},
+		{"max_players too large", LeagueFile, "registration: {max_players: 1001}\n",
+			[]string{"league.yaml: registration.max_players: must be <= 1000, got 1001"}},
+		{"min_referees too small", LeagueFile, "registration: {min_referees: 0}\n",
+			[]string{"league.yaml: registration.min_referees: must be between 1 and 1000, got 0"}},
+		{"max_referees below min_referees", LeagueFile, "registration: {min_referees: 3, max_referees: 2}\n",
+			[]string{"league.yaml: registration.max_referees: must be >= min_referees (3), got 2"}},
+		{"max_referees too large", LeagueFile, "registration: {max_referees: 1001}\n",
+			[]string{"league.yaml: registration.max_referees: must be <= 1000, got 1001"}},
+		{"unsupported algorithm", LeagueFile, "scheduling: {algorithm: swiss}\n",
+			[]string{`league.yaml: scheduling.algorithm: must be "round_robin", got "swiss"`}},
+		{"zero cycles", LeagueFile, "scheduling: {cycles: 0}\n",
+			[]string{"league.yaml: scheduling.cycles: must be between 1 and 2, got 0"}},
+		{"three cycles", LeagueFile, "scheduling: {cycles: 3}\n",
+			[]string{"league.yaml: scheduling.cycles: must be between 1 and 2, got 3"}},
+		{"zero registration timeout", LeagueFile, "timeouts: {registration_response_ms: 0}\n",
+			[]string{"league.yaml: timeouts.registration_response_ms: must be between 1 and 600000, got 0"}},
+		{"zero join timeout", LeagueFile, "timeouts: {match_join_ack_ms: 0}\n",
+			[]string{"league.yaml: timeouts.match_join_ack_ms: must be between 1 and 600000, got 0"}},
+		{"move timeout too long", LeagueFile, "timeouts: {move_response_ms: 600001}\n",
+			[]string{"league.yaml: timeouts.move_response_ms: must be between 1 and 600000, got 600001"}},
+		{"negative report timeout", LeagueFile, "timeouts: {result_report_ms: -1}\n",
+			[]string{"league.yaml: timeouts.result_report_ms: must be between 1 and 600000, got -1"}},
+		{"zero attempts", LeagueFile, "retries: {max_attempts: 0}\n",
+			[]string{"league.yaml: retries.max_attempts: must be between 1 and 10, got 0"}},
+		{"too many attempts", LeagueFile, "retries: {max_attempts: 11}\n",
+			[]string{"league.yaml: retries.max_attempts: must be between 1 and 10, got 11"}},
+		{"negative backoff", LeagueFile, "retries: {backoff_ms: -1}\n",
+			[]string{"league.yaml: retries.backoff_ms: must be between 0 and 60000, got -1"}},
+		{"backoff too long", LeagueFile, "retries: {backoff_ms: 60001}\n",
+			[]string{"league.yaml: retries.backoff_ms: must be between 0 and 60000, got 60001"}},
+		{"zero registration rate", LeagueFile, "rate_limits: {registration_per_second: 0}\n",
+			[]string{"league.yaml: rate_limits.registration_per_second: must be > 0 and <= 1000000, got 0"}},
+		{"negative standings rate", LeagueFile, "rate_limits: {standings_per_minute: -1}\n",
+			[]string{"league.yaml: rate_limits.standings_per_minute: must be > 0 and <= 1000000, got -1"}},
+		{"infinite results rate", LeagueFile, "rate_limits: {results_per_second: .inf}\n",
+			[]string{"league.yaml: rate_limits.results_per_second: must be > 0 and <= 1000000, got +Inf"}},
+		{"empty audit log path", LeagueFile, "logging: {audit_log_path: \"\"}\n",
+			[]string{"league.yaml: logging.audit_log_path: must not be empty"}},
+		{"empty application log path", LeagueFile, "logging: {application_log_path: \"\"}\n",
+			[]string{"league.yaml: logging.application_log_path: must not be empty"}},
+		{"lowercase log level", LeagueFile, "logging: {log_level: info}\n",
+			[]string{`league.yaml: logging.log_level: must be one of "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL", got "info"`}},
+		{"empty database path", LeagueFile, "database: {path: \"\"}\n",
+			[]string{"league.yaml: database.path: must not be empty"}},
+		{"zero concurrent matches", LeagueFile, "referees: {max_concurrent_matches: 0}\n",
+			[]string{"league.yaml: referees.max_concurrent_matches: must be between 1 and 64, got 0"}},
+		{"too many concurrent matches", LeagueFile, "referees: {max_concurrent_matches: 65}\n",
+			[]string{"league.yaml: referees.max_concurrent_matches: must be between 1 and 64, got 65"}},
+		{"unsupported illegal move policy", LeagueFile, "illegal_move_policy: forfeit_turn\n",
+			[]string{`league.yaml: illegal_move_policy: must be "loss", got "forfeit_turn"`}},
+
+		// game_registry.yaml rules.
+		{"no games", GameRegistryFile, "games: []\n",
+			[]string{
+				`league.yaml: league.game_type: "tic_tac_toe" is not in game_registry.yaml`,
+				"game_registry.yaml: games: must list at least one game",
+			}},
+		{"missing game_type", GameRegistryFile, games2("{name: E}"),
+			[]string{`game_registry.yaml: games[1].game_type: must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$, got ""`}},
+		{"duplicate game_type", GameRegistryFile, games2("{game_type: tic_tac_toe, name: T2}"),
+			[]string{`game_registry.yaml: games[1].game_type: "tic_tac_toe" is already listed as games[0]`}},
+		{"unknown game type", GameRegistryFile, games2("{game_type: chess, name: C}"),
+			[]string{`game_registry.yaml: games[1].game_type: unknown game type "chess"`}},
+		{"missing game name", GameRegistryFile, games2("{game_type: even_odd}"),
+			[]string{"game_registry.yaml: games[1].name: must not be empty"}},
+		{"win too large", GameRegistryFile, games2("{game_type: even_odd, name: E, scoring: {win: 1001}}"),
+			[]string{"game_registry.yaml: games[1].scoring.win: must be between 0 and 1000, got 1001"}},
+		{"negative draw", GameRegistryFile, games2("{game_type: even_odd, name: E, scoring: {draw: -1}}"),
+			[]string{"game_registry.yaml: games[1].scoring.draw: must be between 0 and 1000, got -1"}},
+		{"negative loss", GameRegistryFile, games2("{game_type: even_odd, name: E, scoring: {loss: -1}}"),
+			[]string{"game_registry.yaml: games[1].scoring.loss: must be between 0 and 1000, got -1"}},
+		{"win below draw", GameRegistryFile, games2("{game_type: even_odd, name: E, scoring: {win: 0}}"),
+			[]string{"game_registry.yaml: games[1].scoring.win: must be >= draw (1), got 0"}},
+		{"draw below loss", GameRegistryFile, games2("{game_type: even_odd, name: E, scoring: {win: 5, draw: 1, loss: 2}}"),
+			[]string{"game_registry.yaml: games[1].scoring.draw: must be >= loss (2), got 1"}},
+		{"bad param", GameRegistryFile, games2("{game_type: even_odd, name: E, params: {rounds: 0}}"),
+			[]string{"game_registry.yaml: games[1].params.rounds: must be between 1 and 99 (got 0)"}},
+		{"unknown param", GameRegistryFile, games2("{game_type: rock_paper_scissors, name: R, params: {best_of: 3}}"),
+			[]string{"game_registry.yaml: games[1].params.best_of: unknown parameter"}},
+
+		// timeout_policy.yaml rules.
+		{"registration differs from league.yaml", TimeoutPolicyFile, "timeouts: {league_level: {registration: 4000}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.registration: must equal timeouts.registration_response_ms in league.yaml (5000), got 4000"}},
+		{"zero registration", TimeoutPolicyFile, "timeouts: {league_level: {registration: 0}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.registration: must be between 1 and 600000, got 0"}},
+		{"result_report differs from league.yaml", TimeoutPolicyFile, "timeouts: {league_level: {result_report: 1}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.result_report: must equal timeouts.result_report_ms in league.yaml (60000), got 1"}},
+		{"result_report too long", TimeoutPolicyFile, "timeouts: {league_level: {result_report: 600001}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.result_report: must be between 1 and 600000, got 600001"}},
+		{"zero heartbeat", TimeoutPolicyFile, "timeouts: {league_level: {heartbeat_interval_ms: 0}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.heartbeat_interval_ms: must be between 1 and 300000, got 0"}},
+		{"heartbeat too long", TimeoutPolicyFile, "timeouts: {league_level: {heartbeat_interval_ms: 300001}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.heartbeat_interval_ms: must be between 1 and 300000, got 300001"}},
+		{"lease shorter than two heartbeats", TimeoutPolicyFile, "timeouts: {league_level: {lease_ms: 3999}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.lease_ms: must be >= 2 × heartbeat_interval_ms (4000), got 3999"}},
+		{"lease too long", TimeoutPolicyFile, "timeouts: {league_level: {lease_ms: 600001}}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.lease_ms: must be <= 600000, got 600001"}},
+		{"game_join_ack differs from league.yaml", TimeoutPolicyFile, "timeouts: {match_level: {game_join_ack: 9000}}\n",
+			[]string{"timeout_policy.yaml: timeouts.match_level.game_join_ack: must equal timeouts.match_join_ack_ms in league.yaml (10000), got 9000"}},
+		{"move_response differs from league.yaml", TimeoutPolicyFile, "timeouts: {match_level: {move_response: 20000}}\n",
+			[]string{"timeout_policy.yaml: timeouts.match_level.move_response: must equal timeouts.move_response_ms in league.yaml (30000), got 20000"}},
+		{"league.yaml move timeout differs from the policy", LeagueFile, "timeouts: {move_response_ms: 20000}\n",
+			[]string{"timeout_policy.yaml: timeouts.match_level.move_response: must equal timeouts.move_response_ms in league.yaml (20000), got 30000"}},
+		{"zero move_response", TimeoutPolicyFile, "timeouts: {match_level: {move_response: 0}}\n",
+			[]string{"timeout_policy.yaml: timeouts.match_level.move_response: must be between 1 and 600000, got 0"}},
+		{"negative move_warnings", TimeoutPolicyFile, "timeouts: {match_level: {move_warnings: -1}}\n",
+			[]string{"timeout_policy.yaml: timeouts.match_level.move_warnings: must be between 0 and 10, got -1"}},
+		{"too many forced_moves", TimeoutPolicyFile, "timeouts: {match_level: {forced_moves: 11}}\n",
+			[]string{"timeout_policy.yaml: timeouts.match_level.forced_moves: must be between 0 and 10, got 11"}},
+		{"zero suspend_after_violations", TimeoutPolicyFile, "timeouts: {enforcement: {suspend_after_violations: 0}}\n",
+			[]string{"timeout_policy.yaml: timeouts.enforcement.suspend_after_violations: must be between 1 and 100, got 0"}},
+		{"negative suspension", TimeoutPolicyFile, "timeouts: {enforcement: {suspension_duration_seconds: -1}}\n",
+			[]string{"timeout_policy.yaml: timeouts.enforcement.suspension_duration_seconds: must be between 0 and 86400, got -1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := loadProblems(t, map[string]string{tt.file: tt.yaml})
+			if !reflect.DeepEqual(got, tt.wants) {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.wants, "\n"))
+			}
+		})
+	}
+}
+
+func TestLoadReportsAllProblemsTogether(t *testing.T) {
+	got := loadProblems(t, map[string]string{
+		TimeoutPolicyFile: "timeouts:\n  enforcement: {suspend_after_violations: 0}\n  extra: 1\n",
+		GameRegistryFile:  games2("{game_type: even_odd, name: E, scoring: {win: 0}, params: {rounds: 100}}"),
+		LeagueFile:        "registration:\n  min_players: \"two\"\n  max_referees: 0\nretries: {max_attempts: 0}\n",
+	})
+	want := []string{
+		`league.yaml: registration.min_players: must be an integer, got "two" (line 2)`,
+		"league.yaml: registration.max_referees: must be >= min_referees (1), got 0",
+		"league.yaml: retries.max_attempts: must be between 1 and 10, got 0",
+		"game_registry.yaml: games[1].scoring.win: must be >= draw (1), got 0",
+		"game_registry.yaml: games[1].params.rounds: must be between 1 and 99 (got 100)",
+		"timeout_policy.yaml: timeouts.extra: unknown field (line 3)",
+		"timeout_policy.yaml: timeouts.enforcement.suspend_after_violations: must be between 1 and 100, got 0",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestValidateAfterOverride(t *testing.T) {
+	tests := []struct {
+		name     string
+		override func(c *Config)
+		want     string
+	}{
+		{"valid override", func(c *Config) { c.Registration.MaxPlayers = 4 }, ""},
+		{"bad override", func(c *Config) { c.Registration.MinPlayers = 1 },
+			"league.yaml: registration.min_players: must be between 2 and 1000, got 1"},
+		{"bad params", func(c *Config) { c.Games[0].Params = map[string]any{"rounds": 0} },
+			"game_registry.yaml: games[0].params.rounds: must be between 1 and 99 (got 0)"},
+		{"policy out of step", func(c *Config) { c.LeagueTimeouts.MoveResponseMS = 1000 },
+			"timeout_policy.yaml: timeouts.match_level.move_response: must equal timeouts.move_response_ms in league.yaml (1000), got 30000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustDefault(t, newFakeGames())
+			tt.override(c)
+			err := c.Validate()
+			if got := errorText(err); got != tt.want {
+				t.Errorf("Validate() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateDoesNotNormalize(t *testing.T) {
+	c := mustDefault(t, newFakeGames())
+	c.Games[0].Params = map[string]any{}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate() = %v", err)
+	}
+	if len(c.Games[0].Params) != 0 {
+		t.Errorf("Validate changed params to %v, want them left empty", c.Games[0].Params)
+	}
+}
+
+func TestValidateNeedsGameParams(t *testing.T) {
+	var c Config
+	want := "validate config: no GameParams, build the config with Load or Default"
+	if got := errorText(c.Validate()); got != want {
+		t.Errorf("Validate() on a zero Config = %q, want %q", got, want)
+	}
+}
+
+func TestParamsProblem(t *testing.T) {
+	tests := []struct {
+		msg, wantPath, wantMsg string
+	}{
+		{`unknown game type "x"`, "games[1].game_type", `unknown game type "x"`},
+		{"rounds: must be between 1 and 99 (got 0)", "games[1].params.rounds", "must be between 1 and 99 (got 0)"},
+		{"board.size: must be 3: got 4", "games[1].params.board.size", "must be 3: got 4"},
+		{"params are not allowed", "games[1].params", "params are not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.msg, func(t *testing.T) {
+			path, msg := paramsProblem("games[1]", tt.msg)
+			if path != tt.wantPath || msg != tt.wantMsg {
+				t.Errorf("paramsProblem(%q) = %q, %q, want %q, %q", tt.msg, path, msg, tt.wantPath, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestProblemString(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Problem
+		want string
+	}{
+		{"path and line", Problem{File: "a.yaml", Path: "x.y", Message: "bad", Line: 3}, "a.yaml: x.y: bad (line 3)"},
+		{"no line", Problem{File: "a.yaml", Path: "x[0]", Message: "bad"}, "a.yaml: x[0]: bad"},
+		{"whole file", Problem{File: "a.yaml", Message: "must be a mapping, got 1", Line: 1}, "a.yaml: must be a mapping, got 1 (line 1)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.p.String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// errorText is err's message, or "" for nil.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

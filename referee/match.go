@@ -1,0 +1,573 @@
+// Package referee runs matches: it invites both players, runs the game loop with
+// deadlines, validates every move with the game's rules, announces the outcome and
+// reports the result to the League Manager until it is acknowledged.
+package referee
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
+	"github.com/rs/zerolog"
+)
+
+// Caller sends one request and returns the answer; *protocol.Client implements it.
+type Caller interface {
+	Call(ctx context.Context, url string, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error)
+}
+
+// Move outcomes reported back to players in last_result (seed 001 section 5.2).
+const (
+	OutcomeSuccess = "SUCCESS"
+	OutcomeInvalid = "INVALID"
+	OutcomeTimeout = "TIMEOUT"
+	OutcomeForced  = "FORCED"
+)
+
+// Illegal-move policies.
+const (
+	// PolicyLoss: an illegal or malformed move loses the match for its mover.
+	PolicyLoss = "loss"
+	// PolicyForced: an illegal move is replaced by the forced move and counts as a
+	// violation, like a timeout.
+	PolicyForced = "forced"
+)
+
+// Termination causes recorded in the result metadata.
+const (
+	EndNormal       = "normal"
+	EndIllegalMove  = "illegal_move"
+	EndTimeout      = "timeout"
+	EndNoShow       = "no_show"
+	EndDoubleNoShow = "double_no_show"
+	EndRefereeAbort = "aborted"
+)
+
+// Assignment is the MATCH_ASSIGNMENT payload.
+type Assignment struct {
+	MatchID           string            `json:"match_id"`
+	RoundID           string            `json:"round_id"`
+	GameType          string            `json:"game_type"`
+	Players           []string          `json:"players"`
+	PlayerEndpoints   map[string]string `json:"player_endpoints"`
+	MatchSeed         int64             `json:"match_seed"`
+	MatchCredentials  map[string]string `json:"match_credentials"`
+	GameParams        map[string]any    `json:"game_params"`
+	Scoring           *Scoring          `json:"scoring"`
+	Deadlines         *Deadlines        `json:"deadlines"`
+	IllegalMovePolicy string            `json:"illegal_move_policy"`
+	Penalties         *Penalties        `json:"penalties"`
+}
+
+// Scoring is the points per outcome.
+type Scoring struct {
+	Win  int `json:"win"`
+	Draw int `json:"draw"`
+	Loss int `json:"loss"`
+}
+
+// Deadlines are the match-level deadlines in milliseconds.
+type Deadlines struct {
+	JoinAckMS int `json:"join_ack_ms"`
+	MoveMS    int `json:"move_ms"`
+}
+
+// Penalties is the timeout ladder: warnings (re-sent requests), then forced moves,
+// then a technical loss.
+type Penalties struct {
+	MoveWarnings int `json:"move_warnings"`
+	ForcedMoves  int `json:"forced_moves"`
+}
+
+// MoveRecord is one applied move in the result metadata.
+type MoveRecord struct {
+	Step      int             `json:"step"`
+	Player    string          `json:"player"`
+	Move      json.RawMessage `json:"move"`
+	Outcome   string          `json:"outcome"`
+	ElapsedMS int64           `json:"elapsed_ms"`
+}
+
+// Violation is one rule or deadline event in the result metadata.
+type Violation struct {
+	Step   int    `json:"step"`
+	Player string `json:"player"`
+	Kind   string `json:"kind"` // timeout | invalid_move | malformed_move | stale_answer | unreachable | no_join
+	Action string `json:"action"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Report is the outcome of a match as the referee reports it.
+type Report struct {
+	Outcome  map[string]string
+	Points   map[string]int
+	Metadata Metadata
+}
+
+// Metadata is the game_metadata of MATCH_RESULT_REPORT: enough to re-play the match.
+type Metadata struct {
+	MatchSeed   int64          `json:"match_seed"`
+	GameParams  map[string]any `json:"game_params"`
+	Moves       []MoveRecord   `json:"moves"`
+	FinalState  map[string]any `json:"final_state"`
+	Termination string         `json:"termination"`
+	Loser       string         `json:"loser,omitempty"`
+	Violations  []Violation    `json:"violations"`
+	Steps       int            `json:"steps"`
+	TotalMoves  int            `json:"total_moves"`
+	Referee     string         `json:"referee_id"`
+	StartedAt   string         `json:"started_at"`
+	FinishedAt  string         `json:"finished_at"`
+}
+
+// MatchRunner plays one match. It is the whole game loop, free of HTTP serving, so
+// tests drive it with a fake Caller and fake time.
+type MatchRunner struct {
+	RefereeID string
+	LeagueID  string
+	Game      game.Game
+	A         Assignment
+	Caller    Caller
+	Log       zerolog.Logger
+	// Defaults used when the assignment does not carry them.
+	JoinTimeout, MoveTimeout time.Duration
+	Policy                   string
+	Penalties                Penalties
+	// OnMove, when set, sees every applied move (used for live move events).
+	OnMove func(MoveRecord, game.State)
+}
+
+type seat struct {
+	index      int
+	id, url    string
+	credential string
+	lastResult map[string]any
+	timeouts   int
+}
+
+// errMatchLost ends the game loop early with a technical result.
+type lossError struct {
+	loser, termination string
+}
+
+func (e *lossError) Error() string { return e.termination + " by " + e.loser }
+
+// Run plays the match and returns its outcome. ctx ends the match early (shutdown).
+func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
+	if len(r.A.Players) != 2 {
+		return nil, fmt.Errorf("match %s: need two players", r.A.MatchID)
+	}
+	seats := [2]*seat{}
+	for i, id := range r.A.Players {
+		seats[i] = &seat{index: i, id: id, url: r.A.PlayerEndpoints[id], credential: r.A.MatchCredentials[id]}
+	}
+	md := Metadata{MatchSeed: r.A.MatchSeed, GameParams: r.A.GameParams, Moves: []MoveRecord{}, Violations: []Violation{}, Referee: r.RefereeID, StartedAt: protocol.Now(time.Now())}
+	if md.GameParams == nil {
+		md.GameParams = map[string]any{}
+	}
+	state := r.Game.NewState(r.A.MatchSeed)
+
+	joined := r.invite(ctx, seats, &md)
+	var outcome [2]game.Outcome
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case !joined[0] && !joined[1]:
+		outcome = [2]game.Outcome{game.Loss, game.Loss}
+		md.Termination = EndDoubleNoShow
+	case !joined[0] || !joined[1]:
+		loser := 0
+		if joined[0] {
+			loser = 1
+		}
+		outcome = technicalLoss(loser)
+		md.Termination, md.Loser = EndNoShow, seats[loser].id
+	default:
+		var err error
+		state, err = r.loop(ctx, seats, state, &md)
+		var le *lossError
+		switch {
+		case errors.As(err, &le):
+			loser := 0
+			if le.loser == seats[1].id {
+				loser = 1
+			}
+			outcome = technicalLoss(loser)
+			md.Termination, md.Loser = le.termination, le.loser
+		case err != nil:
+			return nil, err
+		default:
+			outcome = state.Outcomes()
+			md.Termination = EndNormal
+		}
+	}
+	md.FinalState = state.Final()
+	md.FinishedAt = protocol.Now(time.Now())
+	md.TotalMoves = len(md.Moves)
+	rep := &Report{Outcome: map[string]string{}, Points: map[string]int{}, Metadata: md}
+	sc := r.scoring()
+	for i, s := range seats {
+		rep.Outcome[s.id] = string(outcome[i])
+		switch outcome[i] {
+		case game.Win:
+			rep.Points[s.id] = sc.Win
+		case game.Draw:
+			rep.Points[s.id] = sc.Draw
+		default:
+			rep.Points[s.id] = sc.Loss
+		}
+	}
+	r.announce(ctx, seats, rep)
+	return rep, nil
+}
+
+func technicalLoss(loser int) [2]game.Outcome {
+	out := [2]game.Outcome{game.Win, game.Win}
+	out[loser] = game.Loss
+	return out
+}
+
+func (r *MatchRunner) scoring() Scoring {
+	if r.A.Scoring != nil {
+		return *r.A.Scoring
+	}
+	return Scoring{Win: 3, Draw: 1, Loss: 0}
+}
+
+func (r *MatchRunner) joinTimeout() time.Duration {
+	if r.A.Deadlines != nil && r.A.Deadlines.JoinAckMS > 0 {
+		return time.Duration(r.A.Deadlines.JoinAckMS) * time.Millisecond
+	}
+	return r.JoinTimeout
+}
+
+func (r *MatchRunner) moveTimeout() time.Duration {
+	if r.A.Deadlines != nil && r.A.Deadlines.MoveMS > 0 {
+		return time.Duration(r.A.Deadlines.MoveMS) * time.Millisecond
+	}
+	return r.MoveTimeout
+}
+
+func (r *MatchRunner) policy() string {
+	if r.A.IllegalMovePolicy != "" {
+		return r.A.IllegalMovePolicy
+	}
+	if r.Policy != "" {
+		return r.Policy
+	}
+	return PolicyLoss
+}
+
+func (r *MatchRunner) penalties() Penalties {
+	if r.A.Penalties != nil {
+		return *r.A.Penalties
+	}
+	return r.Penalties
+}
+
+// message builds a request to a player with the match context and its credential.
+func (r *MatchRunner) message(s *seat, messageType string, payload any) (*protocol.Message, error) {
+	m, err := protocol.NewMessage(messageType, protocol.RefereeSender(r.RefereeID), payload)
+	if err != nil {
+		return nil, err
+	}
+	e := &m.Envelope
+	e.MatchID, e.GameType, e.RoundID, e.LeagueID, e.AuthToken = r.A.MatchID, r.A.GameType, r.A.RoundID, r.LeagueID, s.credential
+	return m, nil
+}
+
+// checkAnswer accepts an answer without a credential (third-party agents) but refuses
+// one carrying a wrong credential or naming another match.
+func checkAnswer(s *seat, ans *protocol.Message, matchID string) error {
+	e := ans.Envelope
+	if e.Sender != protocol.PlayerSender(s.id) {
+		return fmt.Errorf("answer from %s, expected %s", e.Sender, protocol.PlayerSender(s.id))
+	}
+	if e.MatchID != "" && e.MatchID != matchID {
+		return fmt.Errorf("answer names match %s", e.MatchID)
+	}
+	if e.AuthToken != "" && s.credential != "" && !protocol.TokenEqual(e.AuthToken, s.credential) {
+		return errors.New("answer carries a wrong match credential")
+	}
+	return nil
+}
+
+// invite sends GAME_INVITATION to both players at once; a player joins by answering
+// GAME_JOIN_ACK accepted within the join deadline.
+func (r *MatchRunner) invite(ctx context.Context, seats [2]*seat, md *Metadata) [2]bool {
+	var joined [2]bool
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, s := range seats {
+		other := seats[1-i]
+		wg.Go(func() {
+			ok, detail := r.inviteOne(ctx, s, other)
+			mu.Lock()
+			defer mu.Unlock()
+			joined[i] = ok
+			if !ok && ctx.Err() == nil {
+				md.Violations = append(md.Violations, Violation{Player: s.id, Kind: "no_join", Action: "technical_loss", Detail: detail})
+			}
+		})
+	}
+	wg.Wait()
+	return joined
+}
+
+func (r *MatchRunner) inviteOne(ctx context.Context, s, other *seat) (bool, string) {
+	if s.url == "" {
+		return false, "no endpoint"
+	}
+	m, err := r.message(s, protocol.GameInvitation, map[string]any{
+		"match_id": r.A.MatchID, "game_type": r.A.GameType, "opponents": []string{other.id}, "opponent_id": other.id,
+		"your_index": s.index, "players": r.A.Players, "game_params": r.A.GameParams,
+		"deadlines": map[string]int64{"join_ack_ms": r.joinTimeout().Milliseconds(), "move_ms": r.moveTimeout().Milliseconds()},
+	})
+	if err != nil {
+		return false, "internal"
+	}
+	ans, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: r.joinTimeout(), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)})
+	if err != nil {
+		r.Log.Warn().Err(err).Str("player_id", s.id).Msg("invitation failed")
+		return false, errorKind(err)
+	}
+	if err := checkAnswer(s, ans, r.A.MatchID); err != nil {
+		return false, err.Error()
+	}
+	var ack struct {
+		Status string `json:"status"`
+	}
+	if ans.Envelope.MessageType != protocol.GameJoinAck || ans.Decode(&ack) != nil || ack.Status != "accepted" {
+		return false, "invitation declined"
+	}
+	return true, ""
+}
+
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline exceeded"
+	case protocol.ReasonOf(err) != "":
+		return "refused: " + string(protocol.ReasonOf(err))
+	case errors.Is(err, protocol.ErrBadResponse):
+		return "malformed answer"
+	}
+	return "unreachable"
+}
+
+// contextHash is the SHA-256 of the canonical JSON of what the player was shown.
+func contextHash(ctx map[string]any) string {
+	b, _ := json.Marshal(ctx)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// loop runs steps until the state is terminal. Simultaneous steps collect both moves
+// against the same snapshot, then apply them together.
+func (r *MatchRunner) loop(ctx context.Context, seats [2]*seat, state game.State, md *Metadata) (game.State, error) {
+	step := 0
+	for !state.Terminal() {
+		if err := ctx.Err(); err != nil {
+			return state, err
+		}
+		step++
+		movers := state.ToMove()
+		moves := make([]json.RawMessage, len(movers))
+		records := make([]MoveRecord, len(movers))
+		errs := make([]error, len(movers))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for k, i := range movers {
+			wg.Go(func() {
+				rec, mv, vs, err := r.collect(ctx, seats[i], state, step)
+				mu.Lock()
+				defer mu.Unlock()
+				md.Violations = append(md.Violations, vs...)
+				moves[k], records[k], errs[k] = mv, rec, err
+			})
+		}
+		wg.Wait()
+		// With simultaneous moves both may fail; the first mover in seat order is judged first.
+		for _, err := range errs {
+			if err != nil {
+				return state, err
+			}
+		}
+		next, err := state.Apply(moves)
+		if err != nil {
+			return state, fmt.Errorf("apply step %d: %w", step, err)
+		}
+		state = next
+		md.Moves = append(md.Moves, records...)
+		md.Steps = step
+		if r.OnMove != nil {
+			for _, rec := range records {
+				r.OnMove(rec, state)
+			}
+		}
+	}
+	return state, nil
+}
+
+// collect obtains one player's move for a step, applying the deadline ladder: warnings
+// (the request re-sent with a fresh deadline), then a forced move, then a technical loss.
+func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, step int) (MoveRecord, json.RawMessage, []Violation, error) {
+	var vs []Violation
+	pen := r.penalties()
+	view := state.Context(s.index)
+	hash := contextHash(view)
+	warning := ""
+	for {
+		start := time.Now()
+		raw, kind, detail, err := r.requestMove(ctx, s, view, hash, step, warning)
+		if ctx.Err() != nil {
+			return MoveRecord{}, nil, vs, ctx.Err()
+		}
+		elapsed := time.Since(start).Milliseconds()
+		if err == nil {
+			mv, perr := state.ParseMove(s.index, raw)
+			if perr == nil {
+				s.lastResult = map[string]any{"step_number": step, "intent": "MOVE", "outcome": OutcomeSuccess, "move": json.RawMessage(mv)}
+				return MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: OutcomeSuccess, ElapsedMS: elapsed}, mv, vs, nil
+			}
+			kind = "invalid_move"
+			if errors.Is(perr, game.ErrMalformedMove) {
+				kind = "malformed_move"
+			}
+			detail = perr.Error()
+			if r.policy() == PolicyLoss {
+				vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "technical_loss", Detail: detail})
+				return MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: EndIllegalMove}
+			}
+		}
+		// A timeout, an unreachable player, a stale answer, or (policy forced) an illegal move.
+		s.timeouts++
+		switch {
+		case s.timeouts <= pen.MoveWarnings:
+			vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "warning", Detail: detail})
+			warning = fmt.Sprintf("%s at step %d: request re-sent with a fresh deadline (warning %d of %d)", kind, step, s.timeouts, pen.MoveWarnings)
+			s.lastResult = map[string]any{"step_number": step, "intent": "MOVE", "outcome": outcomeOf(kind), "reason": warning}
+			continue
+		case s.timeouts <= pen.MoveWarnings+pen.ForcedMoves:
+			mv := state.ForcedMove(s.index)
+			vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "forced_move", Detail: detail})
+			s.lastResult = map[string]any{"step_number": step, "intent": "MOVE", "outcome": OutcomeForced, "reason": kind + ": the first legal move was played for you", "move": json.RawMessage(mv)}
+			return MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: OutcomeForced, ElapsedMS: elapsed}, mv, vs, nil
+		default:
+			vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "technical_loss", Detail: detail})
+			return MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: EndTimeout}
+		}
+	}
+}
+
+func outcomeOf(kind string) string {
+	if kind == "invalid_move" || kind == "malformed_move" {
+		return OutcomeInvalid
+	}
+	return OutcomeTimeout
+}
+
+// requestMove sends one REQUEST_MOVE. On failure it returns the violation kind.
+func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view map[string]any, hash string, step int, warning string) (json.RawMessage, string, string, error) {
+	deadline := r.moveTimeout()
+	payload := map[string]any{
+		"step_number": step, "step_context": view, "context_hash": hash,
+		"deadline_ms": deadline.Milliseconds(), "deadline": protocol.Now(time.Now().Add(deadline)),
+	}
+	if s.lastResult != nil {
+		payload["last_result"] = s.lastResult
+	}
+	if warning != "" {
+		payload["warning"] = warning
+	}
+	m, err := r.message(s, protocol.RequestMove, payload)
+	if err != nil {
+		return nil, "internal", err.Error(), err
+	}
+	ans, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: deadline, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)})
+	if err != nil {
+		kind := "unreachable"
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			kind = "timeout"
+		case errors.Is(err, protocol.ErrBadResponse):
+			// A garbage answer is judged as a malformed move below when it has a payload.
+			if ans != nil {
+				return r.answerMove(s, ans, hash, step)
+			}
+			kind = "malformed_answer"
+		case protocol.ReasonOf(err) != "":
+			kind = "refused"
+		}
+		return nil, kind, errorKind(err), err
+	}
+	return r.answerMove(s, ans, hash, step)
+}
+
+// answerMove extracts move_payload from a MOVE_RESPONSE, refusing an answer for
+// another step or another context as stale.
+func (r *MatchRunner) answerMove(s *seat, ans *protocol.Message, hash string, step int) (json.RawMessage, string, string, error) {
+	if err := checkAnswer(s, ans, r.A.MatchID); err != nil {
+		return nil, "stale_answer", err.Error(), err
+	}
+	var p struct {
+		MovePayload json.RawMessage `json:"move_payload"`
+		StepNumber  *int            `json:"step_number"`
+		ContextHash string          `json:"context_hash"`
+	}
+	if err := ans.Decode(&p); err != nil {
+		return json.RawMessage("null"), "", "", nil
+	}
+	if (p.StepNumber != nil && *p.StepNumber != step) || (p.ContextHash != "" && p.ContextHash != hash) {
+		err := fmt.Errorf("answer for another step or context (step %d expected)", step)
+		return nil, "stale_answer", err.Error(), err
+	}
+	if len(p.MovePayload) == 0 {
+		return json.RawMessage("null"), "", "", nil
+	}
+	return p.MovePayload, "", "", nil
+}
+
+// announce sends GAME_OVER to both players. Answers are not judged: a player that is
+// gone or answers oddly cannot change a finished match.
+func (r *MatchRunner) announce(ctx context.Context, seats [2]*seat, rep *Report) {
+	var winner any
+	for id, o := range rep.Outcome {
+		if o == string(game.Win) && rep.Outcome[otherID(seats, id)] == string(game.Loss) {
+			winner = id
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range seats {
+		if s.url == "" {
+			continue
+		}
+		wg.Go(func() {
+			m, err := r.message(s, protocol.GameOver, map[string]any{
+				"outcome": rep.Outcome[s.id], "final_state": rep.Metadata.FinalState, "outcomes": rep.Outcome,
+				"points": rep.Points, "reason": rep.Metadata.Termination, "winner": winner,
+			})
+			if err != nil {
+				return
+			}
+			if _, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: r.joinTimeout(), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)}); err != nil && !errors.Is(err, protocol.ErrBadResponse) {
+				r.Log.Debug().Err(err).Str("player_id", s.id).Msg("game over not delivered")
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func otherID(seats [2]*seat, id string) string {
+	if seats[0].id == id {
+		return seats[1].id
+	}
+	return seats[0].id
+}

@@ -1,0 +1,402 @@
+package referee
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
+	"github.com/rs/zerolog"
+)
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// Config configures a referee process.
+type Config struct {
+	ID        string
+	Addr      string
+	LeagueURL string
+	// Games the referee offers; empty means every game of the registry.
+	Games      []string
+	MaxMatches int
+	Registry   *game.Registry
+	// Defaults for assignments that do not carry deadlines or policies.
+	JoinTimeout time.Duration
+	MoveTimeout time.Duration
+	Policy      string
+	Penalties   Penalties
+	// RegisterFor bounds how long registration is retried.
+	RegisterFor time.Duration
+	// CallTimeout is the deadline of each call to the League Manager.
+	CallTimeout time.Duration
+}
+
+// Referee is a referee process: an HTTP server taking assignments from the League
+// Manager and a runner per match.
+type Referee struct {
+	cfg       Config
+	log       zerolog.Logger
+	validator *protocol.Validator
+	client    *protocol.Client
+
+	mu        sync.Mutex
+	token     string
+	leagueID  string
+	features  []string
+	state     string
+	running   map[string]*Assignment
+	completed int
+	reported  int
+
+	shutdown chan struct{}
+	stopOnce sync.Once
+	ctx      context.Context // matches run under it; cancelled when Run returns
+	matches  sync.WaitGroup
+}
+
+// New checks cfg and builds a referee.
+func New(cfg Config, log zerolog.Logger) (*Referee, error) {
+	if !idPattern.MatchString(cfg.ID) {
+		return nil, fmt.Errorf("referee id %q must match %s", cfg.ID, idPattern)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = game.Default()
+	}
+	if len(cfg.Games) == 0 {
+		cfg.Games = cfg.Registry.Types()
+	}
+	for _, g := range cfg.Games {
+		if !slices.Contains(cfg.Registry.Types(), g) {
+			return nil, fmt.Errorf("unknown game %q (have %v)", g, cfg.Registry.Types())
+		}
+	}
+	if cfg.MaxMatches <= 0 {
+		cfg.MaxMatches = 1
+	}
+	if cfg.JoinTimeout <= 0 {
+		cfg.JoinTimeout = 10 * time.Second
+	}
+	if cfg.MoveTimeout <= 0 {
+		cfg.MoveTimeout = 30 * time.Second
+	}
+	if cfg.RegisterFor <= 0 {
+		cfg.RegisterFor = 2 * time.Minute
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 5 * time.Second
+	}
+	if cfg.Policy != "" && cfg.Policy != PolicyLoss && cfg.Policy != PolicyForced {
+		return nil, fmt.Errorf("illegal move policy %q: want %s or %s", cfg.Policy, PolicyLoss, PolicyForced)
+	}
+	v, err := protocol.NewValidator()
+	if err != nil {
+		return nil, err
+	}
+	return &Referee{
+		cfg: cfg, log: log, validator: v, client: protocol.NewClient(v, nil),
+		state: "STARTING", running: map[string]*Assignment{}, shutdown: make(chan struct{}),
+	}, nil
+}
+
+// Run serves, registers, and runs matches until ctx ends or the League Manager sends
+// LEAGUE_SHUTDOWN. Matches in progress are finished (or abandoned when ctx ends).
+func (r *Referee) Run(ctx context.Context) error {
+	defer r.client.Close()
+	matchCtx, cancelMatches := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelMatches()
+	r.ctx = matchCtx
+	srv, err := httpserve.Start(r.cfg.Addr, r.routes())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("referee %s listening on %s\n", r.cfg.ID, srv.URL())
+	r.log.Info().Str("url", srv.URL()).Strs("games", r.cfg.Games).Msg("referee listening")
+	stop := func() {
+		cancelMatches()
+		r.matches.Wait()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
+	if err := r.register(ctx, srv.URL()); err != nil {
+		stop()
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		r.log.Info().Msg("signal: stopping")
+	case <-r.shutdown:
+		r.log.Info().Msg("league shutdown: finishing")
+		// Let matches in flight report before leaving.
+		r.matches.Wait()
+	}
+	stop()
+	return nil
+}
+
+func (r *Referee) register(ctx context.Context, url string) error {
+	msg, err := protocol.NewMessage(protocol.RegisterRefereeRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{
+		"referee_id": r.cfg.ID, "endpoint_url": url, "game_types": r.cfg.Games, "max_concurrent_matches": r.cfg.MaxMatches,
+	})
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.cfg.RegisterFor)
+	defer cancel()
+	ans, err := r.client.Call(rctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: r.cfg.CallTimeout,
+		Retry: protocol.RetryPolicy{Attempts: 1000, Backoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second,
+			Reasons: []protocol.Reason{protocol.ReasonRateLimited}},
+	})
+	if err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	var p struct {
+		AuthToken string   `json:"auth_token"`
+		LeagueID  string   `json:"league_id"`
+		Features  []string `json:"features"`
+	}
+	if err := ans.Decode(&p); err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	r.mu.Lock()
+	r.token, r.leagueID, r.features, r.state = p.AuthToken, p.LeagueID, p.Features, "REGISTERED"
+	r.mu.Unlock()
+	r.log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).Msg("registered")
+
+	ready, err := protocol.NewMessage(protocol.AgentReadyRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{})
+	if err != nil {
+		return err
+	}
+	ready.Envelope.AuthToken = p.AuthToken
+	if _, err := r.client.Call(rctx, r.cfg.LeagueURL, ready, protocol.CallOptions{Timeout: r.cfg.CallTimeout, Retry: protocol.RetryPolicy{Attempts: 5, Backoff: 100 * time.Millisecond}}); err != nil {
+		// Readiness is optional for the League Manager; a registered referee is usable.
+		r.log.Warn().Err(err).Msg("agent ready not acknowledged")
+	}
+	r.mu.Lock()
+	r.state = "IDLE"
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *Referee) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", protocol.NewServer(r, r.validator, nil, r.log))
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, r.Status())
+	})
+	return mux
+}
+
+// Status is the GET /status document.
+type Status struct {
+	RefereeID        string   `json:"referee_id"`
+	State            string   `json:"state"`
+	LeagueID         string   `json:"league_id"`
+	Games            []string `json:"game_types"`
+	MaxMatches       int      `json:"max_concurrent_matches"`
+	ActiveMatches    []string `json:"active_matches"`
+	MatchesCompleted int      `json:"matches_completed"`
+	ResultsReported  int      `json:"results_reported"`
+}
+
+// Status reports the referee's state: REGISTERED, ACTIVE (running matches) or IDLE.
+func (r *Referee) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Status{RefereeID: r.cfg.ID, State: r.state, LeagueID: r.leagueID, Games: r.cfg.Games, MaxMatches: r.cfg.MaxMatches,
+		ActiveMatches: []string{}, MatchesCompleted: r.completed, ResultsReported: r.reported}
+	for id := range r.running {
+		s.ActiveMatches = append(s.ActiveMatches, id)
+	}
+	slices.Sort(s.ActiveMatches)
+	if len(s.ActiveMatches) > 0 {
+		s.State = "ACTIVE"
+	}
+	return s
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Handle implements protocol.Handler.
+func (r *Referee) Handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	switch msg.Envelope.MessageType {
+	case protocol.MatchAssignment:
+		return r.assignment(ctx, msg)
+	case protocol.LeagueShutdown:
+		if err := r.fromLeague(&msg.Envelope); err != nil {
+			return nil, err
+		}
+		r.stopOnce.Do(func() { close(r.shutdown) })
+		return r.reply(msg, protocol.LeagueShutdownAck, map[string]string{"status": "acknowledged"})
+	}
+	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a referee does not accept %s", msg.Envelope.MessageType)
+}
+
+func (r *Referee) reply(msg *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
+	out, err := msg.Reply(messageType, protocol.RefereeSender(r.cfg.ID), payload)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	out.Envelope.AuthToken, out.Envelope.LeagueID = r.token, r.leagueID
+	r.mu.Unlock()
+	out.Envelope.MatchID = msg.Envelope.MatchID
+	return out, nil
+}
+
+// fromLeague checks a message claims to come from the League Manager and, when it
+// announced signed assignments, carries this referee's own token.
+func (r *Referee) fromLeague(env *protocol.Envelope) error {
+	if env.Sender != protocol.SenderLeagueManager {
+		return protocol.Errorf(protocol.ReasonUnauthorized, "only the League Manager may send %s", env.MessageType)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.token == "" {
+		return protocol.Errorf(protocol.ReasonUnauthorized, "referee is not registered yet")
+	}
+	if slices.Contains(r.features, protocol.FeatureSignedAssignments) && !protocol.TokenEqual(env.AuthToken, r.token) {
+		return protocol.Errorf(protocol.ReasonUnauthorized, "%s does not carry this referee's token", env.MessageType)
+	}
+	return nil
+}
+
+func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	if err := r.fromLeague(&msg.Envelope); err != nil {
+		return nil, err
+	}
+	var a Assignment
+	if err := msg.Decode(&a); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "assignment payload cannot be read")
+	}
+	if !slices.Contains(r.cfg.Games, a.GameType) {
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "referee %s does not run %s", r.cfg.ID, a.GameType)
+	}
+	g, err := r.cfg.Registry.New(a.GameType, a.GameParams)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "game parameters refused: %v", err)
+	}
+	for _, id := range a.Players {
+		if a.PlayerEndpoints[id] == "" {
+			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "no endpoint for player %s", id)
+		}
+	}
+	r.mu.Lock()
+	features := r.features
+	if slices.Contains(features, protocol.FeatureMatchCredentials) {
+		for _, id := range a.Players {
+			if a.MatchCredentials[id] == "" {
+				r.mu.Unlock()
+				return nil, protocol.Errorf(protocol.ReasonUnauthorized, "assignment lacks the match credential of %s", id)
+			}
+		}
+	}
+	if _, dup := r.running[a.MatchID]; dup {
+		// A retried assignment: the match is already running.
+		r.mu.Unlock()
+		return r.reply(msg, protocol.MatchAssignmentAck, map[string]string{"status": "acknowledged", "match_id": a.MatchID})
+	}
+	if len(r.running) >= r.cfg.MaxMatches {
+		r.mu.Unlock()
+		return nil, protocol.Errorf(protocol.ReasonBusy, "referee %s runs %d of %d matches", r.cfg.ID, len(r.running), r.cfg.MaxMatches)
+	}
+	r.running[a.MatchID] = &a
+	leagueID := r.leagueID
+	r.matches.Add(1)
+	r.mu.Unlock()
+
+	log := r.log.With().Str("match_id", a.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Logger()
+	runner := &MatchRunner{
+		RefereeID: r.cfg.ID, LeagueID: leagueID, Game: g, A: a, Caller: r.client, Log: log,
+		JoinTimeout: r.cfg.JoinTimeout, MoveTimeout: r.cfg.MoveTimeout, Policy: r.cfg.Policy, Penalties: r.cfg.Penalties,
+	}
+	// The match goroutine ends when the match is reported or r.ctx is cancelled.
+	go func() {
+		defer r.matches.Done()
+		r.play(runner, log)
+	}()
+	return r.reply(msg, protocol.MatchAssignmentAck, map[string]string{"status": "acknowledged", "match_id": a.MatchID})
+}
+
+func (r *Referee) play(runner *MatchRunner, log zerolog.Logger) {
+	a := runner.A
+	defer func() {
+		r.mu.Lock()
+		delete(r.running, a.MatchID)
+		r.mu.Unlock()
+	}()
+	log.Info().Strs("players", a.Players).Msg("match started")
+	rep, err := runner.Run(r.ctx)
+	if err != nil {
+		log.Warn().Err(err).Msg("match abandoned")
+		return
+	}
+	r.mu.Lock()
+	r.completed++
+	r.mu.Unlock()
+	log.Info().Str("termination", rep.Metadata.Termination).Interface("outcome", rep.Outcome).Msg("match finished")
+	if err := r.report(r.ctx, a, rep); err != nil {
+		log.Error().Err(err).Msg("result not acknowledged")
+		return
+	}
+	r.mu.Lock()
+	r.reported++
+	r.mu.Unlock()
+}
+
+// report sends MATCH_RESULT_REPORT until the League Manager acknowledges it. The
+// League Manager accepts an identical retry again, so retrying never counts twice.
+func (r *Referee) report(ctx context.Context, a Assignment, rep *Report) error {
+	r.mu.Lock()
+	token, leagueID := r.token, r.leagueID
+	r.mu.Unlock()
+	msg, err := protocol.NewMessage(protocol.MatchResultReport, protocol.RefereeSender(r.cfg.ID), map[string]any{
+		"game_type": a.GameType, "players": a.Players, "outcome": rep.Outcome, "points": rep.Points,
+		"game_metadata": rep.Metadata, "match_id": a.MatchID, "round_id": a.RoundID,
+	})
+	if err != nil {
+		return err
+	}
+	e := &msg.Envelope
+	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = token, leagueID, a.RoundID, a.MatchID, a.GameType
+	for attempt := 1; ; attempt++ {
+		_, err := r.client.Call(ctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+			Timeout: r.cfg.CallTimeout,
+			Retry: protocol.RetryPolicy{Attempts: 5, Backoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second,
+				Reasons: []protocol.Reason{protocol.ReasonRateLimited, protocol.ReasonInternal}},
+		})
+		if err == nil {
+			return nil
+		}
+		if protocol.ReasonOf(err) != "" && protocol.ReasonOf(err) != protocol.ReasonRateLimited && protocol.ReasonOf(err) != protocol.ReasonInternal {
+			// The League Manager judged the report; sending it again cannot change that.
+			return err
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return err
+		}
+		r.log.Warn().Err(err).Int("attempt", attempt).Str("match_id", a.MatchID).Msg("result report failed; retrying")
+		t := time.NewTimer(2 * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
