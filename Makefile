@@ -29,15 +29,11 @@ test: vet
 
 # Long end-to-end runs (e.g. 50 players / 10 referees).
 test-long:
-	AGENT_LEAGUE_LONG=1 $(GO) test -race -count=1 -timeout 60m -run 'Long' ./...
+	$(GO) test -tags long -race -count=1 -timeout 60m -run Long ./...
 
 FUZZTIME ?= 10s
 fuzz:
-	@for spec in $$($(GO) test -list '^Fuzz' ./... | awk '/^ok/ {pkg=$$2} /^Fuzz/ {print $$1"@"pkg}' ); do \
-		name=$${spec%@*}; pkg=$${spec#*@}; \
-		echo "fuzz $$name in $$pkg"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	done
+	FUZZTIME=$(FUZZTIME) ./.ci/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./league/... ./protocol/...

@@ -164,14 +164,14 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 	if len(r.A.Players) != 2 {
 		return nil, fmt.Errorf("match %s: need two players", r.A.MatchID)
 	}
+	if r.A.GameParams == nil {
+		r.A.GameParams = map[string]any{}
+	}
 	seats := [2]*seat{}
 	for i, id := range r.A.Players {
 		seats[i] = &seat{index: i, id: id, url: r.A.PlayerEndpoints[id], credential: r.A.MatchCredentials[id]}
 	}
 	md := Metadata{MatchSeed: r.A.MatchSeed, GameParams: r.A.GameParams, Moves: []MoveRecord{}, Violations: []Violation{}, Referee: r.RefereeID, StartedAt: protocol.Now(time.Now())}
-	if md.GameParams == nil {
-		md.GameParams = map[string]any{}
-	}
 	state := r.Game.NewState(r.A.MatchSeed)
 
 	joined := r.invite(ctx, seats, &md)
