@@ -335,20 +335,20 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 
 func (r *Referee) play(runner *MatchRunner, log zerolog.Logger) {
 	a := runner.A
-	defer func() {
-		r.mu.Lock()
-		delete(r.running, a.MatchID)
-		r.mu.Unlock()
-	}()
 	log.Info().Strs("players", a.Players).Msg("match started")
 	rep, err := runner.Run(r.ctx)
+	// The slot is free once the game is over: the League Manager may assign the next
+	// match as soon as it has the result, possibly before the report call returns.
+	r.mu.Lock()
+	delete(r.running, a.MatchID)
+	if err == nil {
+		r.completed++
+	}
+	r.mu.Unlock()
 	if err != nil {
 		log.Warn().Err(err).Msg("match abandoned")
 		return
 	}
-	r.mu.Lock()
-	r.completed++
-	r.mu.Unlock()
 	log.Info().Str("termination", rep.Metadata.Termination).Interface("outcome", rep.Outcome).Msg("match finished")
 	if err := r.report(r.ctx, a, rep); err != nil {
 		log.Error().Err(err).Msg("result not acknowledged")
