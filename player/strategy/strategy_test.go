@@ -136,7 +136,7 @@ func TestStrategiesPlayFullMatches(t *testing.T) {
 }
 
 func TestRandomIsSeededPerMatch(t *testing.T) {
-	long := map[string]any{"rounds": 99}
+	long := map[string]any{"rounds": 30}
 	tests := []struct {
 		strategy, gameType string
 		params             map[string]any
@@ -153,7 +153,7 @@ func TestRandomIsSeededPerMatch(t *testing.T) {
 			// Several matches, since one short tic-tac-toe match can repeat by chance.
 			moves := func(seed int64, matchID string) string {
 				var all []string
-				for k := range 5 {
+				for k := range 4 {
 					id := fmt.Sprintf("%s-%d", matchID, k)
 					_, played := playMatch(t, g, 1, id, [2]Strategy{
 						mustStrategy(t, tt.strategy, g, seed, id),

@@ -13,16 +13,23 @@ const maxMoveSize = 4 << 10
 // decodeObject decodes a JSON object into its raw fields. Unknown fields are kept, not refused,
 // so a player may send extra data; callers pick the fields they need.
 func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(raw)
-	// Unmarshal accepts null into a map, so check the shape first.
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, errors.New("not a JSON object")
+	if err := checkObject(raw); err != nil {
+		return nil, err
 	}
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &fields); err != nil {
+	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("decode object: %w", err)
 	}
 	return fields, nil
+}
+
+// checkObject refuses anything but an object up front, because Unmarshal accepts null into a
+// map or a struct and leaves it empty.
+func checkObject(raw json.RawMessage) error {
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '{' {
+		return errors.New("not a JSON object")
+	}
+	return nil
 }
 
 // decodeMoveObject is decodeObject for a player's move: size-bounded and wrapping ErrMalformedMove.
@@ -60,19 +67,6 @@ func stringField(fields map[string]json.RawMessage, name string) (string, error)
 	var v *string
 	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
 		return "", fmt.Errorf("field %q must be a string (got %s)", name, clip(raw))
-	}
-	return *v, nil
-}
-
-// arrayField reads a required array field into its raw elements; null is refused.
-func arrayField(fields map[string]json.RawMessage, name string) ([]json.RawMessage, error) {
-	raw, ok := fields[name]
-	if !ok {
-		return nil, fmt.Errorf("missing field %q", name)
-	}
-	var v *[]json.RawMessage
-	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
-		return nil, fmt.Errorf("field %q must be an array (got %s)", name, clip(raw))
 	}
 	return *v, nil
 }

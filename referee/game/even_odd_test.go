@@ -141,13 +141,13 @@ func TestEvenOddContext(t *testing.T) {
 	}
 	right := parityOf(numbers[0])
 	s = play(t, s, []string{choice(right), choice(other(right))})
-	want0 := fmt.Sprintf(`{"history":[{"number":%d,"opponent":%q,"result":"win","you":%q}],"opponent_score":0,"round":2,"rounds":3,"your_score":1}`,
-		numbers[0], other(right), right)
+	want0 := fmt.Sprintf(`{"history":[{"you":%q,"opponent":%q,"number":%d,"result":"win"}],"opponent_score":0,"round":2,"rounds":3,"your_score":1}`,
+		right, other(right), numbers[0])
 	if got := string(contextJSON(t, s, 0)); got != want0 {
 		t.Errorf("got winner's context %s, want %s", got, want0)
 	}
-	want1 := fmt.Sprintf(`{"history":[{"number":%d,"opponent":%q,"result":"loss","you":%q}],"opponent_score":1,"round":2,"rounds":3,"your_score":0}`,
-		numbers[0], right, other(right))
+	want1 := fmt.Sprintf(`{"history":[{"you":%q,"opponent":%q,"number":%d,"result":"loss"}],"opponent_score":1,"round":2,"rounds":3,"your_score":0}`,
+		other(right), right, numbers[0])
 	if got := string(contextJSON(t, s, 1)); got != want1 {
 		t.Errorf("got loser's context %s, want %s", got, want1)
 	}

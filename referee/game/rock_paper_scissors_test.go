@@ -49,11 +49,11 @@ func TestRockPaperScissorsContext(t *testing.T) {
 		third  Outcome
 		want   string
 	}{
-		{0, Loss, `{"history":[{"opponent":"scissors","result":"win","you":"rock"},{"opponent":"paper","result":"draw","you":"paper"},` +
-			`{"opponent":"paper","result":"loss","you":"rock"},{"opponent":"paper","result":"win","you":"scissors"}],` +
+		{0, Loss, `{"history":[{"you":"rock","opponent":"scissors","result":"win"},{"you":"paper","opponent":"paper","result":"draw"},` +
+			`{"you":"rock","opponent":"paper","result":"loss"},{"you":"scissors","opponent":"paper","result":"win"}],` +
 			`"opponent_score":1,"round":5,"rounds":7,"your_score":2}`},
-		{1, Win, `{"history":[{"opponent":"rock","result":"loss","you":"scissors"},{"opponent":"paper","result":"draw","you":"paper"},` +
-			`{"opponent":"rock","result":"win","you":"paper"},{"opponent":"scissors","result":"loss","you":"paper"}],` +
+		{1, Win, `{"history":[{"you":"scissors","opponent":"rock","result":"loss"},{"you":"paper","opponent":"paper","result":"draw"},` +
+			`{"you":"paper","opponent":"rock","result":"win"},{"you":"paper","opponent":"scissors","result":"loss"}],` +
 			`"opponent_score":2,"round":5,"rounds":7,"your_score":1}`},
 	}
 	for _, tt := range tests {

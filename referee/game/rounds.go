@@ -34,14 +34,15 @@ type RoundsContext struct {
 	History []RoundRecord
 }
 
-// RoundRecord is one played round from the viewing player's side.
+// RoundRecord is one played round from the viewing player's side, as in the context's history.
 type RoundRecord struct {
 	// You and Opponent are the two choices.
-	You, Opponent string
-	// Number is even_odd's drawn number; 0 in rock_paper_scissors.
-	Number int
+	You      string `json:"you"`
+	Opponent string `json:"opponent"`
+	// Number is even_odd's drawn number, from 1; 0 and absent in rock_paper_scissors.
+	Number int `json:"number,omitempty"`
 	// Result is the round's result for the viewing player.
-	Result Outcome
+	Result Outcome `json:"result"`
 }
 
 // roundsGame is a best-of-N simultaneous choice game.
@@ -117,15 +118,12 @@ func (s roundsState) ToMove() []int {
 
 // Context implements State: the score and history from player i's side, never the next number.
 func (s roundsState) Context(i int) map[string]any {
-	history := make([]map[string]any, 0, len(s.played))
+	// Structs, not maps: a long match marshals this every step.
+	history := make([]RoundRecord, 0, len(s.played))
 	for k, p := range s.played {
-		h := map[string]any{
-			"you":      p.choices[i],
-			"opponent": p.choices[1-i],
-			"result":   resultFor(p.winner, i),
-		}
+		h := RoundRecord{You: p.choices[i], Opponent: p.choices[1-i], Result: resultFor(p.winner, i)}
 		if s.numbers != nil {
-			h["number"] = s.numbers[k]
+			h.Number = s.numbers[k]
 		}
 		history = append(history, h)
 	}
@@ -288,39 +286,49 @@ func (r *roundRules) parseContext(raw json.RawMessage) (RoundsContext, error) {
 	return ctx, nil
 }
 
+// roundsContextJSON decodes a step_context in one pass, since a long match sends hundreds of
+// history entries every step. Pointers tell a missing or null field from a zero one; history
+// entries need none because their zero values fail the checks anyway.
+type roundsContextJSON struct {
+	Round         *int           `json:"round"`
+	Rounds        *int           `json:"rounds"`
+	YourScore     *int           `json:"your_score"`
+	OpponentScore *int           `json:"opponent_score"`
+	History       *[]RoundRecord `json:"history"`
+}
+
 func (r *roundRules) readContext(raw json.RawMessage) (RoundsContext, error) {
-	fields, err := decodeObject(raw)
-	if err != nil {
+	if err := checkObject(raw); err != nil {
 		return RoundsContext{}, err
 	}
-	var ctx RoundsContext
+	var in roundsContextJSON
+	if err := json.Unmarshal(raw, &in); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			return RoundsContext{}, fmt.Errorf("field %q has the wrong type (got %s)", te.Field, te.Value)
+		}
+		return RoundsContext{}, fmt.Errorf("decode object: %w", err)
+	}
 	for _, f := range []struct {
 		name string
-		dst  *int
-	}{
-		{"round", &ctx.Round},
-		{"rounds", &ctx.Rounds},
-		{"your_score", &ctx.YourScore},
-		{"opponent_score", &ctx.OpponentScore},
-	} {
-		if *f.dst, err = intField(fields, f.name); err != nil {
-			return RoundsContext{}, err
+		v    *int
+	}{{"round", in.Round}, {"rounds", in.Rounds}, {"your_score", in.YourScore}, {"opponent_score", in.OpponentScore}} {
+		if f.v == nil {
+			return RoundsContext{}, fmt.Errorf("missing field %q", f.name)
 		}
 	}
+	if in.History == nil {
+		return RoundsContext{}, errors.New(`missing field "history"`)
+	}
+	ctx := RoundsContext{Round: *in.Round, Rounds: *in.Rounds, YourScore: *in.YourScore, OpponentScore: *in.OpponentScore, History: *in.History}
 	if ctx.Round < 1 || ctx.Round > ctx.Rounds {
 		return RoundsContext{}, fmt.Errorf("round %d outside 1..%d", ctx.Round, ctx.Rounds)
 	}
-	entries, err := arrayField(fields, "history")
-	if err != nil {
-		return RoundsContext{}, err
-	}
-	if len(entries) != ctx.Round-1 {
-		return RoundsContext{}, fmt.Errorf("round %d with %d history entries", ctx.Round, len(entries))
+	if len(ctx.History) != ctx.Round-1 {
+		return RoundsContext{}, fmt.Errorf("round %d with %d history entries", ctx.Round, len(ctx.History))
 	}
 	var yours, theirs int
-	for k, e := range entries {
-		rec, err := r.readRecord(e)
-		if err != nil {
+	for k, rec := range ctx.History {
+		if err := r.checkRecord(rec); err != nil {
 			return RoundsContext{}, fmt.Errorf("history[%d]: %w", k, err)
 		}
 		switch rec.Result {
@@ -329,55 +337,29 @@ func (r *roundRules) readContext(raw json.RawMessage) (RoundsContext, error) {
 		case Loss:
 			theirs++
 		}
-		ctx.History = append(ctx.History, rec)
 	}
 	if yours != ctx.YourScore || theirs != ctx.OpponentScore {
 		return RoundsContext{}, fmt.Errorf("score %d-%d does not match the history's %d-%d", ctx.YourScore, ctx.OpponentScore, yours, theirs)
 	}
-	if decided(yours, theirs, ctx.Rounds-len(entries)) {
+	if decided(yours, theirs, ctx.Rounds-len(ctx.History)) {
 		return RoundsContext{}, errors.New("match is over")
 	}
 	return ctx, nil
 }
 
-func (r *roundRules) readRecord(raw json.RawMessage) (RoundRecord, error) {
-	fields, err := decodeObject(raw)
-	if err != nil {
-		return RoundRecord{}, err
-	}
-	var rec RoundRecord
-	if rec.You, err = r.choiceField(fields, "you"); err != nil {
-		return RoundRecord{}, err
-	}
-	if rec.Opponent, err = r.choiceField(fields, "opponent"); err != nil {
-		return RoundRecord{}, err
-	}
-	if r.numberMax > 0 {
-		if rec.Number, err = intField(fields, "number"); err != nil {
-			return RoundRecord{}, err
-		}
-		if rec.Number < 1 || rec.Number > r.numberMax {
-			return RoundRecord{}, fmt.Errorf("number %d outside 1..%d", rec.Number, r.numberMax)
+// checkRecord checks one history entry against the rules: known choices, a number in range
+// when the game draws one, and the result the choices give.
+func (r *roundRules) checkRecord(rec RoundRecord) error {
+	for _, f := range []struct{ name, v string }{{"you", rec.You}, {"opponent", rec.Opponent}} {
+		if !slices.Contains(r.choices, f.v) {
+			return fmt.Errorf("field %q must be one of %s (got %q)", f.name, quoteAll(r.choices), f.v)
 		}
 	}
-	result, err := stringField(fields, "result")
-	if err != nil {
-		return RoundRecord{}, err
+	if r.numberMax > 0 && (rec.Number < 1 || rec.Number > r.numberMax) {
+		return fmt.Errorf("field \"number\" must be in 1..%d (got %d)", r.numberMax, rec.Number)
 	}
-	rec.Result = Outcome(result)
 	if want := resultFor(winnerOf(r.judge(rec.You, rec.Opponent, rec.Number)), 0); rec.Result != want {
-		return RoundRecord{}, fmt.Errorf("result %q, want %q", rec.Result, want)
+		return fmt.Errorf("result %q, want %q", rec.Result, want)
 	}
-	return rec, nil
-}
-
-func (r *roundRules) choiceField(fields map[string]json.RawMessage, name string) (string, error) {
-	c, err := stringField(fields, name)
-	if err != nil {
-		return "", err
-	}
-	if !slices.Contains(r.choices, c) {
-		return "", fmt.Errorf("field %q must be one of %s (got %q)", name, quoteAll(r.choices), c)
-	}
-	return c, nil
+	return nil
 }
