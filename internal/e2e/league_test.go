@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func TestThreePlayersTwoReferees(t *testing.T) {
+	run := runLeague(t, leagueOpts{players: 3, referees: 2, seed: 3})
+	run.checkLeague(t, 1)
+	for _, p := range append(run.players, run.refs...) {
+		if code := p.stop(t); code != 0 {
+			t.Errorf("%s exited %d on SIGTERM, want 0", p.name, code)
+		}
+	}
+	if code := run.lm.stop(t); code != 0 {
+		t.Errorf("league manager exited %d on SIGTERM, want 0", code)
+	}
+}
+
+func TestTenPlayersFiveRefereesEveryGame(t *testing.T) {
+	for _, tc := range []struct{ game, strategy string }{
+		{"tic_tac_toe", "random"},
+		{"rock_paper_scissors", "adaptive"},
+		{"even_odd", "seeded"},
+	} {
+		t.Run(tc.game, func(t *testing.T) {
+			run := runLeague(t, leagueOpts{players: 10, referees: 5, game: tc.game, strategy: tc.strategy, seed: 10})
+			run.checkLeague(t, 1)
+			t.Logf("%s: 45 matches in %v of league time", tc.game, run.elapsed)
+		})
+	}
+}
+
+func TestOddPlayerCountGivesByes(t *testing.T) {
+	run := runLeague(t, leagueOpts{players: 5, referees: 2, seed: 5})
+	run.checkLeague(t, 1)
+}
+
+func TestSameSeedSameStandings(t *testing.T) {
+	a := runLeague(t, leagueOpts{players: 6, referees: 3, seed: 77})
+	b := runLeague(t, leagueOpts{players: 6, referees: 3, seed: 77})
+	if got, want := fmt.Sprint(b.standings(t)), fmt.Sprint(a.standings(t)); got != want {
+		t.Errorf("same seed, different standings:\n%s\n%s", got, want)
+	}
+}
+
+func TestPythonPlayerJoinsALeague(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 is needed for the interop test (.ci/run installs it): %v", err)
+	}
+	script := filepath.Join(moduleRoot(), "internal", "e2e", "testdata", "python_player.py")
+	run := runLeague(t, leagueOpts{players: 3, referees: 1, seed: 9, extraPlayers: func(t *testing.T, lmURL string) int {
+		startProc(t, "python-player", nil, python, script, "--id", "py01", "--league", lmURL)
+		return 1
+	}})
+	run.checkLeague(t, 1)
+	db := run.openDB(t)
+	var played int
+	if err := db.QueryRow(`SELECT count(*) FROM matches m JOIN match_results r ON r.match_id = m.match_id WHERE m.players LIKE '%"py01"%' AND r.game_metadata LIKE '%"termination":"normal"%'`).Scan(&played); err != nil {
+		t.Fatal(err)
+	}
+	if played != 3 {
+		t.Errorf("the python player finished %d matches normally, want 3", played)
+	}
+}
