@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"sync"
@@ -37,6 +39,8 @@ type Config struct {
 	RegisterFor time.Duration
 	// CallTimeout is the deadline of each call to the League Manager.
 	CallTimeout time.Duration
+	// Stdout receives the one line "referee <id> listening on <url>" (os.Stdout when nil).
+	Stdout io.Writer
 }
 
 // Referee is a referee process: an HTTP server taking assignments from the League
@@ -90,6 +94,9 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	if cfg.RegisterFor <= 0 {
 		cfg.RegisterFor = 2 * time.Minute
 	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = os.Stdout
+	}
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 5 * time.Second
 	}
@@ -117,7 +124,8 @@ func (r *Referee) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("referee %s listening on %s\n", r.cfg.ID, srv.URL())
+	// Tools and tests read the endpoint from this one stdout line.
+	fmt.Fprintf(r.cfg.Stdout, "referee %s listening on %s\n", r.cfg.ID, srv.URL())
 	r.log.Info().Str("url", srv.URL()).Strs("games", r.cfg.Games).Msg("referee listening")
 	stop := func() {
 		cancelMatches()

@@ -1,0 +1,286 @@
+package referee
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/player"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+)
+
+// fakeLeague is a minimal League Manager: it registers agents, announces features and
+// records results.
+type fakeLeague struct {
+	features []string
+	srv      *httpserve.Server
+
+	mu        sync.Mutex
+	tokens    map[string]string // sender -> token
+	endpoints map[string]string
+	results   []*protocol.Message
+	got       chan struct{}
+}
+
+func startFakeLeague(t *testing.T, features []string) *fakeLeague {
+	t.Helper()
+	v, err := protocol.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeLeague{features: features, tokens: map[string]string{}, endpoints: map[string]string{}, got: make(chan struct{}, 16)}
+	f.srv, err = httpserve.Start("127.0.0.1:0", protocol.NewServer(protocol.HandlerFunc(f.handle), v, nil, zerolog.Nop()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.srv.Shutdown(context.Background()) })
+	return f
+}
+
+func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := m.Envelope
+	var p map[string]any
+	_ = m.Decode(&p)
+	var out *protocol.Message
+	var err error
+	switch e.MessageType {
+	case protocol.RegisterRefereeRequest, protocol.RegisterPlayerRequest:
+		tok := uuid.NewString()
+		f.tokens[e.Sender] = tok
+		f.endpoints[e.Sender] = p["endpoint_url"].(string)
+		typ := protocol.RegisterRefereeResponse
+		if e.MessageType == protocol.RegisterPlayerRequest {
+			typ = protocol.RegisterPlayerResponse
+		}
+		ans := map[string]any{"status": "registered", "auth_token": tok, "league_id": "league-1"}
+		if f.features != nil {
+			ans["features"] = f.features
+		}
+		out, err = m.Reply(typ, protocol.SenderLeagueManager, ans)
+	case protocol.AgentReadyRequest:
+		_, id := protocol.ParseSender(e.Sender)
+		kind, _ := protocol.ParseSender(e.Sender)
+		out, err = m.Reply(protocol.AgentReadyResponse, protocol.SenderLeagueManager, map[string]string{"status": "acknowledged", "agent_id": id, "agent_type": kind, "agent_state": "ACTIVE"})
+	case protocol.MatchResultReport:
+		if e.AuthToken != f.tokens[e.Sender] {
+			return nil, protocol.Errorf(protocol.ReasonUnauthorized, "bad token")
+		}
+		f.results = append(f.results, m)
+		f.got <- struct{}{}
+		out, err = m.Reply(protocol.MatchResultAck, protocol.SenderLeagueManager, map[string]string{"status": "acknowledged", "match_id": e.MatchID})
+	default:
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "no")
+	}
+	if out != nil {
+		out.Envelope.LeagueID = "league-1"
+	}
+	return out, err
+}
+
+func (f *fakeLeague) waitRegistered(t *testing.T, senders ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		n := 0
+		for _, s := range senders {
+			if f.tokens[s] != "" {
+				n++
+			}
+		}
+		f.mu.Unlock()
+		if n == len(senders) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%v did not register", senders)
+}
+
+// leagueWithAgents starts a fake league, a real referee and two real players.
+func leagueWithAgents(t *testing.T, features []string, maxMatches int) (*fakeLeague, *Referee) {
+	t.Helper()
+	f := startFakeLeague(t, features)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	ref, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), MaxMatches: maxMatches, Stdout: io.Discard,
+		MoveTimeout: 500 * time.Millisecond, JoinTimeout: 500 * time.Millisecond, Penalties: Penalties{MoveWarnings: 1, ForcedMoves: 1}}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wg.Go(func() {
+		if err := ref.Run(ctx); err != nil {
+			t.Errorf("referee: %v", err)
+		}
+	})
+	for _, id := range []string{"p1", "p2"} {
+		p, err := player.New(player.Config{ID: id, Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), Strategy: "random", Seed: 1, Stdout: io.Discard}, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			if err := p.Run(ctx); err != nil {
+				t.Errorf("player: %v", err)
+			}
+		})
+	}
+	f.waitRegistered(t, "referee:ref1", "player:p1", "player:p2")
+	return f, ref
+}
+
+func (f *fakeLeague) assignment(matchID string, signed, credentials bool) *protocol.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := map[string]any{
+		"match_id": matchID, "round_id": "round-1", "game_type": game.TypeTicTacToe, "players": []string{"p1", "p2"},
+		"player_endpoints": map[string]string{"p1": f.endpoints["player:p1"], "p2": f.endpoints["player:p2"]},
+		"match_seed":       5,
+	}
+	if credentials {
+		p["match_credentials"] = map[string]string{
+			"p1": protocol.MatchCredential(f.tokens["player:p1"], matchID),
+			"p2": protocol.MatchCredential(f.tokens["player:p2"], matchID),
+		}
+	}
+	m, _ := protocol.NewMessage(protocol.MatchAssignment, protocol.SenderLeagueManager, p)
+	m.Envelope.MatchID, m.Envelope.RoundID, m.Envelope.GameType = matchID, "round-1", game.TypeTicTacToe
+	if signed {
+		m.Envelope.AuthToken = f.tokens["referee:ref1"]
+	}
+	return m
+}
+
+func (f *fakeLeague) send(t *testing.T, m *protocol.Message) (*protocol.Message, error) {
+	t.Helper()
+	v, _ := protocol.NewValidator()
+	c := protocol.NewClient(v, nil)
+	defer c.Close()
+	f.mu.Lock()
+	url := f.endpoints["referee:ref1"]
+	f.mu.Unlock()
+	return c.Call(context.Background(), url, m, protocol.CallOptions{Timeout: 2 * time.Second})
+}
+
+func (f *fakeLeague) waitResults(t *testing.T, n int) []*protocol.Message {
+	t.Helper()
+	for range n {
+		select {
+		case <-f.got:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no result within 20 s")
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*protocol.Message(nil), f.results...)
+}
+
+func TestRefereeRequiresAnnouncedProtections(t *testing.T) {
+	f, _ := leagueWithAgents(t, []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}, 1)
+	cases := []struct {
+		name                string
+		signed, credentials bool
+		forge               func(m *protocol.Message)
+		want                protocol.Reason
+	}{
+		{"unsigned", false, true, nil, protocol.ReasonUnauthorized},
+		{"wrong token", true, true, func(m *protocol.Message) { m.Envelope.AuthToken = uuid.NewString() }, protocol.ReasonUnauthorized},
+		{"no credentials", true, false, nil, protocol.ReasonUnauthorized},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := f.assignment(fmt.Sprintf("m-bad-%d", i), tc.signed, tc.credentials)
+			if tc.forge != nil {
+				tc.forge(m)
+			}
+			_, err := f.send(t, m)
+			if got := protocol.ReasonOf(err); got != tc.want {
+				t.Errorf("got %v, want %s", err, tc.want)
+			}
+		})
+	}
+	// A valid assignment runs a whole match between the real players.
+	ack, err := f.send(t, f.assignment("m-ok", true, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.Envelope.MessageType != protocol.MatchAssignmentAck || ack.Envelope.MatchID != "m-ok" {
+		t.Errorf("got %+v", ack.Envelope)
+	}
+	res := f.waitResults(t, 1)
+	var p struct {
+		Players  []string          `json:"players"`
+		Outcome  map[string]string `json:"outcome"`
+		Metadata Metadata          `json:"game_metadata"`
+	}
+	if err := res[0].Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Metadata.Termination != EndNormal || p.Metadata.MatchSeed != 5 || len(p.Metadata.Moves) < 5 || p.Metadata.FinalState == nil {
+		t.Errorf("got metadata %+v", p.Metadata)
+	}
+	if len(p.Outcome) != 2 {
+		t.Errorf("got outcome %v", p.Outcome)
+	}
+}
+
+func TestRefereeWorksWithALeagueThatAnnouncesNothing(t *testing.T) {
+	f, _ := leagueWithAgents(t, nil, 1)
+	if _, err := f.send(t, f.assignment("m-python", false, false)); err != nil {
+		t.Fatalf("unprotected assignment refused: %v", err)
+	}
+	res := f.waitResults(t, 1)
+	var p struct {
+		Metadata Metadata `json:"game_metadata"`
+	}
+	_ = res[0].Decode(&p)
+	if p.Metadata.Termination != EndNormal {
+		t.Errorf("got termination %s (violations %+v)", p.Metadata.Termination, p.Metadata.Violations)
+	}
+}
+
+func TestRefereeCapacityAndRetriedAssignments(t *testing.T) {
+	f, ref := leagueWithAgents(t, []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}, 1)
+	// Occupy the only slot as if match m-1 were running.
+	ref.mu.Lock()
+	ref.running["m-1"] = &Assignment{MatchID: "m-1"}
+	ref.mu.Unlock()
+	// The same assignment again (a retry) is acknowledged without starting a second match.
+	if _, err := f.send(t, f.assignment("m-1", true, true)); err != nil {
+		t.Fatalf("retried assignment refused: %v", err)
+	}
+	if _, err := f.send(t, f.assignment("m-2", true, true)); protocol.ReasonOf(err) != protocol.ReasonBusy {
+		t.Errorf("got %v, want BUSY", err)
+	}
+	if st := ref.Status(); len(st.ActiveMatches) != 1 || st.State != "ACTIVE" {
+		t.Errorf("got status %+v", st)
+	}
+	ref.mu.Lock()
+	delete(ref.running, "m-1")
+	ref.mu.Unlock()
+	m := f.assignment("m-3", true, true)
+	var p map[string]any
+	_ = json.Unmarshal(m.Payload, &p)
+	p["game_type"] = "chess"
+	m.Payload, _ = json.Marshal(p)
+	m.Envelope.GameType = "chess"
+	if _, err := f.send(t, m); protocol.ReasonOf(err) != protocol.ReasonUnsupportedGame {
+		t.Errorf("got %v, want UNSUPPORTED_GAME", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.results) != 0 {
+		t.Errorf("got %d results, want none", len(f.results))
+	}
+}
