@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ownProcesses lists the live processes running one of the test binaries.
+func ownProcesses(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || !strings.HasPrefix(exe, binDir+string(os.PathSeparator)) {
+			continue
+		}
+		// A zombie is already dead: only its parent has not reaped it yet.
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if fields := strings.Fields(string(stat)); len(fields) > 2 && fields[2] == "Z" {
+			continue
+		}
+		out = append(out, e.Name()+" "+exe)
+	}
+	return out
+}
+
+func waitNoOwnProcesses(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(ownProcesses(t)) == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("processes survived the demo: %v", ownProcesses(t))
+}
+
+func demoCmd(t *testing.T) (*exec.Cmd, string) {
+	dir := t.TempDir()
+	cmd := exec.Command(filepath.Join(binDir, "league"), "demo", "--players", "4", "--referees", "2", "--seed", "4",
+		"--config", filepath.Join(moduleRoot(), "config", "league.yaml"),
+		"--data", filepath.Join(dir, "data"), "--log-dir", filepath.Join(dir, "logs"), "--timeout", "60s")
+	return cmd, dir
+}
+
+func TestDemoRunsALeagueAndStopsEveryProcess(t *testing.T) {
+	waitNoOwnProcesses(t)
+	cmd, dir := demoCmd(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo failed: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"Final standings", "matches 6/6", "matches/s", "rank  player"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, text)
+		}
+	}
+	for _, f := range []string{"data/league.db", "logs/audit.jsonl", "logs/league_manager.log", "logs/referee_ref1.log", "logs/player_p01.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("demo left no %s: %v", f, err)
+		}
+	}
+	waitNoOwnProcesses(t)
+}
+
+func TestDemoInterruptedStopsEveryProcess(t *testing.T) {
+	waitNoOwnProcesses(t)
+	cmd, _ := demoCmd(t)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the players are up, as Ctrl-C would.
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "players on ports") {
+			break
+		}
+	}
+	if len(ownProcesses(t)) < 7 {
+		t.Errorf("expected the League Manager, 2 referees and 4 players running, got %v", ownProcesses(t))
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	_ = cmd.Wait()
+	waitNoOwnProcesses(t)
+}
