@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -175,14 +176,25 @@ func retryable(err error, reasons []Reason) bool {
 	return true
 }
 
-// backoff is base*2^(n-1) capped at max, with jitter in [d/2, d].
+// backoff is base*2^(n-1) capped at max, with jitter in [d/2, d]. The doubling saturates
+// instead of overflowing, so a long retry loop without MaxBackoff never falls back to 0.
 func backoff(p RetryPolicy, n int) time.Duration {
-	d := p.Backoff << (n - 1)
-	if p.MaxBackoff > 0 && (d > p.MaxBackoff || d <= 0) {
-		d = p.MaxBackoff
-	}
+	d := p.Backoff
 	if d <= 0 {
 		return 0
+	}
+	for i := 1; i < n; i++ {
+		if p.MaxBackoff > 0 && d >= p.MaxBackoff {
+			break
+		}
+		if d > math.MaxInt64/2 {
+			d = math.MaxInt64
+			break
+		}
+		d *= 2
+	}
+	if p.MaxBackoff > 0 && d > p.MaxBackoff {
+		d = p.MaxBackoff
 	}
 	return d/2 + rand.N(d/2+1)
 }

@@ -6,6 +6,11 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,14 +108,20 @@ type Message struct {
 // Now formats t as a UTC timestamp with a Z designator.
 func Now(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
-// ParseTime reads a UTC timestamp in either accepted form (Z or +00:00).
+// timestampPattern is the schema's timestamp rule (defs.json#/$defs/timestamp): UTC only,
+// Z or +00:00, up to nine fractional digits after a dot.
+var timestampPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|\+00:00)$`)
+
+// ParseTime reads a UTC timestamp in either accepted form (Z or +00:00). Other offsets,
+// including -00:00, and forms the schema refuses (a comma before the fraction, more than
+// nine fractional digits) are refused.
 func ParseTime(s string) (time.Time, error) {
+	if !timestampPattern.MatchString(s) {
+		return time.Time{}, fmt.Errorf("parse timestamp: %q is not RFC 3339 UTC with Z or +00:00", s)
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("parse timestamp: %w", err)
-	}
-	if _, off := t.Zone(); off != 0 {
-		return time.Time{}, fmt.Errorf("parse timestamp: %q is not UTC", s)
 	}
 	return t.UTC(), nil
 }
@@ -142,10 +153,115 @@ func newMessage(messageType, sender, conversationID string, payload any) (*Messa
 	}, nil
 }
 
-// Decode unmarshals the payload into v.
+// Decode unmarshals the payload into v. A payload member whose name matches a field of v
+// only when case is ignored (e.g. "PLAYER_ID" for player_id) is refused: encoding/json
+// would fill the field with it although the schema checked only the exact name, which
+// would let an unchecked value past validation.
 func (m *Message) Decode(v any) error {
+	generic, err := decodeValue(m.Payload)
+	if err != nil {
+		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
+	}
+	if err := checkMemberCase(generic, reflect.TypeOf(v), ""); err != nil {
+		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
+	}
 	if err := json.Unmarshal(m.Payload, v); err != nil {
 		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
 	}
 	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// checkMemberCase walks a decoded value along the Go type it is decoded into and refuses
+// an object member that names a struct field with other case than its JSON name.
+func checkMemberCase(v any, t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields, 0)
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if ft, ok := fields[k]; ok {
+				if err := checkMemberCase(obj[k], ft, path+"/"+escapePointer(k)); err != nil {
+					return err
+				}
+				continue
+			}
+			for name := range fields {
+				if strings.EqualFold(name, k) {
+					return fmt.Errorf("%s: member %q must be spelled %q", path+"/"+escapePointer(k), k, name)
+				}
+			}
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if err := checkMemberCase(obj[k], t.Elem(), path+"/"+escapePointer(k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		arr, ok := v.([]any)
+		if !ok {
+			return nil
+		}
+		for i, e := range arr {
+			if err := checkMemberCase(e, t.Elem(), path+"/"+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields adds the JSON member names of struct t and their types to out, following
+// embedded structs as encoding/json does; a name already present (a shallower field) wins.
+func jsonFields(t reflect.Type, out map[string]reflect.Type, depth int) {
+	if depth > MaxDepth {
+		return
+	}
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				embedded = append(embedded, et)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, ok := out[name]; !ok {
+			out[name] = f.Type
+		}
+	}
+	for _, et := range embedded {
+		jsonFields(et, out, depth+1)
+	}
 }

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/rs/zerolog"
 )
@@ -123,9 +126,27 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 	if !ok {
 		return s.finish(ex, errorResponse(nullID, Errorf(ReasonInvalidRequest, "invalid request: expected a JSON-RPC request object")))
 	}
+	// The claimed sender and conversation go to the recorder even when the request is refused.
+	ex.Peer, ex.ConversationID = envelopeIdentity(obj["params"])
 	id, hasID, idOK := requestID(obj)
 	if !idOK {
 		return s.finish(ex, errorResponse(nullID, Errorf(ReasonInvalidRequest, "invalid request: id must be a string, a number or null")))
+	}
+	// An invalid request object is answered even without an id (JSON-RPC 2.0 section 5:
+	// id null when it cannot be read); only a valid notification goes unanswered.
+	if obj["jsonrpc"] != JSONRPCVersion {
+		return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, `invalid request: jsonrpc must be "2.0"`)))
+	}
+	method, ok := obj["method"].(string)
+	if !ok {
+		return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: method must be a string")))
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		switch k {
+		case "jsonrpc", "method", "params", "id":
+		default:
+			return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: unknown member %q", k)))
+		}
 	}
 	respond := func(resp *Response) []byte {
 		if !hasID {
@@ -135,30 +156,12 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 		}
 		return s.finish(ex, resp)
 	}
-	if obj["jsonrpc"] != JSONRPCVersion {
-		return respond(errorResponse(id, Errorf(ReasonInvalidRequest, `invalid request: jsonrpc must be "2.0"`)))
-	}
-	method, ok := obj["method"].(string)
-	if !ok {
-		return respond(errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: method must be a string")))
-	}
-	for k := range obj {
-		switch k {
-		case "jsonrpc", "method", "params", "id":
-		default:
-			return respond(errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: unknown member %q", k)))
-		}
-	}
 	if method != Method {
 		return respond(errorResponse(id, Errorf(ReasonMethodNotFound, "method not found: only %q is served", Method)))
 	}
 	params, ok := obj["params"]
 	if !ok {
 		return respond(errorResponse(id, Errorf(ReasonSchemaViolation, "invalid params: missing params")))
-	}
-	if env, ok := params.(map[string]any)["envelope"].(map[string]any); ok {
-		ex.ConversationID, _ = env["conversation_id"].(string)
-		ex.Peer, _ = env["sender"].(string)
 	}
 	if vs := s.validator.ValidateParams(params); len(vs) > 0 {
 		e := Errorf(ReasonSchemaViolation, "invalid params: %d schema violation(s)", len(vs))
@@ -175,14 +178,20 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 	log := s.log.With().Str("conversation_id", ex.ConversationID).Str("message_type", req.Params.Envelope.MessageType).Logger()
 	ctx = log.WithContext(ctx)
 	answer, err := s.handler.Handle(ctx, req.Params)
-	if err == nil && answer != nil {
+	switch {
+	case err != nil:
+	case answer == nil:
+		if hasID {
+			err = errors.New("handler returned no answer")
+		}
+	default:
 		if verr := s.validator.ValidateMessage(answer); verr != nil {
-			err = verr
+			err = fmt.Errorf("answer: %w", verr)
 		}
 	}
 	if err != nil {
-		var pe *Error
-		if !errors.As(err, &pe) {
+		pe := publicError(err)
+		if pe == nil {
 			log.Error().Err(err).Msg("handler failed")
 			pe = Errorf(ReasonInternal, "internal error")
 		}
@@ -191,6 +200,34 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 		return respond(errorResponse(id, pe))
 	}
 	return respond(&Response{JSONRPC: JSONRPCVersion, Result: answer, ID: id})
+}
+
+// publicError returns a copy of the *Error err carries, with the code its reason fixes,
+// or nil when err carries none (or one without a reason) and must be answered as INTERNAL.
+// The copy keeps the handler's value untouched: it may be shared between requests.
+func publicError(err error) *Error {
+	var pe *Error
+	if !errors.As(err, &pe) || pe == nil || pe.Data == nil || pe.Data.Reason == "" {
+		return nil
+	}
+	return &Error{
+		Code:    pe.Data.Reason.Code(),
+		Message: pe.Message,
+		Data: &ErrorData{
+			Reason:     pe.Data.Reason,
+			Details:    pe.Data.Details,
+			Violations: slices.Clone(pe.Data.Violations),
+		},
+	}
+}
+
+// envelopeIdentity reads the claimed sender and conversation id of a decoded params value.
+func envelopeIdentity(params any) (sender, conversationID string) {
+	p, _ := params.(map[string]any)
+	env, _ := p["envelope"].(map[string]any)
+	sender, _ = env["sender"].(string)
+	conversationID, _ = env["conversation_id"].(string)
+	return sender, conversationID
 }
 
 // finish records the exchange and encodes the answer.

@@ -165,7 +165,7 @@ func collect(err error, prefix string) []Violation {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			out = append(out, Violation{Path: prefix + e.InstanceLocation, Message: e.Message})
+			out = append(out, Violation{Path: prefix + e.InstanceLocation, Message: sortPropertyNames(e.Message)})
 			return
 		}
 		for _, c := range e.Causes {
@@ -173,8 +173,28 @@ func collect(err error, prefix string) []Violation {
 		}
 	}
 	walk(ve)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	// The schema library visits properties in map order: sort, so that the same message
+	// always gets the same answer.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Message < out[j].Message
+	})
 	return dedupe(out)
+}
+
+// sortPropertyNames sorts the names listed by the schema library's "additionalProperties
+// 'a', 'b' not allowed", which come in map order. Names are quoted with every ' escaped,
+// so "', '" only ever separates two names.
+func sortPropertyNames(msg string) string {
+	const head, tail = "additionalProperties '", "' not allowed"
+	if !strings.HasPrefix(msg, head) || !strings.HasSuffix(msg, tail) || len(msg) < len(head)+len(tail) {
+		return msg
+	}
+	names := strings.Split(msg[len(head):len(msg)-len(tail)], "', '")
+	slices.Sort(names)
+	return head + strings.Join(names, "', '") + tail
 }
 
 func dedupe(vs []Violation) []Violation {

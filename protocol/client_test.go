@@ -1,0 +1,386 @@
+package protocol_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// fakePeer is an HTTP peer that keeps every request body and answers with answer(n, req),
+// n counting requests from 1.
+type fakePeer struct {
+	t      testing.TB
+	mu     sync.Mutex
+	bodies [][]byte
+	answer func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request)
+}
+
+func newFakePeer(t testing.TB, answer func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request)) (*fakePeer, *httptest.Server) {
+	p := &fakePeer{t: t, answer: answer}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return p, srv
+}
+
+func (p *fakePeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body []byte
+	var req protocol.Request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		p.t.Errorf("peer: decode request: %v", err)
+		return
+	}
+	body, _ = json.Marshal(req)
+	p.mu.Lock()
+	p.bodies = append(p.bodies, body)
+	n := len(p.bodies)
+	p.mu.Unlock()
+	p.answer(n, req, w, r)
+}
+
+func (p *fakePeer) requests() []protocol.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]protocol.Request, len(p.bodies))
+	for i, b := range p.bodies {
+		if err := json.Unmarshal(b, &out[i]); err != nil {
+			p.t.Fatalf("decode kept request: %v", err)
+		}
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// answerResult answers with a valid HEARTBEAT_RESPONSE.
+func answerResult(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+	return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, protocol.Response{JSONRPC: "2.0", Result: heartbeatAnswer(t, req.Params), ID: req.ID})
+	}
+}
+
+// answerError answers with reason.
+func answerError(reason protocol.Reason) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+	return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, protocol.Response{JSONRPC: "2.0", Error: protocol.Errorf(reason, "no"), ID: req.ID})
+	}
+}
+
+func newClient(t testing.TB, rec protocol.Recorder) *protocol.Client {
+	c := protocol.NewClient(validator(t), rec)
+	t.Cleanup(c.Close)
+	return c
+}
+
+var quickRetry = protocol.RetryPolicy{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Reasons: []protocol.Reason{protocol.ReasonRateLimited}}
+
+func TestClientCall(t *testing.T) {
+	rec := &recorder{}
+	srv := serve(t, echoHandler(t), nil)
+	c := newClient(t, rec)
+	m := heartbeat(t)
+	ans, err := c.Call(context.Background(), srv.URL, m, protocol.CallOptions{Timeout: 5 * time.Second, Retry: quickRetry, Peer: protocol.SenderLeagueManager})
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	if ans.Envelope.MessageType != protocol.HeartbeatResponse || ans.Envelope.ConversationID != m.Envelope.ConversationID {
+		t.Errorf("got %s %s, want %s %s", ans.Envelope.MessageType, ans.Envelope.ConversationID, protocol.HeartbeatResponse, m.Envelope.ConversationID)
+	}
+	exs := rec.exchanges()
+	if len(exs) != 1 {
+		t.Fatalf("got %d recorded exchanges, want 1", len(exs))
+	}
+	ex := exs[0]
+	if ex.Inbound || ex.Peer != protocol.SenderLeagueManager || ex.ConversationID != m.Envelope.ConversationID || ex.Request == nil || ex.Response == nil {
+		t.Errorf("got exchange %+v, want an outbound one to league_manager with request and response", ex)
+	}
+}
+
+func TestClientRetries(t *testing.T) {
+	tests := []struct {
+		name         string
+		answer       func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request)
+		wantRequests int
+		wantReason   protocol.Reason
+		wantStatus   int
+		wantOK       bool
+	}{
+		{name: "listed reason until attempts run out", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return answerError(protocol.ReasonRateLimited)
+		}, wantRequests: 3, wantReason: protocol.ReasonRateLimited},
+		{name: "listed reason then success", answer: func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request) {
+				if n < 3 {
+					answerError(protocol.ReasonRateLimited)(n, req, w, r)
+					return
+				}
+				answerResult(t)(n, req, w, r)
+			}
+		}, wantRequests: 3, wantOK: true},
+		{name: "unlisted reason", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return answerError(protocol.ReasonUnauthorized)
+		}, wantRequests: 1, wantReason: protocol.ReasonUnauthorized},
+		{name: "http 503", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, _ protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
+		}, wantRequests: 3, wantStatus: http.StatusServiceUnavailable},
+		{name: "http 413", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, _ protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusRequestEntityTooLarge)
+			}
+		}, wantRequests: 1, wantStatus: http.StatusRequestEntityTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			peer, srv := newFakePeer(t, tt.answer(t))
+			c := newClient(t, nil)
+			m := heartbeat(t)
+			ans, err := c.Call(context.Background(), srv.URL, m, protocol.CallOptions{Timeout: 5 * time.Second, Retry: quickRetry})
+			if tt.wantOK {
+				if err != nil || ans == nil {
+					t.Fatalf("got %v, %v, want an answer", ans, err)
+				}
+			} else if err == nil {
+				t.Fatalf("got answer %+v, want an error", ans)
+			}
+			if got := protocol.ReasonOf(err); got != tt.wantReason {
+				t.Errorf("got reason %q, want %q (%v)", got, tt.wantReason, err)
+			}
+			var se *protocol.StatusError
+			if tt.wantStatus != 0 && (!errors.As(err, &se) || se.Code != tt.wantStatus) {
+				t.Errorf("got %v, want http status %d", err, tt.wantStatus)
+			}
+			reqs := peer.requests()
+			if len(reqs) != tt.wantRequests {
+				t.Fatalf("got %d requests, want %d", len(reqs), tt.wantRequests)
+			}
+			// Every attempt is the same call: same JSON-RPC id, same conversation.
+			for i, r := range reqs {
+				if string(r.ID) != string(reqs[0].ID) {
+					t.Errorf("attempt %d: got id %s, want %s", i+1, r.ID, reqs[0].ID)
+				}
+				if r.Params == nil || r.Params.Envelope.ConversationID != m.Envelope.ConversationID {
+					t.Errorf("attempt %d: got params %+v, want conversation %s", i+1, r.Params, m.Envelope.ConversationID)
+				}
+			}
+		})
+	}
+}
+
+func TestClientRetriesTransportFailure(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	if err := ln.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	rec := &recorder{}
+	c := newClient(t, rec)
+	m := heartbeat(t)
+	_, err = c.Call(context.Background(), url, m, protocol.CallOptions{Timeout: 5 * time.Second, Retry: quickRetry})
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) {
+		t.Fatalf("got %v, want a connection error", err)
+	}
+	exs := rec.exchanges()
+	if len(exs) != quickRetry.Attempts {
+		t.Fatalf("got %d attempts, want %d", len(exs), quickRetry.Attempts)
+	}
+	for i, ex := range exs {
+		if ex.Response != nil || string(ex.Request) != string(exs[0].Request) || ex.ConversationID != m.Envelope.ConversationID {
+			t.Errorf("attempt %d: got %+v, want the same request and no response", i+1, ex)
+		}
+	}
+}
+
+func TestClientTimeoutPerAttempt(t *testing.T) {
+	release := make(chan struct{})
+	block := func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		answerResult(t)(n, req, w, r)
+	}
+	t.Run("single attempt", func(t *testing.T) {
+		_, srv := newFakePeer(t, func(_ int, req protocol.Request, w http.ResponseWriter, r *http.Request) { block(1, req, w, r) })
+		c := newClient(t, nil)
+		_, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 50 * time.Millisecond, Retry: protocol.RetryPolicy{Attempts: 1}})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("got %v, want context.DeadlineExceeded", err)
+		}
+	})
+	t.Run("second attempt has its own deadline", func(t *testing.T) {
+		peer, srv := newFakePeer(t, block)
+		c := newClient(t, nil)
+		ans, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 50 * time.Millisecond, Retry: quickRetry})
+		if err != nil || ans == nil {
+			t.Fatalf("got %v, %v, want the second attempt's answer", ans, err)
+		}
+		if got := len(peer.requests()); got != 2 {
+			t.Errorf("got %d requests, want 2", got)
+		}
+	})
+	close(release)
+}
+
+func TestClientCallerContext(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	arrived := make(chan struct{}, 1)
+	peer, srv := newFakePeer(t, func(_ int, _ protocol.Request, _ http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	c := newClient(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	_, err := c.Call(ctx, srv.URL, heartbeat(t), protocol.CallOptions{Retry: protocol.RetryPolicy{Attempts: 5, Backoff: time.Millisecond}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+	if got := len(peer.requests()); got != 1 {
+		t.Errorf("got %d requests, want 1: a cancelled call is not retried", got)
+	}
+}
+
+func TestClientBadResponse(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request)
+	}{
+		{name: "wrong id", answer: func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				writeJSON(w, protocol.Response{JSONRPC: "2.0", Result: heartbeatAnswer(t, req.Params), ID: json.RawMessage(`"other"`)})
+			}
+		}},
+		{name: "wrong jsonrpc", answer: func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				writeJSON(w, protocol.Response{JSONRPC: "1.0", Result: heartbeatAnswer(t, req.Params), ID: req.ID})
+			}
+		}},
+		{name: "invalid result", answer: func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				a := heartbeatAnswer(t, req.Params)
+				a.Payload = json.RawMessage(`{"status":"maybe"}`)
+				writeJSON(w, protocol.Response{JSONRPC: "2.0", Result: a, ID: req.ID})
+			}
+		}},
+		{name: "no result", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				writeJSON(w, map[string]any{"jsonrpc": "2.0", "id": req.ID})
+			}
+		}},
+		{name: "not json", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, _ protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write([]byte("<html>"))
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, srv := newFakePeer(t, tt.answer(t))
+			c := newClient(t, nil)
+			_, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 5 * time.Second, Retry: protocol.RetryPolicy{Attempts: 1}})
+			if !errors.Is(err, protocol.ErrBadResponse) {
+				t.Errorf("got %v, want ErrBadResponse", err)
+			}
+		})
+	}
+}
+
+func TestClientRefusesInvalidMessage(t *testing.T) {
+	bad := heartbeat(t)
+	bad.Envelope.AuthToken = ""
+	badPayload := heartbeat(t)
+	badPayload.Payload = json.RawMessage(`{"active_matches":"m1"}`)
+	for _, tt := range []struct {
+		name string
+		m    *protocol.Message
+	}{{"missing auth_token", bad}, {"bad payload", badPayload}, {"nil", nil}} {
+		t.Run(tt.name, func(t *testing.T) {
+			peer, srv := newFakePeer(t, answerResult(t))
+			rec := &recorder{}
+			c := newClient(t, rec)
+			_, err := c.Call(context.Background(), srv.URL, tt.m, protocol.CallOptions{Retry: quickRetry})
+			if err == nil {
+				t.Fatal("got nil error, want a refusal")
+			}
+			if n := len(peer.requests()); n != 0 {
+				t.Errorf("got %d requests at the peer, want 0", n)
+			}
+			if n := len(rec.exchanges()); n != 0 {
+				t.Errorf("got %d recorded exchanges, want 0", n)
+			}
+		})
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		name string
+		p    protocol.RetryPolicy
+		// want returns the upper bound d of retry n; every delay is in [d/2, d].
+		want func(n int) time.Duration
+		maxN int
+	}{
+		{name: "doubling capped", p: protocol.RetryPolicy{Backoff: 10 * time.Millisecond, MaxBackoff: time.Second}, maxN: 12,
+			want: func(n int) time.Duration { return min(10*time.Millisecond<<(n-1), time.Second) }},
+		{name: "uncapped", p: protocol.RetryPolicy{Backoff: time.Millisecond}, maxN: 10,
+			want: func(n int) time.Duration { return time.Millisecond << (n - 1) }},
+		{name: "cap below base", p: protocol.RetryPolicy{Backoff: time.Second, MaxBackoff: 100 * time.Millisecond}, maxN: 4,
+			want: func(int) time.Duration { return 100 * time.Millisecond }},
+		{name: "no base", p: protocol.RetryPolicy{MaxBackoff: time.Second}, maxN: 4,
+			want: func(int) time.Duration { return 0 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for n := 1; n <= tt.maxN; n++ {
+				d := tt.want(n)
+				for range 200 {
+					got := protocol.Backoff(tt.p, n)
+					if got < d/2 || got > d {
+						t.Fatalf("retry %d: got %v, want within [%v, %v]", n, got, d/2, d)
+					}
+				}
+			}
+		})
+	}
+	t.Run("saturates without overflow", func(t *testing.T) {
+		p := protocol.RetryPolicy{Backoff: 100 * time.Millisecond}
+		for _, n := range []int{40, 64, 65, 200, 1000} {
+			if got := protocol.Backoff(p, n); got < math.MaxInt64/2 {
+				t.Errorf("retry %d: got %v, want at least %v", n, got, time.Duration(math.MaxInt64/2))
+			}
+		}
+		capped := protocol.RetryPolicy{Backoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second}
+		for _, n := range []int{40, 64, 65, 1000} {
+			if got := protocol.Backoff(capped, n); got < time.Second || got > 2*time.Second {
+				t.Errorf("capped retry %d: got %v, want within [1s, 2s]", n, got)
+			}
+		}
+	})
+}

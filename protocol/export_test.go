@@ -1,0 +1,4 @@
+package protocol
+
+// Backoff exposes backoff to the external tests.
+var Backoff = backoff
