@@ -65,8 +65,13 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 // Call sends m to url and returns the answer. A remote error comes back as *Error.
 func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptions) (*Message, error) {
-	if err := c.validator.ValidateMessage(m); err != nil {
-		return nil, fmt.Errorf("refuse to send: %w", err)
+	if m == nil {
+		return nil, errors.New("refuse to send: no message")
+	}
+	if c.validator.SelfCheck {
+		if err := c.validator.ValidateMessage(m); err != nil {
+			return nil, fmt.Errorf("refuse to send: %w", err)
+		}
 	}
 	id, _ := json.Marshal(uuid.NewString())
 	body, err := json.Marshal(Request{JSONRPC: JSONRPCVersion, Method: Method, Params: m, ID: id})
@@ -127,6 +132,9 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 	}
 	if resp.Result == nil {
 		return nil, fmt.Errorf("%w: %s from %s: no result", ErrBadResponse, m.Envelope.MessageType, url)
+	}
+	if resp.Result.Envelope.ConversationID != m.Envelope.ConversationID {
+		return nil, fmt.Errorf("%w: %s from %s: answer belongs to another conversation", ErrBadResponse, m.Envelope.MessageType, url)
 	}
 	if err := c.validator.ValidateMessage(resp.Result); err != nil {
 		return resp.Result, fmt.Errorf("%w: %w", ErrBadResponse, err)

@@ -24,8 +24,15 @@ func TestMain(m *testing.M) {
 // testToken is a valid auth_token that no answer may ever echo.
 const testToken = "tok_Secret-4f1c9e2a.b7d3"
 
-// testValidator compiles the schemas once for the whole package.
-var testValidator = sync.OnceValues(protocol.NewValidator)
+// testValidator compiles the schemas once for the whole package, with self-checks on
+// so the tests see both sides refuse what violates the schemas.
+var testValidator = sync.OnceValues(func() (*protocol.Validator, error) {
+	v, err := protocol.NewValidator()
+	if v != nil {
+		v.SelfCheck = true
+	}
+	return v, err
+})
 
 func validator(t testing.TB) *protocol.Validator {
 	t.Helper()

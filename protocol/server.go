@@ -184,7 +184,7 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 		if hasID {
 			err = errors.New("handler returned no answer")
 		}
-	default:
+	case s.validator.SelfCheck:
 		if verr := s.validator.ValidateMessage(answer); verr != nil {
 			err = fmt.Errorf("answer: %w", verr)
 		}

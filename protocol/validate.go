@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,7 +52,14 @@ func (v Violation) String() string {
 type Validator struct {
 	envelope *jsonschema.Schema
 	messages map[string]*jsonschema.Schema
+	// SelfCheck makes servers check their own answers and clients their own requests
+	// before sending. Receivers always check what they receive, so this only moves the
+	// error to the side that made it: tests and debugging turn it on (SelfCheckEnv).
+	SelfCheck bool
 }
+
+// SelfCheckEnv, when set to a non-empty value, turns SelfCheck on in NewValidator.
+const SelfCheckEnv = "LEAGUE_SELF_CHECK"
 
 // NewValidator compiles every embedded schema.
 func NewValidator() (*Validator, error) {
@@ -71,7 +79,7 @@ func NewValidator() (*Validator, error) {
 			return nil, fmt.Errorf("add schema %s: %w", name, err)
 		}
 	}
-	v := &Validator{messages: map[string]*jsonschema.Schema{}}
+	v := &Validator{messages: map[string]*jsonschema.Schema{}, SelfCheck: os.Getenv(SelfCheckEnv) != ""}
 	if v.envelope, err = c.Compile(schemas.BaseURI + "defs.json#/$defs/envelope"); err != nil {
 		return nil, fmt.Errorf("compile envelope schema: %w", err)
 	}

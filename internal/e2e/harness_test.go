@@ -83,7 +83,9 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 func startProc(t *testing.T, name string, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	// Every process also checks what it sends, so a message our code gets wrong fails
+	// where it is made.
+	cmd.Env = append(append(os.Environ(), protocol.SelfCheckEnv+"=1"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
