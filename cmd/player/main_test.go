@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// Every message the player sends or answers is checked against its schema too, and
+	// so is every message the tests send.
+	if err := os.Setenv(protocol.SelfCheckEnv, "1"); err != nil {
+		panic(err)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// fakeLeague registers players (refusing every registration when refuse is set) and
+// reports each AGENT_READY on ready.
+type fakeLeague struct {
+	refuse protocol.Reason
+	url    string
+	ready  chan string
+
+	mu     sync.Mutex
+	tokens map[string]string
+}
+
+func startLeague(t *testing.T, refuse protocol.Reason) *fakeLeague {
+	t.Helper()
+	v, err := protocol.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeLeague{refuse: refuse, ready: make(chan string, 8), tokens: map[string]string{}}
+	srv, err := httpserve.Start("127.0.0.1:0", protocol.NewServer(protocol.HandlerFunc(f.handle), v, nil, testLog(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.url = srv.URL()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shut down fake league: %v", err)
+		}
+	})
+	return f
+}
+
+func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.Message, error) {
+	_, id := protocol.ParseSender(m.Envelope.Sender)
+	var typ string
+	var payload map[string]any
+	switch m.Envelope.MessageType {
+	case protocol.RegisterPlayerRequest:
+		if f.refuse != "" {
+			return nil, protocol.Errorf(f.refuse, "refused by the test")
+		}
+		typ = protocol.RegisterPlayerResponse
+		payload = map[string]any{"status": "registered", "auth_token": f.token(id), "league_id": "league-test",
+			"features": []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}}
+	case protocol.AgentReadyRequest:
+		if !protocol.TokenEqual(m.Envelope.AuthToken, f.token(id)) {
+			return nil, protocol.Errorf(protocol.ReasonUnauthorized, "bad token")
+		}
+		f.ready <- id
+		typ = protocol.AgentReadyResponse
+		payload = map[string]any{"status": "acknowledged", "agent_id": id, "agent_type": "player", "agent_state": "ACTIVE"}
+	default:
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "not here")
+	}
+	out, err := m.Reply(typ, protocol.SenderLeagueManager, payload)
+	if err != nil {
+		return nil, err
+	}
+	out.Envelope.LeagueID = "league-test"
+	return out, nil
+}
+
+func (f *fakeLeague) token(id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.tokens[id] == "" {
+		f.tokens[id] = uuid.NewString()
+	}
+	return f.tokens[id]
+}
+
+// shutdown sends LEAGUE_SHUTDOWN to a player as the League Manager.
+func (f *fakeLeague) shutdown(t *testing.T, id, url string) {
+	t.Helper()
+	v, err := protocol.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := protocol.NewClient(v, nil)
+	defer c.Close()
+	m, err := protocol.NewMessage(protocol.LeagueShutdown, protocol.SenderLeagueManager, map[string]any{"reason": "league completed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Envelope.AuthToken = f.token(id)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	ans, err := c.Call(ctx, url, m, protocol.CallOptions{Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("LEAGUE_SHUTDOWN: %v", err)
+	}
+	if ans.Envelope.MessageType != protocol.LeagueShutdownAck {
+		t.Fatalf("LEAGUE_SHUTDOWN answered with %s", ans.Envelope.MessageType)
+	}
+}
+
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "player")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	tests := []struct {
+		name string
+		stop func(t *testing.T, lg *fakeLeague, cmd *exec.Cmd, url string)
+	}{
+		{"league shutdown", func(t *testing.T, lg *fakeLeague, _ *exec.Cmd, url string) { lg.shutdown(t, "p01", url) }},
+		{"sigterm", func(t *testing.T, _ *fakeLeague, cmd *exec.Cmd, _ string) {
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"sigint", func(t *testing.T, _ *fakeLeague, cmd *exec.Cmd, _ string) {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lg := startLeague(t, "")
+			logDir := t.TempDir()
+			cmd := exec.Command(bin, "--id", "p01", "--addr", "127.0.0.1:0", "--league", lg.url, "--strategy", "perfect", "--log-dir", logDir)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			lines := make(chan []string, 2)
+			// Ends at EOF, when the process exits.
+			go func() {
+				var all []string
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					all = append(all, sc.Text())
+					if len(all) == 1 {
+						lines <- all[:1:1]
+					}
+				}
+				exited <- cmd.Wait()
+				lines <- all
+			}()
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+			var url string
+			select {
+			case first := <-lines:
+				var ok bool
+				if url, ok = strings.CutPrefix(first[0], "player p01 listening on "); !ok {
+					t.Fatalf("first stdout line %q", first[0])
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no listening line; stderr:\n%s", stderr.String())
+			}
+			select {
+			case <-lg.ready:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("no AGENT_READY; stderr:\n%s", stderr.String())
+			}
+			tt.stop(t, lg, cmd, url)
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("exit: %v, want code 0; stderr:\n%s", err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("player did not exit")
+			}
+			if all := <-lines; len(all) != 1 {
+				t.Errorf("stdout %q, want only the listening line", all)
+			}
+			checkLogFile(t, filepath.Join(logDir, "player_p01.log"))
+		})
+	}
+}
+
+// checkLogFile wants JSON lines, each naming the component and the player.
+func checkLogFile(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("log file has %d lines, want at least listening, registered and stopped", len(lines))
+	}
+	for _, l := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		if rec["component"] != "player" || rec["player_id"] != "p01" {
+			t.Errorf("log line %q lacks component=player or player_id=p01", l)
+		}
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	refusing := startLeague(t, protocol.ReasonRegistrationClosed)
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"help", []string{"-h"}, 0, "-strategy"},
+		{"unknown flag", []string{"--id", "p01", "--colour", "red"}, 2, "flag provided but not defined"},
+		{"missing id", []string{"--league", refusing.url}, 2, "--id is required"},
+		{"id that is a path", []string{"--id", "../p01"}, 2, "player id"},
+		{"unknown strategy", []string{"--id", "p01", "--strategy", "clairvoyant"}, 2, "unknown strategy"},
+		{"stray argument", []string{"--id", "p01", "extra"}, 2, "unexpected argument"},
+		{"registration refused", []string{"--id", "p01", "--league", refusing.url}, 1, string(protocol.ReasonRegistrationClosed)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			args := append([]string{"--log-dir", t.TempDir(), "--register-for", "2s"}, tt.args...)
+			code := run(context.Background(), args, io.Discard, &stderr)
+			if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("run: code %d, stderr %q; want code %d and stderr mentioning %q", code, stderr.String(), tt.wantCode, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestBadFlagsCreateNoLogFile(t *testing.T) {
+	dir := t.TempDir()
+	if code := run(context.Background(), []string{"--id", "../p01", "--log-dir", dir}, io.Discard, io.Discard); code != 2 {
+		t.Fatalf("code %d, want 2", code)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("log folder holds %d entries after bad flags, want none", len(entries))
+	}
+}
+
+func testLog(t *testing.T) zerolog.Logger {
+	return zerolog.New(zerolog.NewTestWriter(t)).With().Str("component", "fake_league").Logger()
+}

@@ -1,0 +1,343 @@
+package player
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
+	"github.com/rs/zerolog"
+)
+
+// fallbackStrategy plays when the configured strategy does not support a match's game.
+const fallbackStrategy = "random"
+
+// match is the player's state of one match in progress.
+type match struct {
+	game     game.Game
+	strategy strategy.Strategy
+}
+
+// errMatchOver marks a message about a match whose GAME_OVER already arrived.
+var errMatchOver = errors.New("match is over")
+
+var _ protocol.Handler = (*Player)(nil)
+
+// Handle implements protocol.Handler: one validated message from a referee or the
+// League Manager.
+func (p *Player) Handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	var handle func(context.Context, *protocol.Message) (*protocol.Message, error)
+	switch msg.Envelope.MessageType {
+	case protocol.GameInvitation:
+		handle = p.invitation
+	case protocol.RequestMove:
+		handle = p.requestMove
+	case protocol.GameOver:
+		handle = p.gameOver
+	case protocol.LeagueShutdown:
+		handle = p.leagueShutdown
+	default:
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a player does not accept %s", msg.Envelope.MessageType)
+	}
+	if err := p.awaitRegistration(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	leagueID := p.leagueID
+	p.mu.Unlock()
+	if env := msg.Envelope; env.LeagueID != "" && leagueID != "" && env.LeagueID != leagueID {
+		return nil, protocol.Errorf(protocol.ReasonWrongLeague, "player %s plays in league %q", p.cfg.ID, leagueID)
+	}
+	return handle(ctx, msg)
+}
+
+// awaitRegistration holds a request until the registration answer is stored: the League
+// Manager may dispatch a match as soon as the last player registers, so an invitation can
+// arrive before the player has read its token and the announced features.
+func (p *Player) awaitRegistration(ctx context.Context) error {
+	select {
+	case <-p.registered:
+		return nil
+	default:
+	}
+	select {
+	case <-p.registered:
+		return nil
+	case <-p.stopping:
+		return protocol.Errorf(protocol.ReasonShuttingDown, "player %s is shutting down", p.cfg.ID)
+	case <-ctx.Done():
+		return protocol.Errorf(protocol.ReasonBusy, "player %s is not registered yet", p.cfg.ID)
+	}
+}
+
+// authorizeMatch checks the match credential when the League Manager announced that it
+// hands them to referees; without the announcement (e.g. the Python League Manager) the
+// player cannot tell a credential from noise and accepts the message.
+func (p *Player) authorizeMatch(env *protocol.Envelope) error {
+	p.mu.Lock()
+	token, required := p.token, slices.Contains(p.features, protocol.FeatureMatchCredentials)
+	p.mu.Unlock()
+	if !required {
+		return nil
+	}
+	if env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, protocol.MatchCredential(token, env.MatchID)) {
+		return protocol.Errorf(protocol.ReasonUnauthorized, "missing or wrong match credential for match %s", env.MatchID)
+	}
+	return nil
+}
+
+// reply builds an answer from this player, with the league id once known.
+func (p *Player) reply(msg *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
+	out, err := msg.Reply(messageType, protocol.PlayerSender(p.cfg.ID), payload)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	out.Envelope.LeagueID = p.leagueID
+	p.mu.Unlock()
+	return out, nil
+}
+
+// matchReply is reply for a match message: it names the match and shows the credential
+// back to the referee.
+func (p *Player) matchReply(msg *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
+	out, err := p.reply(msg, messageType, payload)
+	if err != nil {
+		return nil, err
+	}
+	out.Envelope.MatchID, out.Envelope.AuthToken = msg.Envelope.MatchID, msg.Envelope.AuthToken
+	return out, nil
+}
+
+// match returns the state of matchID, creating it for gameType when the match is new.
+func (p *Player) match(ctx context.Context, matchID, gameType string, params map[string]any) (*match, error) {
+	lookup := func() (*match, error) {
+		if _, over := p.finished[matchID]; over {
+			return nil, errMatchOver
+		}
+		return p.matches[matchID], nil
+	}
+	p.mu.Lock()
+	m, err := lookup()
+	p.mu.Unlock()
+	if m != nil || err != nil {
+		return m, err
+	}
+	// Built outside the lock: a strategy may precompute; a concurrent twin is dropped below.
+	m, err = p.newMatch(ctx, matchID, gameType, params)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if existing, err := lookup(); existing != nil || err != nil {
+		return existing, err
+	}
+	p.matches[matchID] = m
+	return m, nil
+}
+
+func (p *Player) newMatch(ctx context.Context, matchID, gameType string, params map[string]any) (*match, error) {
+	g, err := p.games.New(gameType, params)
+	if err != nil {
+		return nil, fmt.Errorf("new game: %w", err)
+	}
+	s, err := p.newStrategy(p.cfg.Strategy, g, p.cfg.Seed, matchID)
+	if err != nil {
+		zerolog.Ctx(ctx).Warn().Err(err).Str("match_id", matchID).Str("fallback", fallbackStrategy).Msg("strategy cannot play this match; using the fallback")
+		if s, err = p.newStrategy(fallbackStrategy, g, p.cfg.Seed, matchID); err != nil {
+			return nil, fmt.Errorf("new strategy: %w", err)
+		}
+	}
+	return &match{game: g, strategy: s}, nil
+}
+
+type invitationPayload struct {
+	MatchID    string         `json:"match_id"`
+	GameType   string         `json:"game_type"`
+	Opponents  []string       `json:"opponents"`
+	GameParams map[string]any `json:"game_params"`
+}
+
+type joinAck struct {
+	Status  string `json:"status"`
+	MatchID string `json:"match_id"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// invitation answers GAME_INVITATION: accepted once the match state exists. A repeated
+// invitation finds the state and answers the same.
+func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	env := &msg.Envelope
+	if err := p.authorizeMatch(env); err != nil {
+		return nil, err
+	}
+	var inv invitationPayload
+	if err := msg.Decode(&inv); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid GAME_INVITATION payload")
+	}
+	if inv.MatchID != env.MatchID || inv.GameType != env.GameType {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "payload match_id and game_type must equal the envelope's")
+	}
+	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("game_type", env.GameType).Logger()
+	ack := joinAck{Status: "accepted", MatchID: env.MatchID}
+	_, err := p.match(ctx, env.MatchID, env.GameType, inv.GameParams)
+	switch {
+	case errors.Is(err, errMatchOver):
+		ack.Status, ack.Reason = "declined", "the match is over"
+	case err != nil:
+		log.Warn().Err(err).Msg("declining invitation")
+		ack.Status, ack.Reason = "declined", fmt.Sprintf("cannot play %s with these game_params", env.GameType)
+	default:
+		log.Info().Strs("opponents", inv.Opponents).Str("referee", env.Sender).Msg("joined match")
+	}
+	return p.matchReply(msg, protocol.GameJoinAck, ack)
+}
+
+type moveRequest struct {
+	StepNumber  int             `json:"step_number"`
+	StepContext json.RawMessage `json:"step_context"`
+	ContextHash string          `json:"context_hash"`
+	DeadlineMS  int             `json:"deadline_ms"`
+	LastResult  *lastResult     `json:"last_result"`
+}
+
+type lastResult struct {
+	StepNumber *int   `json:"step_number"`
+	Intent     string `json:"intent"`
+	Outcome    string `json:"outcome"`
+	Reason     string `json:"reason"`
+}
+
+type moveAnswer struct {
+	MovePayload json.RawMessage `json:"move_payload"`
+	StepNumber  int             `json:"step_number"`
+	ContextHash string          `json:"context_hash,omitempty"`
+}
+
+// requestMove answers REQUEST_MOVE with the strategy's move. A referee that skipped the
+// invitation gets a match created on the spot. When the strategy fails, the first legal
+// move keeps the player in the game.
+func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	env := &msg.Envelope
+	if err := p.authorizeMatch(env); err != nil {
+		return nil, err
+	}
+	var req moveRequest
+	if err := msg.Decode(&req); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid REQUEST_MOVE payload")
+	}
+	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Int("step_number", req.StepNumber).Logger()
+	logLastResult(&log, req.LastResult)
+	m, err := p.match(ctx, env.MatchID, env.GameType, nil)
+	switch {
+	case errors.Is(err, errMatchOver):
+		return nil, protocol.Errorf(protocol.ReasonStaleStep, "match %s is over", env.MatchID)
+	case err != nil:
+		log.Warn().Err(err).Msg("cannot play this match")
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this player cannot play %s", env.GameType)
+	}
+	move, err := m.strategy.Move(strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext})
+	if err != nil {
+		legal, lerr := m.game.LegalMoves(req.StepContext)
+		if lerr != nil || len(legal) == 0 {
+			log.Warn().Err(err).AnErr("legal_moves_error", lerr).Msg("no move for this step_context")
+			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "step_context is not a playable %s position", m.game.Type())
+		}
+		log.Warn().Err(err).Msg("strategy failed; playing the first legal move")
+		move = legal[0]
+	}
+	log.Debug().RawJSON("move", move).Int("deadline_ms", req.DeadlineMS).Msg("move chosen")
+	return p.matchReply(msg, protocol.MoveResponse, moveAnswer{MovePayload: move, StepNumber: req.StepNumber, ContextHash: req.ContextHash})
+}
+
+// logLastResult records what the referee made of the previous move; a move that was not
+// played as sent is worth a warning.
+func logLastResult(log *zerolog.Logger, lr *lastResult) {
+	if lr == nil {
+		return
+	}
+	ev := log.Debug()
+	switch lr.Outcome {
+	case "INVALID", "TIMEOUT", "FORCED":
+		ev = log.Warn()
+	}
+	if lr.StepNumber != nil {
+		ev = ev.Int("previous_step", *lr.StepNumber)
+	}
+	ev.Str("intent", lr.Intent).Str("outcome", lr.Outcome).Str("reason", lr.Reason).Msg("previous move result")
+}
+
+type gameOverPayload struct {
+	Outcome game.Outcome `json:"outcome"`
+	Reason  string       `json:"reason"`
+}
+
+type ack struct {
+	Status string `json:"status"`
+}
+
+// gameOver records the player's outcome once per match and drops the match state.
+func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	env := &msg.Envelope
+	if err := p.authorizeMatch(env); err != nil {
+		return nil, err
+	}
+	var over gameOverPayload
+	if err := msg.Decode(&over); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid GAME_OVER payload")
+	}
+	p.mu.Lock()
+	delete(p.matches, env.MatchID)
+	_, repeated := p.finished[env.MatchID]
+	if !repeated {
+		p.finished[env.MatchID] = over.Outcome
+		switch over.Outcome {
+		case game.Win:
+			p.wins++
+		case game.Draw:
+			p.draws++
+		case game.Loss:
+			p.losses++
+		}
+	}
+	p.mu.Unlock()
+	zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("outcome", string(over.Outcome)).Str("reason", over.Reason).
+		Bool("repeated", repeated).Msg("match over")
+	return p.matchReply(msg, protocol.GameOverAck, ack{Status: "acknowledged"})
+}
+
+type shutdownPayload struct {
+	Reason string `json:"reason"`
+}
+
+// leagueShutdown acknowledges LEAGUE_SHUTDOWN and tells Run to stop; Run's graceful
+// server shutdown lets this answer be written first.
+func (p *Player) leagueShutdown(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	env := &msg.Envelope
+	// The schema pins the sender too; Handle is exported, so check it here as well.
+	if env.Sender != protocol.SenderLeagueManager {
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only the league manager shuts the league down")
+	}
+	p.mu.Lock()
+	token, signed := p.token, slices.Contains(p.features, protocol.FeatureSignedAssignments)
+	p.mu.Unlock()
+	if signed && (env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, token)) {
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "LEAGUE_SHUTDOWN must carry this player's token")
+	}
+	var sp shutdownPayload
+	if err := msg.Decode(&sp); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid LEAGUE_SHUTDOWN payload")
+	}
+	out, err := p.reply(msg, protocol.LeagueShutdownAck, ack{Status: "acknowledged"})
+	if err != nil {
+		return nil, err
+	}
+	zerolog.Ctx(ctx).Info().Str("reason", sp.Reason).Msg("league shutdown received")
+	p.shutOnce.Do(func() { close(p.shutdown) })
+	return out, nil
+}

@@ -1,0 +1,285 @@
+// Package player is the player runtime: an HTTP server answering referees (GAME_INVITATION,
+// REQUEST_MOVE, GAME_OVER) and the League Manager (LEAGUE_SHUTDOWN), registration with the
+// League Manager, and one strategy per match from player/strategy.
+package player
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
+	"github.com/rs/zerolog"
+)
+
+// Defaults of Config.
+const (
+	DefaultRegisterTimeout = 5 * time.Second
+	DefaultRegisterFor     = 2 * time.Minute
+)
+
+// shutdownGrace bounds how long Run waits for requests in flight when it stops.
+const shutdownGrace = 5 * time.Second
+
+// States of a player as GET /status shows them.
+const (
+	StateStarting    = "STARTING"
+	StateRegistering = "REGISTERING"
+	// StateRegistered: registered, but the League Manager did not acknowledge AGENT_READY.
+	StateRegistered = "REGISTERED"
+	StateActive     = "ACTIVE"
+	StateStopping   = "STOPPING"
+	StateStopped    = "STOPPED"
+)
+
+// idPattern is the id rule of every agent (PROTOCOL-NOTES 2).
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// ErrNotRegistered is returned by calls that need the token before registration succeeded.
+var ErrNotRegistered = errors.New("player is not registered")
+
+// Config configures a player process.
+type Config struct {
+	// ID is the player_id.
+	ID string
+	// Addr is the listen address, e.g. 127.0.0.1:9001; port 0 picks a free port.
+	Addr string
+	// LeagueURL is the League Manager's JSON-RPC endpoint, e.g. http://127.0.0.1:8000/mcp.
+	LeagueURL string
+	// Strategy names a strategy of player/strategy, e.g. "random".
+	Strategy string
+	// Seed seeds the strategies; each match derives its own generator from it.
+	Seed int64
+	// DisplayName is sent at registration when set.
+	DisplayName string
+	// RegisterTimeout is the deadline of each call to the League Manager
+	// (DefaultRegisterTimeout when 0).
+	RegisterTimeout time.Duration
+	// RegisterFor bounds how long registration is retried, so the League Manager may
+	// start after the player (DefaultRegisterFor when 0).
+	RegisterFor time.Duration
+	// Stdout receives the one line "player <id> listening on <url>" (os.Stdout when nil).
+	Stdout io.Writer
+}
+
+// Validate checks the configuration without side effects, so a command can refuse bad
+// flags before it creates a log file named after the id.
+func (c Config) Validate() error {
+	if !idPattern.MatchString(c.ID) {
+		return fmt.Errorf("player id %q must match %s", c.ID, idPattern)
+	}
+	if c.Addr == "" {
+		return errors.New("listen address is empty")
+	}
+	u, err := url.Parse(c.LeagueURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("league url %q must be an http(s) url", c.LeagueURL)
+	}
+	if !slices.Contains(strategy.Names(), c.Strategy) {
+		return fmt.Errorf("unknown strategy %q (have %v)", c.Strategy, strategy.Names())
+	}
+	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
+		return errors.New("register timeouts must not be negative")
+	}
+	return nil
+}
+
+// Status is the GET /status document.
+type Status struct {
+	PlayerID       string `json:"player_id"`
+	State          string `json:"state"`
+	LeagueID       string `json:"league_id"`
+	MatchesPlayed  int    `json:"matches_played"`
+	Wins           int    `json:"wins"`
+	Draws          int    `json:"draws"`
+	Losses         int    `json:"losses"`
+	CurrentMatches int    `json:"current_matches"`
+	Strategy       string `json:"strategy"`
+}
+
+// strategyFunc builds the strategy of one match; strategy.New outside tests.
+type strategyFunc func(name string, g game.Game, seed int64, matchID string) (strategy.Strategy, error)
+
+// Player is one player process. Build it with New and call Run once.
+type Player struct {
+	cfg         Config
+	log         zerolog.Logger
+	games       *game.Registry
+	newStrategy strategyFunc
+	client      *protocol.Client
+	rpc         *protocol.Server
+
+	ran        atomic.Bool
+	registered chan struct{} // closed once the registration answer is stored
+	stopping   chan struct{} // closed when Run starts to stop
+	shutdown   chan struct{} // closed by LEAGUE_SHUTDOWN
+	shutOnce   sync.Once
+
+	mu       sync.Mutex
+	state    string
+	token    string
+	leagueID string
+	features []string
+	matches  map[string]*match
+	// finished keeps the outcome of every match that ended, so a repeated GAME_OVER is
+	// not counted twice and a late message cannot revive the match.
+	finished map[string]game.Outcome
+	wins     int
+	draws    int
+	losses   int
+}
+
+// New checks cfg, fills in defaults and builds a player. log should carry the component
+// field (internal/logging does); New has no side effects.
+func New(cfg Config, log zerolog.Logger) (*Player, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.RegisterTimeout == 0 {
+		cfg.RegisterTimeout = DefaultRegisterTimeout
+	}
+	if cfg.RegisterFor == 0 {
+		cfg.RegisterFor = DefaultRegisterFor
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = os.Stdout
+	}
+	v, err := protocol.NewValidator()
+	if err != nil {
+		return nil, fmt.Errorf("load schemas: %w", err)
+	}
+	p := &Player{
+		cfg:         cfg,
+		log:         log,
+		games:       game.Default(),
+		newStrategy: strategy.New,
+		client:      protocol.NewClient(v, nil),
+		registered:  make(chan struct{}),
+		stopping:    make(chan struct{}),
+		shutdown:    make(chan struct{}),
+		state:       StateStarting,
+		matches:     map[string]*match{},
+		finished:    map[string]game.Outcome{},
+	}
+	p.rpc = protocol.NewServer(p, v, nil, log)
+	return p, nil
+}
+
+// Run serves the player's HTTP endpoint, registers with the League Manager, announces
+// readiness, and serves until ctx ends or LEAGUE_SHUTDOWN arrives; both are a clean stop
+// and return nil. It returns an error when the server cannot start or registration fails.
+func (p *Player) Run(ctx context.Context) error {
+	if !p.ran.CompareAndSwap(false, true) {
+		return errors.New("player: run called twice")
+	}
+	srv, err := httpserve.Start(p.cfg.Addr, p.routes())
+	if err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	endpoint := srv.URL()
+	p.setState(StateRegistering)
+	p.log.Info().Str("url", endpoint).Str("strategy", p.cfg.Strategy).Msg("player listening")
+	// Tools and tests read the endpoint from this one stdout line.
+	fmt.Fprintf(p.cfg.Stdout, "player %s listening on %s\n", p.cfg.ID, endpoint)
+
+	err = p.register(ctx, endpoint)
+	switch {
+	case err == nil:
+		p.ready(ctx)
+		select {
+		case <-ctx.Done():
+			p.log.Info().Msg("stopping: asked to stop")
+		case <-p.shutdown:
+			p.log.Info().Msg("stopping: league shut down")
+		}
+	case ctx.Err() != nil:
+		// Asked to stop while registering: a clean stop, not a failure.
+		p.log.Info().Msg("stopping before registration completed")
+		err = nil
+	}
+	p.setState(StateStopping)
+	close(p.stopping)
+	// Shutdown lets requests in flight finish, so a LEAGUE_SHUTDOWN_ACK is written before
+	// the connection closes.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+		err = fmt.Errorf("shut down server: %w", serr)
+	}
+	p.client.Close()
+	p.setState(StateStopped)
+	p.log.Info().Msg("player stopped")
+	return err
+}
+
+// Status reports the player's state and results.
+func (p *Player) Status() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Status{
+		PlayerID:       p.cfg.ID,
+		State:          p.state,
+		LeagueID:       p.leagueID,
+		MatchesPlayed:  len(p.finished),
+		Wins:           p.wins,
+		Draws:          p.draws,
+		Losses:         p.losses,
+		CurrentMatches: len(p.matches),
+		Strategy:       p.cfg.Strategy,
+	}
+}
+
+func (p *Player) setState(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.state = s
+}
+
+// routes serves POST /mcp, GET /health, GET /status and GET /standings.
+func (p *Player) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", p.rpc)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, p.Status())
+	})
+	mux.HandleFunc("GET /standings", p.serveStandings)
+	return mux
+}
+
+// serveStandings relays QUERY_STANDINGS for a person asking the running player. Errors
+// name the League Manager's reason at most, never local details.
+func (p *Player) serveStandings(w http.ResponseWriter, r *http.Request) {
+	st, err := p.Standings(r.Context())
+	switch {
+	case errors.Is(err, ErrNotRegistered):
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "not registered yet"})
+	case protocol.ReasonOf(err) != "":
+		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "league manager refused: " + string(protocol.ReasonOf(err))})
+	case err != nil:
+		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "league manager did not answer"})
+	default:
+		writeJSON(w, http.StatusOK, st)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,682 @@
+package player
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// Every message the player sends or answers is checked against its schema too, and
+	// so is every message the tests send.
+	if err := os.Setenv(protocol.SelfCheckEnv, "1"); err != nil {
+		panic(err)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+var allFeatures = []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}
+
+func TestNewValidatesConfig(t *testing.T) {
+	valid := Config{ID: "p01", Addr: "127.0.0.1:0", LeagueURL: "http://127.0.0.1:8000/mcp", Strategy: "random"}
+	tests := []struct {
+		name    string
+		change  func(*Config)
+		wantErr string
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"id with underscore and dash", func(c *Config) { c.ID = "p_01-a" }, ""},
+		{"empty id", func(c *Config) { c.ID = "" }, "player id"},
+		{"id as path", func(c *Config) { c.ID = "../p01" }, "player id"},
+		{"id with space", func(c *Config) { c.ID = "p 01" }, "player id"},
+		{"id too long", func(c *Config) { c.ID = strings.Repeat("p", 65) }, "player id"},
+		{"unknown strategy", func(c *Config) { c.Strategy = "clairvoyant" }, "unknown strategy"},
+		{"empty address", func(c *Config) { c.Addr = "" }, "listen address"},
+		{"league url not http", func(c *Config) { c.LeagueURL = "ftp://127.0.0.1/mcp" }, "league url"},
+		{"league url without host", func(c *Config) { c.LeagueURL = "http:///mcp" }, "league url"},
+		{"negative timeout", func(c *Config) { c.RegisterFor = -time.Second }, "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := valid
+			tt.change(&cfg)
+			p, err := New(cfg, testLogger(t))
+			if tt.wantErr == "" {
+				if err != nil || p == nil {
+					t.Fatalf("New: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("New: error %v, want one mentioning %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRegistrationRetriesWithTheSameConversation(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures, refusals: 2})
+	r := startPlayer(t, lg, Config{ID: "p01", DisplayName: "Player One"}, nil)
+	r.waitState(t, StateActive)
+
+	convs := lg.attempts("p01")
+	if len(convs) != 3 {
+		t.Fatalf("%d registration attempts, want 3 (two refusals, then success)", len(convs))
+	}
+	for _, c := range convs[1:] {
+		if c != convs[0] {
+			t.Fatalf("retried registration used conversation %s, want %s", c, convs[0])
+		}
+	}
+	reg := lg.registration("p01")
+	if reg["endpoint_url"] != r.url || reg["player_id"] != "p01" || reg["display_name"] != "Player One" {
+		t.Errorf("registration payload %v, want endpoint_url %s, player_id p01, display_name Player One", reg, r.url)
+	}
+	if _, ok := reg["game_types"]; ok {
+		t.Errorf("registration payload has game_types: %v", reg)
+	}
+	if n := lg.readyCount("p01"); n != 1 {
+		t.Errorf("%d AGENT_READY requests, want 1", n)
+	}
+	st := r.Status()
+	if st.LeagueID != testLeagueID || st.PlayerID != "p01" || st.Strategy != "random" {
+		t.Errorf("status %+v, want league %s, player p01, strategy random", st, testLeagueID)
+	}
+}
+
+func TestRegistrationFailure(t *testing.T) {
+	tests := []struct {
+		name     string
+		league   func(t *testing.T) string
+		wantText string
+		within   time.Duration
+	}{
+		{
+			name: "refused for good",
+			league: func(t *testing.T) string {
+				return startLeague(t, &fakeLeague{refuseWith: protocol.ReasonRegistrationClosed}).url
+			},
+			wantText: string(protocol.ReasonRegistrationClosed),
+			within:   time.Second,
+		},
+		{
+			name:     "league never reachable",
+			league:   func(t *testing.T) string { return "http://" + freeAddr(t) + "/mcp" },
+			wantText: "deadline exceeded",
+			within:   2 * time.Second,
+		},
+		{
+			name: "no referee for longer than RegisterFor",
+			league: func(t *testing.T) string {
+				return startLeague(t, &fakeLeague{refusals: 1 << 20}).url
+			},
+			wantText: string(protocol.ReasonNoRefereeRegistered),
+			within:   2 * time.Second,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(Config{
+				ID: "p01", Addr: "127.0.0.1:0", LeagueURL: tt.league(t), Strategy: "random",
+				RegisterTimeout: 100 * time.Millisecond, RegisterFor: 300 * time.Millisecond, Stdout: io.Discard,
+			}, testLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			err = p.Run(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tt.wantText) {
+				t.Fatalf("Run: %v, want an error mentioning %q", err, tt.wantText)
+			}
+			if d := time.Since(start); d > tt.within {
+				t.Errorf("Run took %v, want at most %v", d, tt.within)
+			}
+			if st := p.Status().State; st != StateStopped {
+				t.Errorf("state %s after Run, want %s", st, StateStopped)
+			}
+		})
+	}
+}
+
+func TestStopWhileRegisteringIsClean(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{refusals: 1 << 20})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	for len(lg.attempts("p01")) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// An invitation waits for the registration that never comes, until the player stops.
+	refused := make(chan error, 1)
+	s := newSender(t)
+	go func() {
+		_, err := s.invite(r, "R1M1", "")
+		refused <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	r.cancel()
+	if err := r.wait(t); err != nil {
+		t.Fatalf("Run after cancel while registering: %v, want nil", err)
+	}
+	wantReason(t, <-refused, protocol.ReasonShuttingDown)
+	if err := r.Run(context.Background()); err == nil {
+		t.Error("second Run succeeded, want an error")
+	}
+}
+
+func TestInvitationCredentials(t *testing.T) {
+	const matchID = "R1M1"
+	tests := []struct {
+		name       string
+		features   []string
+		credential func(r *running) string
+		wantReason protocol.Reason // "" means accepted
+	}{
+		{"right credential", allFeatures, func(r *running) string { return r.credential(matchID) }, ""},
+		{"credential of another match", allFeatures, func(r *running) string { return r.credential("R1M2") }, protocol.ReasonUnauthorized},
+		{"player token instead of credential", allFeatures, func(r *running) string { return r.league.token("p01") }, protocol.ReasonUnauthorized},
+		{"no credential while announced", allFeatures, func(*running) string { return "" }, protocol.ReasonUnauthorized},
+		{"signed assignments only, no credential", []string{protocol.FeatureSignedAssignments}, func(*running) string { return "" }, ""},
+		{"nothing announced, no credential", nil, func(*running) string { return "" }, ""},
+		{"nothing announced, some credential", nil, func(*running) string { return "c0ffee" }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lg := startLeague(t, &fakeLeague{features: tt.features})
+			r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+			r.waitState(t, StateActive)
+			cred := tt.credential(r)
+			ans, err := newSender(t).invite(r, matchID, cred)
+			if tt.wantReason != "" {
+				wantReason(t, err, tt.wantReason)
+				if n := r.Status().CurrentMatches; n != 0 {
+					t.Errorf("%d current matches after a refused invitation, want 0", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("invitation: %v", err)
+			}
+			e := ans.Envelope
+			if e.MessageType != protocol.GameJoinAck || e.Sender != "player:p01" || e.MatchID != matchID || e.AuthToken != cred || e.LeagueID != testLeagueID {
+				t.Errorf("answer envelope %+v, want GAME_JOIN_ACK from player:p01 for %s with auth_token %q and league %s", e, matchID, cred, testLeagueID)
+			}
+			if got := decode[joinAck](t, ans); got != (joinAck{Status: "accepted", MatchID: matchID}) {
+				t.Errorf("answer payload %+v, want accepted for %s", got, matchID)
+			}
+			if n := r.Status().CurrentMatches; n != 1 {
+				t.Errorf("%d current matches, want 1", n)
+			}
+		})
+	}
+}
+
+func TestInvitationIsIdempotent(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	s := newSender(t)
+	var payloads []joinAck
+	for range 2 {
+		ans, err := s.invite(r, "R1M1", r.credential("R1M1"))
+		if err != nil {
+			t.Fatalf("invitation: %v", err)
+		}
+		payloads = append(payloads, decode[joinAck](t, ans))
+	}
+	if payloads[0] != payloads[1] || payloads[0].Status != "accepted" {
+		t.Errorf("answers %+v, want the same accepted answer twice", payloads)
+	}
+	if n := r.Status().CurrentMatches; n != 1 {
+		t.Errorf("%d current matches, want 1", n)
+	}
+}
+
+func TestInvitationGames(t *testing.T) {
+	tests := []struct {
+		name       string
+		gameType   string
+		params     map[string]any
+		wantStatus string
+	}{
+		{"game with parameters", game.TypeRockPaperScissors, map[string]any{"rounds": 3}, "accepted"},
+		{"unknown game", "chess", nil, "declined"},
+		{"unknown parameter", game.TypeTicTacToe, map[string]any{"size": 4}, "declined"},
+		{"parameter out of bounds", game.TypeRockPaperScissors, map[string]any{"rounds": 0}, "declined"},
+	}
+	lg := startLeague(t, &fakeLeague{})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	s := newSender(t)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			matchID := fmt.Sprintf("R1M%d", i)
+			payload := map[string]any{"match_id": matchID, "game_type": tt.gameType}
+			if tt.params != nil {
+				payload["game_params"] = tt.params
+			}
+			ans, err := s.send(r.url, protocol.GameInvitation, envelope{matchID: matchID, gameType: tt.gameType}, payload)
+			if err != nil {
+				t.Fatalf("invitation: %v", err)
+			}
+			got := decode[joinAck](t, ans)
+			if got.Status != tt.wantStatus || (got.Status == "declined") != (got.Reason != "") {
+				t.Errorf("answer %+v, want %s (with a reason when declined)", got, tt.wantStatus)
+			}
+		})
+	}
+}
+
+func TestFullMatch(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures})
+	seats := [2]*running{
+		startPlayer(t, lg, Config{ID: "p01", Strategy: "random", Seed: 7}, nil),
+		startPlayer(t, lg, Config{ID: "p02", Strategy: "perfect"}, nil),
+	}
+	for _, r := range seats {
+		r.waitState(t, StateActive)
+	}
+	const matchID = "R1M1"
+	s := newSender(t)
+	for _, r := range seats {
+		if _, err := s.invite(r, matchID, r.credential(matchID)); err != nil {
+			t.Fatalf("invite %s: %v", r.cfg.ID, err)
+		}
+	}
+
+	// The test is the referee: it runs the rules and asks each seat for its moves.
+	g, err := game.Default().New(game.TypeTicTacToe, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := g.NewState(1)
+	var last [2]map[string]any
+	for step := 0; !st.Terminal(); step++ {
+		i := st.ToMove()[0]
+		r := seats[i]
+		view, err := json.Marshal(st.Context(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(view)
+		hash := hex.EncodeToString(sum[:])
+		payload := map[string]any{"step_number": step, "step_context": json.RawMessage(view), "context_hash": hash, "deadline_ms": 500}
+		if last[i] != nil {
+			payload["last_result"] = last[i]
+		}
+		cred := r.credential(matchID)
+		ans, err := s.send(r.url, protocol.RequestMove, envelope{matchID: matchID, gameType: game.TypeTicTacToe, auth: cred, leagueID: testLeagueID}, payload)
+		if err != nil {
+			t.Fatalf("step %d, %s: %v", step, r.cfg.ID, err)
+		}
+		if e := ans.Envelope; e.MessageType != protocol.MoveResponse || e.MatchID != matchID || e.AuthToken != cred || e.Sender != protocol.PlayerSender(r.cfg.ID) {
+			t.Fatalf("step %d: answer envelope %+v", step, e)
+		}
+		mv := decode[moveAnswer](t, ans)
+		if mv.StepNumber != step || mv.ContextHash != hash {
+			t.Errorf("step %d: answer echoes step %d and hash %q, want %d and %q", step, mv.StepNumber, mv.ContextHash, step, hash)
+		}
+		parsed, err := st.ParseMove(i, mv.MovePayload)
+		if err != nil {
+			t.Fatalf("step %d: %s played %s: %v", step, r.cfg.ID, mv.MovePayload, err)
+		}
+		if st, err = st.Apply([]json.RawMessage{parsed}); err != nil {
+			t.Fatal(err)
+		}
+		last[i] = map[string]any{"step_number": step, "intent": "MOVE", "outcome": "SUCCESS", "move": parsed}
+	}
+
+	outcomes := st.Outcomes()
+	for i, r := range seats {
+		ans, err := s.send(r.url, protocol.GameOver, envelope{matchID: matchID, gameType: game.TypeTicTacToe, auth: r.credential(matchID)},
+			map[string]any{"outcome": outcomes[i], "final_state": st.Final()})
+		if err != nil {
+			t.Fatalf("GAME_OVER to %s: %v", r.cfg.ID, err)
+		}
+		if ans.Envelope.MessageType != protocol.GameOverAck || ans.Envelope.MatchID != matchID || decode[ack](t, ans).Status != "acknowledged" {
+			t.Errorf("GAME_OVER answer %+v %s", ans.Envelope, ans.Payload)
+		}
+		want := Status{PlayerID: r.cfg.ID, State: StateActive, LeagueID: testLeagueID, MatchesPlayed: 1, Strategy: r.cfg.Strategy}
+		switch outcomes[i] {
+		case game.Win:
+			want.Wins = 1
+		case game.Draw:
+			want.Draws = 1
+		case game.Loss:
+			want.Losses = 1
+		}
+		if got := getStatus(t, r.url); got != want {
+			t.Errorf("GET /status of %s: %+v, want %+v", r.cfg.ID, got, want)
+		}
+	}
+}
+
+// getStatus reads GET /status beside the player's /mcp endpoint.
+func getStatus(t *testing.T, mcpURL string) Status {
+	t.Helper()
+	var st Status
+	if code := getJSON(t, strings.TrimSuffix(mcpURL, "/mcp")+"/status", &st); code != http.StatusOK {
+		t.Fatalf("GET /status: %d", code)
+	}
+	return st
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return res.StatusCode
+}
+
+func TestRequestMove(t *testing.T) {
+	rps, err := game.Default().New(game.TypeRockPaperScissors, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpsView, err := json.Marshal(rps.NewState(1).Context(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emptyBoard := json.RawMessage(`{"board":[["","",""],["","",""],["","",""]],"your_mark":"X","move_number":1}`)
+	failing := func(string, game.Game, int64, string) (strategy.Strategy, error) { return failingStrategy{}, nil }
+	tests := []struct {
+		name       string
+		strategy   string
+		setup      func(*Player)
+		gameType   string
+		context    json.RawMessage
+		invite     bool
+		wantMove   string // exact move when set
+		wantReason protocol.Reason
+	}{
+		{name: "after invitation", strategy: "first", gameType: game.TypeTicTacToe, context: emptyBoard, invite: true, wantMove: `{"row":0,"col":0}`},
+		{name: "without invitation", strategy: "first", gameType: game.TypeTicTacToe, context: emptyBoard, wantMove: `{"row":0,"col":0}`},
+		{name: "strategy that does not play the game falls back", strategy: "perfect", gameType: game.TypeRockPaperScissors, context: rpsView, invite: true},
+		{name: "failing strategy plays the first legal move", setup: func(p *Player) { p.newStrategy = failing }, gameType: game.TypeTicTacToe, context: emptyBoard, wantMove: `{"row":0,"col":0}`},
+		{name: "unplayable context", gameType: game.TypeTicTacToe, context: json.RawMessage(`{"board":"none"}`), wantReason: protocol.ReasonSchemaViolation},
+		{name: "unknown game", gameType: "chess", context: json.RawMessage(`{}`), wantReason: protocol.ReasonUnsupportedGame},
+	}
+	lg := startLeague(t, &fakeLeague{})
+	s := newSender(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := startPlayer(t, lg, Config{ID: "p01", Strategy: cmp.Or(tt.strategy, "random")}, tt.setup)
+			r.waitState(t, StateActive)
+			if tt.invite {
+				ans, err := s.send(r.url, protocol.GameInvitation, envelope{matchID: "M1", gameType: tt.gameType}, map[string]any{"match_id": "M1", "game_type": tt.gameType})
+				if err != nil || decode[joinAck](t, ans).Status != "accepted" {
+					t.Fatalf("invitation: %v", err)
+				}
+			}
+			ans, err := s.send(r.url, protocol.RequestMove, envelope{matchID: "M1", gameType: tt.gameType}, map[string]any{"step_number": 3, "step_context": tt.context})
+			if tt.wantReason != "" {
+				wantReason(t, err, tt.wantReason)
+				return
+			}
+			if err != nil {
+				t.Fatalf("REQUEST_MOVE: %v", err)
+			}
+			mv := decode[moveAnswer](t, ans)
+			if mv.StepNumber != 3 || mv.ContextHash != "" {
+				t.Errorf("answer echoes step %d and hash %q, want 3 and none", mv.StepNumber, mv.ContextHash)
+			}
+			if tt.wantMove != "" && string(mv.MovePayload) != tt.wantMove {
+				t.Errorf("move %s, want %s", mv.MovePayload, tt.wantMove)
+			}
+			g, err := game.Default().New(tt.gameType, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			legal, err := g.LegalMoves(tt.context)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(legal, func(m json.RawMessage) bool { return string(m) == string(mv.MovePayload) }) {
+				t.Errorf("move %s is not among the legal moves %s", mv.MovePayload, legal)
+			}
+			if n := r.Status().CurrentMatches; n != 1 {
+				t.Errorf("%d current matches, want 1", n)
+			}
+		})
+	}
+}
+
+// failingStrategy never finds a move.
+type failingStrategy struct{}
+
+func (failingStrategy) Move(strategy.Request) (json.RawMessage, error) {
+	return nil, errors.New("out of ideas")
+}
+
+func TestGameOverCountsOnceAndEndsTheMatch(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	s := newSender(t)
+	const matchID = "R1M1"
+	cred := r.credential(matchID)
+	e := envelope{matchID: matchID, gameType: game.TypeTicTacToe, auth: cred}
+	if _, err := s.invite(r, matchID, cred); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.send(r.url, protocol.GameOver, envelope{matchID: matchID, gameType: game.TypeTicTacToe}, map[string]any{"outcome": "win", "final_state": map[string]any{}}); protocol.ReasonOf(err) != protocol.ReasonUnauthorized {
+		t.Fatalf("GAME_OVER without credential: %v, want UNAUTHORIZED", err)
+	}
+	for range 2 {
+		if _, err := s.send(r.url, protocol.GameOver, e, map[string]any{"outcome": "win", "final_state": map[string]any{}}); err != nil {
+			t.Fatalf("GAME_OVER: %v", err)
+		}
+	}
+	if st := r.Status(); st.MatchesPlayed != 1 || st.Wins != 1 || st.CurrentMatches != 0 {
+		t.Errorf("status %+v, want one match played and won, none current", st)
+	}
+	_, err := s.send(r.url, protocol.RequestMove, e, map[string]any{"step_number": 9, "step_context": map[string]any{}})
+	wantReason(t, err, protocol.ReasonStaleStep)
+	ans, err := s.invite(r, matchID, cred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := decode[joinAck](t, ans); got.Status != "declined" {
+		t.Errorf("invitation to a finished match: %+v, want declined", got)
+	}
+	if n := r.Status().CurrentMatches; n != 0 {
+		t.Errorf("%d current matches, want 0", n)
+	}
+}
+
+func TestLeagueShutdown(t *testing.T) {
+	tests := []struct {
+		name     string
+		features []string
+		auth     func(r *running) string
+		wantStop bool
+	}{
+		{"signed, own token", allFeatures, func(r *running) string { return r.league.token("p01") }, true},
+		{"signed, no token", allFeatures, func(*running) string { return "" }, false},
+		{"signed, another token", allFeatures, func(r *running) string { return r.league.token("p02") }, false},
+		{"signed, match credential", allFeatures, func(r *running) string { return r.credential("R1M1") }, false},
+		{"unsigned league, no token", nil, func(*running) string { return "" }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lg := startLeague(t, &fakeLeague{features: tt.features})
+			r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+			r.waitState(t, StateActive)
+			ans, err := newSender(t).send(r.url, protocol.LeagueShutdown, envelope{sender: protocol.SenderLeagueManager, auth: tt.auth(r)},
+				map[string]any{"reason": "league completed", "league_id": testLeagueID})
+			if !tt.wantStop {
+				wantReason(t, err, protocol.ReasonUnauthorized)
+				select {
+				case err := <-r.done:
+					t.Fatalf("Run returned %v after a refused LEAGUE_SHUTDOWN", err)
+				case <-time.After(50 * time.Millisecond):
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("LEAGUE_SHUTDOWN: %v", err)
+			}
+			if e := ans.Envelope; e.MessageType != protocol.LeagueShutdownAck || e.Sender != "player:p01" || e.LeagueID != testLeagueID || decode[ack](t, ans).Status != "acknowledged" {
+				t.Errorf("answer %+v %s", e, ans.Payload)
+			}
+			if err := r.wait(t); err != nil {
+				t.Fatalf("Run after LEAGUE_SHUTDOWN: %v, want nil", err)
+			}
+			if st := r.Status().State; st != StateStopped {
+				t.Errorf("state %s, want %s", st, StateStopped)
+			}
+		})
+	}
+}
+
+func TestLeagueShutdownFromAnotherSenderIsRefused(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	// The schema refuses this sender on the wire; Handle is exported, so it checks too.
+	m, err := protocol.NewMessage(protocol.LeagueShutdown, protocol.RefereeSender("ref1"), map[string]any{"reason": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Handle(context.Background(), m)
+	wantReason(t, err, protocol.ReasonUnauthorized)
+}
+
+func TestRefusals(t *testing.T) {
+	tests := []struct {
+		name        string
+		messageType string
+		env         envelope
+		payload     map[string]any
+		want        protocol.Reason
+	}{
+		{"message a player does not take", protocol.AgentReadyRequest, envelope{auth: "tok"}, map[string]any{}, protocol.ReasonUnsupportedMessage},
+		{"another league", protocol.GameInvitation, envelope{matchID: "M1", gameType: "tic_tac_toe", leagueID: "league-other"},
+			map[string]any{"match_id": "M1", "game_type": "tic_tac_toe"}, protocol.ReasonWrongLeague},
+		{"payload names another match", protocol.GameInvitation, envelope{matchID: "M1", gameType: "tic_tac_toe"},
+			map[string]any{"match_id": "M2", "game_type": "tic_tac_toe"}, protocol.ReasonSchemaViolation},
+	}
+	lg := startLeague(t, &fakeLeague{})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	s := newSender(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.send(r.url, tt.messageType, tt.env, tt.payload)
+			wantReason(t, err, tt.want)
+		})
+	}
+}
+
+func TestRequestBeforeRegistrationWaitsForIt(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures, hold: make(chan struct{})})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	for len(lg.attempts("p01")) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	type result struct {
+		ans *protocol.Message
+		err error
+	}
+	got := make(chan result, 1)
+	s := newSender(t)
+	go func() {
+		ans, err := s.invite(r, "R1M1", r.credential("R1M1"))
+		got <- result{ans, err}
+	}()
+	select {
+	case res := <-got:
+		t.Fatalf("invitation answered before registration completed: %v", res.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(lg.hold)
+	res := <-got
+	if res.err != nil {
+		t.Fatalf("invitation: %v", res.err)
+	}
+	if st := decode[joinAck](t, res.ans).Status; st != "accepted" {
+		t.Errorf("invitation %s, want accepted", st)
+	}
+}
+
+func TestHTTPEndpoints(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	base := strings.TrimSuffix(r.url, "/mcp")
+
+	var health map[string]string
+	if code := getJSON(t, base+"/health", &health); code != http.StatusOK || health["status"] != "ok" {
+		t.Errorf("GET /health: %d %v", code, health)
+	}
+	var st Standings
+	if code := getJSON(t, base+"/standings", &st); code != http.StatusOK {
+		t.Fatalf("GET /standings: %d", code)
+	}
+	want := StandingRow{Rank: 1, PlayerID: "p01", Points: 3, Wins: 1, MatchesPlayed: 1}
+	if len(st.Standings) != 1 || st.Standings[0] != want || st.RoundID == nil || *st.RoundID != "round-1" || st.LeagueState != "ACTIVE" {
+		t.Errorf("GET /standings: %+v, want round-1 with %+v", st, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	direct, err := r.Standings(ctx)
+	if err != nil || len(direct.Standings) != 1 || direct.Standings[0] != want {
+		t.Errorf("Standings: %+v, %v", direct, err)
+	}
+}
+
+func TestStandingsBeforeRegistration(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{refusals: 1 << 20})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	if _, err := r.Standings(context.Background()); !errors.Is(err, ErrNotRegistered) {
+		t.Errorf("Standings: %v, want ErrNotRegistered", err)
+	}
+	var body map[string]string
+	if code := getJSON(t, strings.TrimSuffix(r.url, "/mcp")+"/standings", &body); code != http.StatusServiceUnavailable {
+		t.Errorf("GET /standings: %d %v, want 503", code, body)
+	}
+}
+
+func TestLeagueRefusingAfterRegistration(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures, refuseLater: protocol.ReasonSuspended})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	// A refused AGENT_READY leaves the player registered, and still playing.
+	r.waitState(t, StateRegistered)
+	ans, err := newSender(t).invite(r, "R1M1", r.credential("R1M1"))
+	if err != nil || decode[joinAck](t, ans).Status != "accepted" {
+		t.Fatalf("invitation to a player whose AGENT_READY was refused: %v", err)
+	}
+	var body map[string]string
+	code := getJSON(t, strings.TrimSuffix(r.url, "/mcp")+"/standings", &body)
+	if want := "league manager refused: SUSPENDED"; code != http.StatusBadGateway || body["error"] != want {
+		t.Errorf("GET /standings: %d %v, want 502 with %q", code, body, want)
+	}
+}
