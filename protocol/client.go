@@ -180,8 +180,8 @@ func retryable(err error, reasons []Reason) bool {
 	if errors.As(err, &se) {
 		return se.Code >= 500 || se.Code == http.StatusTooManyRequests
 	}
-	// Transport failures and bad answers may be transient.
-	return true
+	// A malformed answer will be malformed again; transport failures may be transient.
+	return !errors.Is(err, ErrBadResponse)
 }
 
 // backoff is base*2^(n-1) capped at max, with jitter in [d/2, d]. The doubling saturates

@@ -299,14 +299,25 @@ func TestClientBadResponse(t *testing.T) {
 				_, _ = w.Write([]byte("<html>"))
 			}
 		}},
+		{name: "other conversation", answer: func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				a := heartbeatAnswer(t, req.Params)
+				a.Envelope.ConversationID = "3b30ff6a-1474-4b42-acdc-4d7668dd0bed"
+				writeJSON(w, protocol.Response{JSONRPC: "2.0", Result: a, ID: req.ID})
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, srv := newFakePeer(t, tt.answer(t))
+			peer, srv := newFakePeer(t, tt.answer(t))
 			c := newClient(t, nil)
-			_, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 5 * time.Second, Retry: protocol.RetryPolicy{Attempts: 1}})
+			// A malformed answer would be malformed again: it is never retried.
+			_, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 5 * time.Second, Retry: quickRetry})
 			if !errors.Is(err, protocol.ErrBadResponse) {
 				t.Errorf("got %v, want ErrBadResponse", err)
+			}
+			if got := len(peer.requests()); got != 1 {
+				t.Errorf("got %d requests, want 1", got)
 			}
 		})
 	}
