@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -177,10 +178,19 @@ func (a *AuditLog) Close() error {
 	return a.f.Close()
 }
 
+// secretInText is a secret field and its value in a body that is not JSON (torn or
+// malformed), quoted or not, possibly cut short; credentialInText is a match credential.
+var (
+	secretInText     = regexp.MustCompile(`(?i)([a-z_]*(?:token|credentials?|password|secret)["']?\s*[:=]\s*)("(?:[^"\\]|\\.)*"?|'[^']*'?|\{[^}]*\}?|[^\s,;}\]]*)`)
+	credentialInText = regexp.MustCompile(`[0-9a-fA-F]{64}`)
+)
+
 // auditMessage makes a wire message safe to log: secrets redacted, non-JSON wrapped.
 func auditMessage(raw []byte) json.RawMessage {
 	if !json.Valid(raw) {
-		s := string(raw)
+		// Redacted before it is cut, so that no secret survives in part.
+		s := secretInText.ReplaceAllString(string(raw), `${1}"`+redacted+`"`)
+		s = credentialInText.ReplaceAllString(s, redacted)
 		if len(s) > 1024 {
 			s = s[:1024]
 		}
@@ -192,6 +202,14 @@ func auditMessage(raw []byte) json.RawMessage {
 
 // redact replaces the values of secret fields anywhere in a JSON document.
 func redact(raw []byte) json.RawMessage {
+	if !mayHoldSecret(raw) {
+		// Nothing to redact: compacting keeps the line a single line without the cost
+		// of decoding and re-encoding large answers.
+		var buf bytes.Buffer
+		if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && trimmed[0] == '{' && json.Compact(&buf, trimmed) == nil {
+			return buf.Bytes()
+		}
+	}
 	var v any
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -225,4 +243,18 @@ func redactValue(v any) any {
 		}
 	}
 	return v
+}
+
+// mayHoldSecret reports whether raw could carry a secret field: a secret key name in
+// plain text, or any \u escape that could spell one.
+func mayHoldSecret(raw []byte) bool {
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return true
+	}
+	for name := range secretFields {
+		if bytes.Contains(raw, []byte(`"`+name+`"`)) {
+			return true
+		}
+	}
+	return false
 }

@@ -64,7 +64,11 @@ func (m *Manager) dispatch() {
 			if loads[r.id] >= r.maxMatches {
 				continue
 			}
-			if best == nil || loads[r.id] < loads[best.id] {
+			// A referee that did not take this match (it refused, or could not be reached)
+			// comes after the others, so that a referee that is down does not get the match
+			// back forever while another one is idle.
+			refused, bestRefused := mt.refusedBy[r.id], best != nil && mt.refusedBy[best.id]
+			if best == nil || (bestRefused && !refused) || (refused == bestRefused && loads[r.id] < loads[best.id]) {
 				best = r
 			}
 		}
@@ -178,6 +182,10 @@ func (m *Manager) sendAssignment(matchID string, ref *agent, msg *protocol.Messa
 		return
 	}
 	m.log.Warn().Err(err).Str("match_id", matchID).Str("referee_id", ref.id).Msg("assignment not accepted; match goes back to the pool")
+	if mt.refusedBy == nil {
+		mt.refusedBy = map[string]bool{}
+	}
+	mt.refusedBy[ref.id] = true
 	m.setMatchStatus(mt, MatchPending)
 	m.wg.Add(1)
 	go func() {

@@ -214,6 +214,9 @@ func (m *Manager) registerPlayer(msg *protocol.Message) (*protocol.Message, erro
 		return nil, fmt.Errorf("store player: %w", err)
 	}
 	m.addAgent(a)
+	// Until the schedule is built the table lists every registered player, as a
+	// restart (loadStandings) does.
+	m.table = standings.New(slices.Sorted(maps.Keys(m.players)))
 	if first {
 		m.firstPlayerAt, _ = protocol.ParseTime(a.registeredAt)
 		m.armWindow()
@@ -457,6 +460,9 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 	}
 	if roundID == "" {
 		ans.Standings = m.table.Rows()
+		if ans.Standings == nil {
+			ans.Standings = []standings.Row{} // no player yet: an empty list, never null
+		}
 		if m.current >= 0 {
 			id := m.rounds[m.current].id
 			ans.RoundID = &id

@@ -82,6 +82,7 @@ type match struct {
 	index                                    int
 	result                                   *resultRecord
 	previousReferees                         map[string]bool
+	refusedBy                                map[string]bool // referees that did not take it
 }
 
 type resultRecord struct {
@@ -358,6 +359,10 @@ func (m *Manager) Start() error {
 	case StateActive:
 		if err := m.failInFlight(); err != nil {
 			return err
+		}
+		if m.current < 0 {
+			// Stopped between activating the league and starting its first round.
+			return m.advance()
 		}
 		m.dispatch()
 	}
