@@ -46,6 +46,7 @@ type AuditLog struct {
 	mu       sync.Mutex
 	f        *os.File
 	prevHash string
+	lines    int
 	self     string
 	now      func() time.Time
 }
@@ -96,6 +97,7 @@ func (a *AuditLog) recover() (int64, error) {
 	if keep > 0 {
 		prev := bytes.LastIndexByte(data[:keep-1], '\n') + 1
 		a.prevHash = lineHash(data[prev : keep-1])
+		a.lines = bytes.Count(data[:keep], []byte("\n"))
 	}
 	return torn, nil
 }
@@ -164,7 +166,15 @@ func (a *AuditLog) write(entries []AuditEntry) error {
 		return fmt.Errorf("sync audit log: %w", err)
 	}
 	a.prevHash = prev
+	a.lines += len(entries)
 	return nil
+}
+
+// Mark is the number of lines written and the hash of the last one.
+func (a *AuditLog) Mark() (int, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lines, a.prevHash
 }
 
 // Close flushes and closes the log.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
 )
@@ -23,8 +24,13 @@ var ErrSchemaMismatch = errors.New("database schema version mismatch")
 
 // Store is the League Manager's SQLite database: one writer connection, WAL.
 type Store struct {
-	db *sql.DB
+	db    *sql.DB
+	audit *AuditLog
 }
+
+// TrackAudit makes every transaction record how far the audit log has got (its line
+// count and last hash), so a verifier can tell when lines were cut from its end.
+func (s *Store) TrackAudit(a *AuditLog) { s.audit = a }
 
 // OpenStore opens (creating if needed) the database at path and checks its version.
 func OpenStore(path string) (*Store, error) {
@@ -91,6 +97,12 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		_ = tx.Rollback()
 		return err
 	}
+	if s.audit != nil {
+		if err := saveMark(tx, s.audit); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("record audit mark: %w", err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -99,3 +111,19 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // DB exposes the handle for read-only queries (tools, tests).
 func (s *Store) DB() *sql.DB { return s.db }
+
+// SaveMark records the audit log's current position on its own, e.g. at shutdown.
+func (s *Store) SaveMark() error {
+	if s.audit == nil {
+		return nil
+	}
+	return s.Tx(context.Background(), func(*sql.Tx) error { return nil })
+}
+
+func saveMark(tx *sql.Tx, a *AuditLog) error {
+	lines, hash := a.Mark()
+	if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_lines', ?), ('audit_last_hash', ?)`, strconv.Itoa(lines), hash); err != nil {
+		return err
+	}
+	return nil
+}

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
@@ -106,11 +106,4 @@ func standingsCmd(ctx context.Context, args []string) error {
 }
 
 // PrintTable writes standings as an aligned table.
-func PrintTable(w *os.File, rows []standings.Row) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed)
-	}
-	tw.Flush()
-}
+func PrintTable(w io.Writer, rows []standings.Row) { standings.WriteTable(w, rows) }

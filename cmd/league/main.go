@@ -17,6 +17,9 @@ commands:
   start      close registration and start the league (admin)
   standings  print the standings of a running league
   demo       run a whole local league: League Manager, referees and players as processes
+  replay     rebuild a league from its audit log and print the standings
+  verify     check an audit log's hash chain and re-play every match through the rules
+  export     write results and standings from a database as CSV or JSON
 
 run "league <command> -h" for the flags of a command`
 
@@ -42,6 +45,12 @@ func run(ctx context.Context, args []string) int {
 		err = standingsCmd(ctx, args[1:])
 	case "demo":
 		err = demo(ctx, args[1:])
+	case "replay":
+		err = replayCmd(args[1:])
+	case "verify":
+		err = verifyCmd(args[1:])
+	case "export":
+		err = exportCmd(args[1:])
 	case "-h", "--help", "help":
 		fmt.Println(usage)
 		return 0

@@ -91,6 +91,13 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer audit.Close()
+	store.TrackAudit(audit)
+	// The final position of the audit log goes to the database when serve returns.
+	defer func() {
+		if err := store.SaveMark(); err != nil {
+			log.Error().Err(err).Msg("record final audit mark")
+		}
+	}()
 	validator, err := protocol.NewValidator()
 	if err != nil {
 		return err

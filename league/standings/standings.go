@@ -6,8 +6,10 @@ package standings
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
+	"text/tabwriter"
 )
 
 // Outcomes as reported per player in MATCH_RESULT_REPORT.
@@ -168,4 +170,14 @@ func add(row *Row, outcome string, points int) {
 	case draw:
 		row.Draws++
 	}
+}
+
+// WriteTable writes rows as an aligned text table.
+func WriteTable(w io.Writer, rows []Row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed)
+	}
+	tw.Flush()
 }

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/league/export"
+	"github.com/agentleague/agentleague/league/replay"
+	"github.com/agentleague/agentleague/referee/game"
+	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver for reading databases
+)
+
+// openReadOnly opens a League Manager database without changing it.
+func openReadOnly(path string) (*sql.DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return db, nil
+}
+
+// replayCmd rebuilds the league from the audit log alone and prints its standings.
+func replayCmd(args []string) error {
+	fset := flag.NewFlagSet("league replay", flag.ContinueOnError)
+	rounds := fset.Bool("rounds", false, "print the standings after every round")
+	check := fset.String("check", "", "compare every round snapshot and the final standings with this database")
+	pos, err := cli.Parse(fset, args)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(pos) != 1 {
+		return usageError{errors.New("usage: league replay AUDIT [--rounds] [--check DB]")}
+	}
+	entries, err := replay.Read(pos[0])
+	if err != nil {
+		return err
+	}
+	l, err := replay.Rebuild(entries)
+	if err != nil {
+		return err
+	}
+	if err := l.WriteReport(os.Stdout, *rounds); err != nil {
+		return err
+	}
+	if *check == "" {
+		return nil
+	}
+	db, err := openReadOnly(*check)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := l.CheckDB(db); err != nil {
+		return fmt.Errorf("log and database differ: %w", err)
+	}
+	fmt.Printf("check: every round snapshot and the final standings match %s\n", *check)
+	return nil
+}
+
+// verifyCmd checks the hash chain and re-plays every match through the rules.
+func verifyCmd(args []string) error {
+	fset := flag.NewFlagSet("league verify", flag.ContinueOnError)
+	dbPath := fset.String("db", "", "also check the log still holds the last line the database recorded")
+	pos, err := cli.Parse(fset, args)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(pos) != 1 {
+		return usageError{errors.New("usage: league verify AUDIT [--db DB]")}
+	}
+	entries, err := replay.Read(pos[0])
+	if err != nil {
+		return err
+	}
+	if err := replay.CheckChain(entries); err != nil {
+		return fmt.Errorf("hash chain broken: %w", err)
+	}
+	if *dbPath != "" {
+		db, err := openReadOnly(*dbPath)
+		if err != nil {
+			return err
+		}
+		lines, hash, err := replay.ReadMark(db)
+		db.Close()
+		if err != nil {
+			return err
+		}
+		if err := replay.CheckMark(entries, lines, hash); err != nil {
+			return err
+		}
+	}
+	l, err := replay.Rebuild(entries)
+	if err != nil {
+		return err
+	}
+	problems := l.VerifyMatches(game.Default())
+	for _, p := range problems {
+		fmt.Println(p)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d of %d matches do not follow the rules", len(problems), len(l.Results))
+	}
+	fmt.Printf("verified %d lines: hash chain intact, %d matches re-played, every outcome and score as the rules give\n", len(entries), len(l.Results))
+	return nil
+}
+
+// exportCmd writes results and standings from a database.
+func exportCmd(args []string) error {
+	fset := flag.NewFlagSet("league export", flag.ContinueOnError)
+	dbPath := fset.String("db", "data/league.db", "League Manager database")
+	format := fset.String("format", "csv", "csv or json")
+	out := fset.String("out", "", "output file (default stdout)")
+	if _, err := cli.Parse(fset, args); err != nil {
+		return usageError{err}
+	}
+	if *format != "csv" && *format != "json" {
+		return usageError{fmt.Errorf("unknown format %q: want csv or json", *format)}
+	}
+	db, err := openReadOnly(*dbPath)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	d, err := export.Load(db)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = os.Stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return fmt.Errorf("create output: %w", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	if *format == "json" {
+		return export.WriteJSON(w, d)
+	}
+	return export.WriteCSV(w, d)
+}

@@ -1,0 +1,312 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"sort"
+
+	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// Audit event types written by the League Manager beside the message exchanges.
+const (
+	EventSchedule = "SCHEDULE"
+	EventRecovery = "AUDIT_RECOVERY"
+	// EventResult records a result the League Manager decided itself (e.g. a forfeit).
+	EventResult = "RESULT_RECORDED"
+)
+
+// League is what the audit log says happened.
+type League struct {
+	LeagueID   string
+	GameType   string
+	Seed       int64
+	Players    []string
+	Referees   []string
+	Rounds     []Round
+	Results    map[string]*Result
+	Scoring    map[string]Scoring // by match id, from its last assignment
+	Recoveries []int              // lines of AUDIT_RECOVERY records
+	matchRound map[string]int
+}
+
+// Round is one scheduled round.
+type Round struct {
+	ID      string  `json:"round_id"`
+	Number  int     `json:"round_number"`
+	Cycle   int     `json:"cycle"`
+	Bye     string  `json:"bye"`
+	Matches []Match `json:"matches"`
+}
+
+// Match is one scheduled match, players in first-mover order.
+type Match struct {
+	ID      string    `json:"match_id"`
+	Players [2]string `json:"players"`
+	Seed    int64     `json:"match_seed"`
+}
+
+// Scoring is the points per outcome the League Manager sent with an assignment.
+type Scoring struct {
+	Win  int `json:"win"`
+	Draw int `json:"draw"`
+	Loss int `json:"loss"`
+}
+
+// Result is one acknowledged result.
+type Result struct {
+	MatchID  string            `json:"match_id"`
+	GameType string            `json:"game_type"`
+	Players  []string          `json:"players"`
+	Outcome  map[string]string `json:"outcome"`
+	Points   map[string]int    `json:"points"`
+	Metadata json.RawMessage   `json:"game_metadata"`
+	Referee  string            `json:"-"`
+	Line     int               `json:"-"`
+}
+
+type rpc struct {
+	Params *protocol.Message `json:"params"`
+	Result *protocol.Message `json:"result"`
+	Error  *protocol.Error   `json:"error"`
+}
+
+type event struct {
+	Type string          `json:"type"`
+	Body json.RawMessage `json:"body"`
+}
+
+type schedule struct {
+	LeagueID string   `json:"league_id"`
+	GameType string   `json:"game_type"`
+	Seed     int64    `json:"seed"`
+	Players  []string `json:"players"`
+	Rounds   []Round  `json:"rounds"`
+}
+
+// Rebuild reconstructs the league from the log alone: registrations, the schedule and
+// every acknowledged result.
+func Rebuild(entries []Entry) (*League, error) {
+	l := &League{Results: map[string]*Result{}, Scoring: map[string]Scoring{}, matchRound: map[string]int{}}
+	players := map[string]bool{}
+	referees := map[string]bool{}
+	for i := 0; i < len(entries); i++ {
+		e := &entries[i]
+		switch e.Direction {
+		case "event", "recovery":
+			if err := l.applyEvent(e); err != nil {
+				return nil, err
+			}
+			continue
+		case "request":
+		default:
+			continue
+		}
+		var req rpc
+		if json.Unmarshal(e.Message, &req) != nil || req.Params == nil {
+			continue
+		}
+		var ans rpc
+		if i+1 < len(entries) && entries[i+1].Direction == "response" && entries[i+1].ConversationID == e.ConversationID {
+			i++
+			_ = json.Unmarshal(entries[i].Message, &ans)
+		}
+		if ans.Result == nil {
+			continue // refused or unanswered: it changed nothing
+		}
+		env := req.Params.Envelope
+		switch env.MessageType {
+		case protocol.RegisterPlayerRequest, protocol.RegisterRefereeRequest:
+			var p struct {
+				PlayerID  string `json:"player_id"`
+				RefereeID string `json:"referee_id"`
+			}
+			_ = json.Unmarshal(req.Params.Payload, &p)
+			if p.PlayerID != "" {
+				players[p.PlayerID] = true
+			} else if p.RefereeID != "" {
+				referees[p.RefereeID] = true
+			}
+			if l.LeagueID == "" {
+				l.LeagueID = ans.Result.Envelope.LeagueID
+			}
+		case protocol.MatchAssignment:
+			var p struct {
+				Scoring *Scoring `json:"scoring"`
+			}
+			if json.Unmarshal(req.Params.Payload, &p) == nil && p.Scoring != nil {
+				l.Scoring[env.MatchID] = *p.Scoring
+			}
+		case protocol.MatchResultReport:
+			if ans.Result.Envelope.MessageType != protocol.MatchResultAck {
+				continue
+			}
+			var r Result
+			if err := json.Unmarshal(req.Params.Payload, &r); err != nil {
+				return nil, &LineError{Line: e.Line, Msg: "acknowledged result cannot be read: " + err.Error()}
+			}
+			r.MatchID, r.Line = env.MatchID, e.Line
+			_, r.Referee = protocol.ParseSender(env.Sender)
+			if err := l.addResult(&r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	l.Players = sortedKeys(players)
+	l.Referees = sortedKeys(referees)
+	if len(l.Rounds) > 0 {
+		for _, id := range l.scheduledPlayers() {
+			if !players[id] {
+				return nil, fmt.Errorf("the schedule lists %s, whose registration is not in the log", id)
+			}
+		}
+	}
+	return l, nil
+}
+
+func (l *League) applyEvent(e *Entry) error {
+	var ev event
+	if json.Unmarshal(e.Message, &ev) != nil {
+		return nil
+	}
+	switch ev.Type {
+	case EventRecovery:
+		l.Recoveries = append(l.Recoveries, e.Line)
+	case EventSchedule:
+		var s schedule
+		if err := json.Unmarshal(ev.Body, &s); err != nil {
+			return &LineError{Line: e.Line, Msg: "schedule cannot be read: " + err.Error()}
+		}
+		if len(l.Rounds) > 0 {
+			return &LineError{Line: e.Line, Msg: "a second schedule"}
+		}
+		l.LeagueID, l.GameType, l.Seed, l.Rounds = s.LeagueID, s.GameType, s.Seed, s.Rounds
+		for i, r := range s.Rounds {
+			for _, m := range r.Matches {
+				l.matchRound[m.ID] = i
+			}
+		}
+	case EventResult:
+		var r Result
+		if err := json.Unmarshal(ev.Body, &r); err != nil {
+			return &LineError{Line: e.Line, Msg: "recorded result cannot be read: " + err.Error()}
+		}
+		r.Line = e.Line
+		return l.addResult(&r)
+	}
+	return nil
+}
+
+// addResult keeps the first acknowledgement of a match; an identical retry is the same
+// result, a different one means the log contradicts itself.
+func (l *League) addResult(r *Result) error {
+	if _, ok := l.matchRound[r.MatchID]; !ok {
+		return &LineError{Line: r.Line, Msg: fmt.Sprintf("result for match %s, which is not in the schedule", r.MatchID)}
+	}
+	if old, ok := l.Results[r.MatchID]; ok {
+		if !maps.Equal(old.Outcome, r.Outcome) || !maps.Equal(old.Points, r.Points) {
+			return &LineError{Line: r.Line, Msg: fmt.Sprintf("a second, different result for match %s (first at line %d)", r.MatchID, old.Line)}
+		}
+		return nil
+	}
+	l.Results[r.MatchID] = r
+	return nil
+}
+
+func (l *League) scheduledPlayers() []string {
+	if len(l.Rounds) == 0 {
+		return l.Players
+	}
+	set := map[string]bool{}
+	for _, r := range l.Rounds {
+		for _, m := range r.Matches {
+			set[m.Players[0]], set[m.Players[1]] = true, true
+		}
+		if r.Bye != "" {
+			set[r.Bye] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// Match finds a scheduled match.
+func (l *League) Match(id string) (Match, bool) {
+	i, ok := l.matchRound[id]
+	if !ok {
+		return Match{}, false
+	}
+	for _, m := range l.Rounds[i].Matches {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return Match{}, false
+}
+
+// RoundComplete reports whether every match of round i has a result.
+func (l *League) RoundComplete(i int) bool {
+	for _, m := range l.Rounds[i].Matches {
+		if l.Results[m.ID] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// StandingsAfter is the standings once rounds 0..i are applied (results of later
+// rounds are left out, as in the League Manager's round snapshot).
+func (l *League) StandingsAfter(i int) ([]standings.Row, error) {
+	t := standings.New(l.scheduledPlayers())
+	for r := 0; r <= i && r < len(l.Rounds); r++ {
+		for _, m := range l.Rounds[r].Matches {
+			if res := l.Results[m.ID]; res != nil {
+				if err := t.Apply(res.Outcome, res.Points); err != nil {
+					return nil, fmt.Errorf("apply result of %s: %w", m.ID, err)
+				}
+			}
+		}
+	}
+	return t.Rows(), nil
+}
+
+// Final is the standings with every acknowledged result.
+func (l *League) Final() ([]standings.Row, error) { return l.StandingsAfter(len(l.Rounds) - 1) }
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WriteReport prints the league and its standings, after every round when rounds is set.
+func (l *League) WriteReport(w io.Writer, rounds bool) error {
+	fmt.Fprintf(w, "league %s, %s, seed %d: %d players, %d referees, %d rounds, %d results\n",
+		l.LeagueID, l.GameType, l.Seed, len(l.Players), len(l.Referees), len(l.Rounds), len(l.Results))
+	if rounds {
+		for i, r := range l.Rounds {
+			if !l.RoundComplete(i) {
+				fmt.Fprintf(w, "\nround %d (%s): incomplete\n", r.Number, r.ID)
+				continue
+			}
+			rows, err := l.StandingsAfter(i)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "\nafter round %d (%s):\n", r.Number, r.ID)
+			standings.WriteTable(w, rows)
+		}
+	}
+	rows, err := l.Final()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nstandings:")
+	standings.WriteTable(w, rows)
+	return nil
+}

@@ -1,0 +1,255 @@
+package replay
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentleague/agentleague/referee/game"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden standings files from the golden logs")
+
+func goldenLogs(t *testing.T) []string {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join("testdata", "golden", "*.audit.jsonl"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no golden logs: %v", err)
+	}
+	return logs
+}
+
+func TestGoldenLogsReplayToKnownStandings(t *testing.T) {
+	for _, path := range goldenLogs(t) {
+		name := strings.TrimSuffix(filepath.Base(path), ".audit.jsonl")
+		t.Run(name, func(t *testing.T) {
+			entries, err := Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := CheckChain(entries); err != nil {
+				t.Fatal(err)
+			}
+			l, err := Rebuild(entries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if problems := l.VerifyMatches(game.Default()); len(problems) > 0 {
+				t.Fatalf("golden log does not verify: %v", problems)
+			}
+			var out bytes.Buffer
+			if err := l.WriteReport(&out, true); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "golden", name+".standings.txt")
+			if *update {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Errorf("replay of %s differs from %s:\n got:\n%s\nwant:\n%s", path, golden, out.Bytes(), want)
+			}
+		})
+	}
+}
+
+// lines returns a golden log's lines (without newlines).
+func lines(t *testing.T) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "golden", "tic_tac_toe_4.audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+}
+
+func join(ls [][]byte) []byte { return append(bytes.Join(ls, []byte("\n")), '\n') }
+
+// rechain rewrites every prev_hash so the chain is valid again, as a forger who
+// understands the format would.
+func rechain(t *testing.T, ls [][]byte) [][]byte {
+	t.Helper()
+	prev := ""
+	out := make([][]byte, len(ls))
+	for i, l := range ls {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["prev_hash"], _ = json.Marshal(prev)
+		out[i], _ = json.Marshal(m)
+		h := sha256.Sum256(out[i])
+		prev = hex.EncodeToString(h[:])
+	}
+	return out
+}
+
+func lineOf(err error) int {
+	var le *LineError
+	if errors.As(err, &le) {
+		return le.Line
+	}
+	return -1
+}
+
+func TestTamperingIsFoundWithItsLine(t *testing.T) {
+	orig := lines(t)
+	edit := func(i int) [][]byte {
+		ls := append([][]byte(nil), orig...)
+		ls[i] = bytes.Replace(ls[i], []byte(`"direction":"`), []byte(`"direction":"x`), 1)
+		return ls
+	}
+	remove := func(i int) [][]byte {
+		return append(append([][]byte(nil), orig[:i]...), orig[i+1:]...)
+	}
+	swap := func(i int) [][]byte {
+		ls := append([][]byte(nil), orig...)
+		ls[i], ls[i+1] = ls[i+1], ls[i]
+		return ls
+	}
+	cases := []struct {
+		name string
+		log  [][]byte
+		line int
+	}{
+		{"edited line 10", edit(9), 11},
+		{"removed line 10", remove(9), 10},
+		{"removed first line", remove(0), 1},
+		{"lines 20 and 21 swapped", swap(19), 20},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			entries, err := Parse(bytes.NewReader(join(tc.log)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckChain(entries)
+			if got := lineOf(err); got != tc.line {
+				t.Errorf("got %v (line %d), want line %d", err, got, tc.line)
+			}
+		})
+	}
+}
+
+func TestCutAndTornLogsAreFound(t *testing.T) {
+	orig := lines(t)
+	full, err := Parse(bytes.NewReader(join(orig)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	markLines, markHash := len(full), full[len(full)-1].Hash()
+	if err := CheckMark(full, markLines, markHash); err != nil {
+		t.Fatalf("intact log: %v", err)
+	}
+	cut, err := Parse(bytes.NewReader(join(orig[:len(orig)-3])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckChain(cut); err != nil {
+		t.Fatalf("a cut log still chains: %v", err)
+	}
+	if err := CheckMark(cut, markLines, markHash); lineOf(err) != len(orig)-3 {
+		t.Errorf("cut log: got %v, want the last line named", err)
+	}
+	rewritten := rechain(t, append(append([][]byte(nil), orig[:len(orig)-1]...), []byte(`{"log_id":"x","timestamp":"t","direction":"event","message":{"type":"NOTE"},"prev_hash":""}`)))
+	rw, err := Parse(bytes.NewReader(join(rewritten)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckMark(rw, markLines, markHash); lineOf(err) != markLines {
+		t.Errorf("rewritten log: got %v, want line %d", err, markLines)
+	}
+	torn := append(join(orig), []byte(`{"log_id":"half`)...)
+	if _, err := Parse(bytes.NewReader(torn)); lineOf(err) != len(orig)+1 {
+		t.Errorf("torn line: got %v, want line %d", err, len(orig)+1)
+	}
+}
+
+// forge changes the first acknowledged result report with change and re-chains the
+// log, as a lying referee whose report was accepted would leave it.
+func forge(t *testing.T, change func(payload map[string]any)) []Entry {
+	t.Helper()
+	ls := append([][]byte(nil), lines(t)...)
+	for i, l := range ls {
+		if !bytes.Contains(l, []byte(`"message_type":"MATCH_RESULT_REPORT"`)) || !bytes.Contains(l, []byte(`"direction":"request"`)) {
+			continue
+		}
+		var e map[string]any
+		if err := json.Unmarshal(l, &e); err != nil {
+			t.Fatal(err)
+		}
+		payload := e["message"].(map[string]any)["params"].(map[string]any)["payload"].(map[string]any)
+		change(payload)
+		ls[i], _ = json.Marshal(e)
+		break
+	}
+	entries, err := Parse(bytes.NewReader(join(rechain(t, ls))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckChain(entries); err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+func TestMisreportedResultsAreFound(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(p map[string]any)
+		want   string
+	}{
+		{"outcome swapped", func(p map[string]any) {
+			o := p["outcome"].(map[string]any)
+			for k, v := range o {
+				switch v {
+				case "win":
+					o[k] = "loss"
+				case "loss":
+					o[k] = "win"
+				default:
+					o[k] = "win"
+				}
+			}
+		}, "the rules give"},
+		{"points inflated", func(p map[string]any) {
+			pts := p["points"].(map[string]any)
+			for k := range pts {
+				pts[k] = 3
+			}
+		}, "points"},
+		{"illegal move inserted", func(p map[string]any) {
+			md := p["game_metadata"].(map[string]any)
+			moves := md["moves"].([]any)
+			second := moves[1].(map[string]any)
+			second["move"] = moves[0].(map[string]any)["move"] // the cell just taken
+		}, "move 2:"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := Rebuild(forge(t, tc.change))
+			if err != nil {
+				t.Fatal(err)
+			}
+			problems := l.VerifyMatches(game.Default())
+			if len(problems) != 1 {
+				t.Fatalf("got %v, want one problem", problems)
+			}
+			if p := problems[0].String(); !strings.Contains(p, tc.want) || !strings.HasPrefix(p, "match r0") {
+				t.Errorf("got %q, want the match id and %q", p, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,188 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/agentleague/agentleague/referee/game"
+)
+
+// Problem is one finding of Verify, naming the match and, where it applies, the move.
+type Problem struct {
+	MatchID string
+	// Move is the 1-based index into the match's moves, 0 when the problem is not a move.
+	Move int
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Move > 0 {
+		return fmt.Sprintf("match %s move %d: %s", p.MatchID, p.Move, p.Msg)
+	}
+	return fmt.Sprintf("match %s: %s", p.MatchID, p.Msg)
+}
+
+// metadata is the part of a referee's game_metadata needed to re-play a match.
+type metadata struct {
+	MatchSeed   *int64          `json:"match_seed"`
+	GameParams  map[string]any  `json:"game_params"`
+	Moves       []moveRecord    `json:"moves"`
+	FinalState  json.RawMessage `json:"final_state"`
+	Termination string          `json:"termination"`
+	Loser       string          `json:"loser"`
+	Forfeit     string          `json:"forfeit"`
+	Suspended   []string        `json:"suspended"`
+}
+
+type moveRecord struct {
+	Step    int             `json:"step"`
+	Player  string          `json:"player"`
+	Move    json.RawMessage `json:"move"`
+	Outcome string          `json:"outcome"`
+}
+
+// technical terminations end a match before the rules do; the named loser loses.
+var technical = map[string]bool{"illegal_move": true, "timeout": true, "no_show": true}
+
+// VerifyMatches re-plays every acknowledged result through the game rules and checks
+// that the reported outcome and points are what the rules give.
+func (l *League) VerifyMatches(reg *game.Registry) []Problem {
+	ids := make([]string, 0, len(l.Results))
+	for id := range l.Results {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var out []Problem
+	for _, id := range ids {
+		out = append(out, l.verifyMatch(reg, l.Results[id])...)
+	}
+	return out
+}
+
+func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
+	bad := func(move int, format string, args ...any) []Problem {
+		return []Problem{{MatchID: r.MatchID, Move: move, Msg: fmt.Sprintf(format, args...)}}
+	}
+	m, ok := l.Match(r.MatchID)
+	if !ok {
+		return bad(0, "not in the schedule")
+	}
+	var md metadata
+	if err := json.Unmarshal(r.Metadata, &md); err != nil {
+		return bad(0, "game_metadata cannot be read: %v", err)
+	}
+	gameType := r.GameType
+	if gameType == "" {
+		gameType = l.GameType
+	}
+	want, err := l.expectedOutcome(reg, gameType, m, &md)
+	if err != nil {
+		return []Problem{*err}
+	}
+	for i, id := range m.Players {
+		if r.Outcome[id] != want[i] {
+			return bad(0, "reported %s for %s, the rules give %s", r.Outcome[id], id, want[i])
+		}
+	}
+	if sc, ok := l.Scoring[r.MatchID]; ok {
+		for i, id := range m.Players {
+			due := map[string]int{"win": sc.Win, "draw": sc.Draw, "loss": sc.Loss}[want[i]]
+			if r.Points[id] != due {
+				return bad(0, "reported %d points for %s, a %s scores %d", r.Points[id], id, want[i], due)
+			}
+		}
+	}
+	return nil
+}
+
+// expectedOutcome re-plays the moves and returns the outcome the rules give, indexed
+// like the scheduled players.
+func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, md *metadata) ([2]string, *Problem) {
+	fail := func(move int, format string, args ...any) ([2]string, *Problem) {
+		return [2]string{}, &Problem{MatchID: m.ID, Move: move, Msg: fmt.Sprintf(format, args...)}
+	}
+	if md.Forfeit != "" {
+		out := [2]string{"win", "win"}
+		for _, s := range md.Suspended {
+			for i, id := range m.Players {
+				if id == s {
+					out[i] = "loss"
+				}
+			}
+		}
+		return out, nil
+	}
+	if md.MatchSeed != nil && *md.MatchSeed != m.Seed {
+		return fail(0, "played with seed %d, the schedule says %d", *md.MatchSeed, m.Seed)
+	}
+	g, err := reg.New(gameType, md.GameParams)
+	if err != nil {
+		return fail(0, "game %s: %v", gameType, err)
+	}
+	seat := map[string]int{m.Players[0]: 0, m.Players[1]: 1}
+	state := g.NewState(m.Seed)
+	for i := 0; i < len(md.Moves); {
+		step := md.Moves[i].Step
+		if state.Terminal() {
+			return fail(i+1, "move after the game was over")
+		}
+		movers := state.ToMove()
+		batch := map[int]json.RawMessage{}
+		first := i
+		for ; i < len(md.Moves) && md.Moves[i].Step == step; i++ {
+			mv := md.Moves[i]
+			s, ok := seat[mv.Player]
+			if !ok {
+				return fail(i+1, "moved by %s, who is not in the match", mv.Player)
+			}
+			parsed, err := state.ParseMove(s, mv.Move)
+			if err != nil {
+				return fail(i+1, "%s's move %s is refused by the rules: %v", mv.Player, mv.Move, err)
+			}
+			batch[s] = parsed
+		}
+		moves := make([]json.RawMessage, len(movers))
+		for k, s := range movers {
+			mv, ok := batch[s]
+			if !ok {
+				return fail(first+1, "step %d lacks the move of %s", step, m.Players[s])
+			}
+			moves[k] = mv
+		}
+		if len(batch) != len(movers) {
+			return fail(first+1, "step %d has a move from a player not to move", step)
+		}
+		next, err := state.Apply(moves)
+		if err != nil {
+			return fail(first+1, "cannot apply step %d: %v", step, err)
+		}
+		state = next
+	}
+	switch {
+	case md.Termination == "double_no_show":
+		return [2]string{"loss", "loss"}, nil
+	case technical[md.Termination]:
+		s, ok := seat[md.Loser]
+		if !ok {
+			return fail(0, "%s names loser %q, who is not in the match", md.Termination, md.Loser)
+		}
+		out := [2]string{"win", "win"}
+		out[s] = "loss"
+		return out, nil
+	case !state.Terminal():
+		return fail(len(md.Moves), "the moves do not finish the game (termination %q)", md.Termination)
+	}
+	if len(md.FinalState) > 0 {
+		var reported, replayed any
+		_ = json.Unmarshal(md.FinalState, &reported)
+		b, _ := json.Marshal(state.Final())
+		_ = json.Unmarshal(b, &replayed)
+		if !reflect.DeepEqual(reported, replayed) {
+			return fail(0, "final state %s differs from the re-played %s", md.FinalState, b)
+		}
+	}
+	o := state.Outcomes()
+	return [2]string{string(o[0]), string(o[1])}, nil
+}
