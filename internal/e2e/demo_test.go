@@ -73,6 +73,7 @@ func TestDemoRunsALeagueAndStopsEveryProcess(t *testing.T) {
 		}
 	}
 	waitNoOwnProcesses(t)
+	checkReplayAndVerify(t, filepath.Join(dir, "logs", "audit.jsonl"), filepath.Join(dir, "data", "league.db"))
 }
 
 func TestDemoInterruptedStopsEveryProcess(t *testing.T) {
@@ -104,4 +105,16 @@ func TestDemoInterruptedStopsEveryProcess(t *testing.T) {
 	}()
 	_ = cmd.Wait()
 	waitNoOwnProcesses(t)
+}
+
+// checkReplayAndVerify runs league replay --check and league verify --db, which must
+// both pass.
+func checkReplayAndVerify(t *testing.T, audit, db string) {
+	t.Helper()
+	for _, args := range [][]string{{"replay", audit, "--rounds", "--check", db}, {"verify", audit, "--db", db}} {
+		out, err := exec.Command(filepath.Join(binDir, "league"), args...).CombinedOutput()
+		if err != nil {
+			t.Errorf("league %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 }

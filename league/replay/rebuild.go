@@ -79,7 +79,7 @@ type event struct {
 	Body json.RawMessage `json:"body"`
 }
 
-type schedule struct {
+type scheduleNote struct {
 	LeagueID string   `json:"league_id"`
 	GameType string   `json:"game_type"`
 	Seed     int64    `json:"seed"`
@@ -176,7 +176,7 @@ func (l *League) applyEvent(e *Entry) error {
 	case EventRecovery:
 		l.Recoveries = append(l.Recoveries, e.Line)
 	case EventSchedule:
-		var s schedule
+		var s scheduleNote
 		if err := json.Unmarshal(ev.Body, &s); err != nil {
 			return &LineError{Line: e.Line, Msg: "schedule cannot be read: " + err.Error()}
 		}
