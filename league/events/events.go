@@ -1,0 +1,205 @@
+// Package events is the League Manager's live event stream: a hub that numbers every
+// event, keeps the recent ones for clients that reconnect with Last-Event-ID, and
+// serves them as Server-Sent Events without ever letting a slow client slow the league.
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Event types.
+const (
+	AgentRegistered  = "agent_registered"
+	RoundStarted     = "round_started"
+	MatchAssigned    = "match_assigned"
+	MoveMade         = "move_made"
+	MatchFinished    = "match_finished"
+	StandingsChanged = "standings_changed"
+	LeagueCompleted  = "league_completed"
+	// Reset tells a client it asked to resume from an event the hub no longer holds:
+	// it should reload the state instead of relying on the stream.
+	Reset = "reset"
+)
+
+// Event is one numbered event. IDs increase by one across the whole league.
+type Event struct {
+	ID      uint64          `json:"id"`
+	Type    string          `json:"type"`
+	MatchID string          `json:"match_id,omitempty"`
+	Time    string          `json:"time"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// Hub fans events out to subscribers.
+type Hub struct {
+	mu     sync.Mutex
+	ring   []Event // the most recent events, oldest first
+	keep   int
+	next   uint64
+	subs   map[*sub]struct{}
+	closed bool
+}
+
+type sub struct {
+	ch     chan Event
+	filter func(Event) bool
+	// lagged is closed when the subscriber fell too far behind and was dropped.
+	lagged chan struct{}
+}
+
+// subBuffer is how far a client may fall behind before it is dropped; it reconnects
+// and resumes from the ring with Last-Event-ID.
+const subBuffer = 256
+
+// NewHub keeps the last keep events for resuming clients.
+func NewHub(keep int) *Hub {
+	return &Hub{keep: keep, next: 1, subs: map[*sub]struct{}{}}
+}
+
+// Publish numbers and stores an event and hands it to every subscriber without
+// blocking: a subscriber whose buffer is full is dropped.
+func (h *Hub) Publish(typ, matchID string, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		raw = []byte("null")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	e := Event{ID: h.next, Type: typ, MatchID: matchID, Time: time.Now().UTC().Format(time.RFC3339Nano), Data: raw}
+	h.next++
+	h.ring = append(h.ring, e)
+	if len(h.ring) > h.keep {
+		h.ring = h.ring[len(h.ring)-h.keep:]
+	}
+	for s := range h.subs {
+		if s.filter != nil && !s.filter(e) {
+			continue
+		}
+		select {
+		case s.ch <- e:
+		default:
+			delete(h.subs, s)
+			close(s.lagged)
+		}
+	}
+}
+
+// subscribe returns the stored events after lastID that pass filter and a live
+// subscription; reset is set when events after lastID were already dropped.
+func (h *Hub) subscribe(lastID uint64, filter func(Event) bool) (backlog []Event, s *sub, reset bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if lastID > 0 && len(h.ring) > 0 && h.ring[0].ID > lastID+1 {
+		reset = true
+	}
+	for _, e := range h.ring {
+		if e.ID > lastID && (filter == nil || filter(e)) {
+			backlog = append(backlog, e)
+		}
+	}
+	s = &sub{ch: make(chan Event, subBuffer), filter: filter, lagged: make(chan struct{})}
+	if h.closed {
+		close(s.lagged)
+		return backlog, s, reset
+	}
+	h.subs[s] = struct{}{}
+	return backlog, s, reset
+}
+
+func (h *Hub) unsubscribe(s *sub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.subs[s]; ok {
+		delete(h.subs, s)
+	}
+}
+
+// Since returns the stored events after lastID that pass filter (for pages that load
+// a snapshot first).
+func (h *Hub) Since(lastID uint64, filter func(Event) bool) []Event {
+	backlog, s, _ := h.subscribe(lastID, filter)
+	h.unsubscribe(s)
+	return backlog
+}
+
+// Close ends every stream.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for s := range h.subs {
+		delete(h.subs, s)
+		close(s.lagged)
+	}
+}
+
+// keepAlive is how often an idle stream gets a comment line, so proxies and browsers
+// keep the connection.
+var keepAlive = 15 * time.Second
+
+// ServeSSE streams events passing filter as text/event-stream, first those after the
+// request's Last-Event-ID (or ?last_event_id=), then live ones. It returns when the
+// client goes away, falls too far behind, or the hub closes.
+func (h *Hub) ServeSSE(w http.ResponseWriter, r *http.Request, filter func(Event) bool) {
+	var lastID uint64
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		lastID, _ = strconv.ParseUint(v, 10, 64)
+	} else if v := r.URL.Query().Get("last_event_id"); v != "" {
+		lastID, _ = strconv.ParseUint(v, 10, 64)
+	}
+	rc := http.NewResponseController(w)
+	// A stream lives longer than the server's write timeout allows a response.
+	_ = rc.SetWriteDeadline(time.Time{})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	backlog, s, reset := h.subscribe(lastID, filter)
+	defer h.unsubscribe(s)
+	if reset {
+		fmt.Fprintf(w, "event: %s\ndata: {}\n\n", Reset)
+	}
+	for _, e := range backlog {
+		if writeEvent(w, e) != nil {
+			return
+		}
+	}
+	if rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.lagged:
+			return
+		case e := <-s.ch:
+			if writeEvent(w, e) != nil || rc.Flush() != nil {
+				return
+			}
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+func writeEvent(w http.ResponseWriter, e Event) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, b)
+	return err
+}

@@ -1,0 +1,162 @@
+package events
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// readEvents reads n events from an SSE stream.
+func readEvents(t *testing.T, sc *bufio.Scanner, n int) []Event {
+	t.Helper()
+	var out []Event
+	for len(out) < n && sc.Scan() {
+		line := sc.Text()
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var e Event
+			if err := json.Unmarshal([]byte(data), &e); err != nil {
+				t.Fatalf("bad event %q: %v", data, err)
+			}
+			out = append(out, e)
+		}
+	}
+	if len(out) < n {
+		t.Fatalf("stream ended after %d of %d events: %v", len(out), n, sc.Err())
+	}
+	return out
+}
+
+func open(t *testing.T, srv *httptest.Server, path, lastID string) (*bufio.Scanner, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("got content type %q", ct)
+	}
+	return bufio.NewScanner(res.Body), func() { cancel(); res.Body.Close() }
+}
+
+func newServer(h *Hub) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) { h.ServeSSE(w, r, nil) })
+	mux.HandleFunc("GET /matches/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		h.ServeSSE(w, r, func(e Event) bool { return e.MatchID == id })
+	})
+	return httptest.NewServer(mux)
+}
+
+func TestStreamInOrderAndResume(t *testing.T) {
+	h := NewHub(100)
+	srv := newServer(h)
+	defer srv.Close()
+	defer h.Close()
+	for i := range 5 {
+		h.Publish(MoveMade, "m1", map[string]int{"n": i})
+	}
+	sc, stop := open(t, srv, "/events", "")
+	got := readEvents(t, sc, 5)
+	for i, e := range got {
+		if e.ID != uint64(i+1) {
+			t.Errorf("event %d has id %d", i, e.ID)
+		}
+	}
+	h.Publish(MatchFinished, "m1", nil)
+	if e := readEvents(t, sc, 1)[0]; e.ID != 6 || e.Type != MatchFinished {
+		t.Errorf("got live event %+v", e)
+	}
+	stop()
+	// A reconnect with Last-Event-ID 3 gets 4, 5, 6 and nothing twice.
+	h.Publish(LeagueCompleted, "", nil)
+	sc, stop = open(t, srv, "/events", "3")
+	defer stop()
+	got = readEvents(t, sc, 4)
+	for i, e := range got {
+		if want := uint64(4 + i); e.ID != want {
+			t.Errorf("resumed event %d: got id %d, want %d", i, e.ID, want)
+		}
+	}
+}
+
+func TestMatchStreamFilters(t *testing.T) {
+	h := NewHub(100)
+	srv := newServer(h)
+	defer srv.Close()
+	defer h.Close()
+	h.Publish(MoveMade, "a", nil)
+	h.Publish(MoveMade, "b", nil)
+	h.Publish(MoveMade, "a", nil)
+	sc, stop := open(t, srv, "/matches/a/events", "")
+	defer stop()
+	for _, e := range readEvents(t, sc, 2) {
+		if e.MatchID != "a" {
+			t.Errorf("got event of match %s", e.MatchID)
+		}
+	}
+}
+
+func TestResumeBeyondTheRingSaysReset(t *testing.T) {
+	h := NewHub(3)
+	srv := newServer(h)
+	defer srv.Close()
+	defer h.Close()
+	for range 10 {
+		h.Publish(MoveMade, "m", nil)
+	}
+	sc, stop := open(t, srv, "/events", "2")
+	defer stop()
+	if !sc.Scan() || sc.Text() != "event: "+Reset {
+		t.Fatalf("got %q, want a reset event", sc.Text())
+	}
+	got := readEvents(t, sc, 4) // the reset's data line, then the 3 kept events
+	if got[1].ID != 8 || got[3].ID != 10 {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestStalledSubscriberNeverBlocksPublish(t *testing.T) {
+	h := NewHub(10)
+	defer h.Close()
+	_, s, _ := h.subscribe(0, nil)
+	// Nobody reads s: publishing far more than its buffer must still return, and the
+	// subscriber is dropped so it resumes from the ring instead.
+	for i := range subBuffer * 4 {
+		h.Publish(MoveMade, strconv.Itoa(i), nil)
+	}
+	select {
+	case <-s.lagged:
+	default:
+		t.Fatal("stalled subscriber was not dropped")
+	}
+	if got := len(h.Since(0, nil)); got != 10 {
+		t.Errorf("ring holds %d events, want 10", got)
+	}
+}
+
+func TestCloseEndsStreams(t *testing.T) {
+	h := NewHub(10)
+	srv := newServer(h)
+	defer srv.Close()
+	sc, stop := open(t, srv, "/events", "")
+	defer stop()
+	h.Close()
+	for sc.Scan() {
+	}
+	h.Publish(MoveMade, "m", nil) // after Close: ignored, no panic
+}
