@@ -1,0 +1,136 @@
+// Package web serves the League Manager's read-only live view: a dashboard of the
+// league and a match page that draws the board move by move, fed by a JSON API and the
+// event stream. Nothing here can change the league, and no view carries a secret.
+package web
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+
+	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/league/standings"
+)
+
+//go:embed static
+var static embed.FS
+
+// ErrNotFound is returned by a Source for an unknown match.
+var ErrNotFound = errors.New("not found")
+
+// LeagueView is the dashboard's snapshot of the league.
+type LeagueView struct {
+	LeagueID     string          `json:"league_id"`
+	GameType     string          `json:"game_type"`
+	State        string          `json:"state"`
+	CurrentRound int             `json:"current_round"`
+	TotalRounds  int             `json:"total_rounds"`
+	Referees     int             `json:"referees"`
+	Players      int             `json:"players"`
+	ByStatus     map[string]int  `json:"matches_by_status"`
+	MatchesTotal int             `json:"matches_total"`
+	Standings    []standings.Row `json:"standings"`
+	Round        *RoundView      `json:"round,omitempty"`
+	LastEventID  uint64          `json:"last_event_id"`
+}
+
+// RoundView is a round and its matches.
+type RoundView struct {
+	ID      string         `json:"round_id"`
+	Number  int            `json:"number"`
+	Bye     string         `json:"bye,omitempty"`
+	Matches []MatchSummary `json:"matches"`
+}
+
+// MatchSummary is one match in a round list.
+type MatchSummary struct {
+	MatchID string            `json:"match_id"`
+	Players [2]string         `json:"players"`
+	Status  string            `json:"status"`
+	Referee string            `json:"referee_id,omitempty"`
+	Outcome map[string]string `json:"outcome,omitempty"`
+}
+
+// MatchView is everything the match page draws: the steps with the state after each.
+type MatchView struct {
+	MatchID     string            `json:"match_id"`
+	RoundID     string            `json:"round_id"`
+	GameType    string            `json:"game_type"`
+	Players     [2]string         `json:"players"`
+	Status      string            `json:"status"`
+	Referee     string            `json:"referee_id,omitempty"`
+	Outcome     map[string]string `json:"outcome,omitempty"`
+	Points      map[string]int    `json:"points,omitempty"`
+	Termination string            `json:"termination,omitempty"`
+	Initial     any               `json:"initial"`
+	Steps       []Step            `json:"steps"`
+	LastEventID uint64            `json:"last_event_id"`
+}
+
+// Step is one step of a match: the moves made and the state after them.
+type Step struct {
+	Step  int    `json:"step"`
+	Moves []Move `json:"moves"`
+	View  any    `json:"view"`
+}
+
+// Move is one player's move in a step.
+type Move struct {
+	Player  string          `json:"player"`
+	Move    json.RawMessage `json:"move"`
+	Outcome string          `json:"outcome"`
+}
+
+// Source provides the views; the League Manager implements it.
+type Source interface {
+	LeagueView() (LeagueView, error)
+	MatchView(id string) (MatchView, error)
+}
+
+// Register adds the live view's routes to mux: GET /, the static files, /api/league,
+// /api/matches/{id}, /events and /matches/{id}/events.
+func Register(mux *http.ServeMux, src Source, hub *events.Hub) {
+	sub, _ := fs.Sub(static, "static")
+	files := http.FileServerFS(sub)
+	mux.Handle("GET /static/", http.StripPrefix("/static/", files))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, sub, "index.html")
+	})
+	mux.HandleFunc("GET /match", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, sub, "match.html")
+	})
+	mux.HandleFunc("GET /api/league", func(w http.ResponseWriter, _ *http.Request) {
+		v, err := src.LeagueView()
+		if err != nil {
+			http.Error(w, "league view unavailable", http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, v)
+	})
+	mux.HandleFunc("GET /api/matches/{id}", func(w http.ResponseWriter, r *http.Request) {
+		v, err := src.MatchView(r.PathValue("id"))
+		switch {
+		case errors.Is(err, ErrNotFound):
+			http.Error(w, "no such match", http.StatusNotFound)
+		case err != nil:
+			http.Error(w, "match view unavailable", http.StatusInternalServerError)
+		default:
+			writeJSON(w, v)
+		}
+	})
+	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
+		hub.ServeSSE(w, r, nil)
+	})
+	mux.HandleFunc("GET /matches/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		hub.ServeSSE(w, r, func(e events.Event) bool { return e.MatchID == id })
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,80 @@
+package web
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/agentleague/agentleague/league/events"
+)
+
+type fakeSource struct{}
+
+func (fakeSource) LeagueView() (LeagueView, error) {
+	return LeagueView{LeagueID: "l1", GameType: "tic_tac_toe", State: "ACTIVE", CurrentRound: 1, TotalRounds: 3}, nil
+}
+
+func (fakeSource) MatchView(id string) (MatchView, error) {
+	if id != "m1" {
+		return MatchView{}, ErrNotFound
+	}
+	return MatchView{MatchID: "m1", GameType: "tic_tac_toe", Players: [2]string{"a", "b"}, Steps: []Step{}}, nil
+}
+
+func TestRoutes(t *testing.T) {
+	hub := events.NewHub(10)
+	defer hub.Close()
+	mux := http.NewServeMux()
+	Register(mux, fakeSource{}, hub)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cases := []struct {
+		path, contains string
+		code           int
+	}{
+		{"/", "<title>Agent League</title>", 200},
+		{"/match?id=m1", "matchPage()", 200},
+		{"/static/app.js", "EventSource", 200},
+		{"/static/style.css", ".board", 200},
+		{"/api/league", `"league_id":"l1"`, 200},
+		{"/api/matches/m1", `"match_id":"m1"`, 200},
+		{"/api/matches/nope", "no such match", 404},
+		{"/nothing-here", "404", 404},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			res, err := http.Get(srv.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.code || !strings.Contains(string(body), tc.contains) {
+				t.Errorf("got %d %q, want %d containing %q", res.StatusCode, body, tc.code, tc.contains)
+			}
+		})
+	}
+	// The view only reads: no route accepts a write.
+	for _, path := range []string{"/", "/api/league", "/api/matches/m1", "/events"} {
+		res, err := http.Post(srv.URL+path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST %s: got %d, want 405", path, res.StatusCode)
+		}
+	}
+	var v LeagueView
+	res, err := http.Get(srv.URL + "/api/league")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil || v.TotalRounds != 3 {
+		t.Errorf("got %+v %v", v, err)
+	}
+}
