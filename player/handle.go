@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/protocol"
@@ -40,6 +41,8 @@ func (p *Player) Handle(ctx context.Context, msg *protocol.Message) (*protocol.M
 		handle = p.gameOver
 	case protocol.LeagueShutdown:
 		handle = p.leagueShutdown
+	case protocol.MatchCancelled:
+		handle = p.matchCancelled
 	default:
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a player does not accept %s", msg.Envelope.MessageType)
 	}
@@ -223,7 +226,11 @@ type moveAnswer struct {
 // invitation gets a match created on the spot. When the strategy fails, the first legal
 // move keeps the player in the game.
 func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	start := time.Now()
 	env := &msg.Envelope
+	if p.crashed(ctx, env.MatchID) {
+		return nil, p.unanswered(ctx)
+	}
 	if err := p.authorizeMatch(env); err != nil {
 		return nil, err
 	}
@@ -251,7 +258,15 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 		log.Warn().Err(err).Msg("strategy failed; playing the first legal move")
 		move = legal[0]
 	}
+	if p.fault.mode == FaultIllegal {
+		move = illegalMove(m.game, req.StepContext)
+		log.Warn().RawJSON("move", move).Msg("fault illegal: answering a move that breaks the rules")
+	}
 	log.Debug().RawJSON("move", move).Int("deadline_ms", req.DeadlineMS).Msg("move chosen")
+	if err := p.slowDown(ctx, start); err != nil {
+		log.Warn().Err(err).Msg("fault slow: the referee stopped waiting")
+		return nil, err
+	}
 	return p.matchReply(msg, protocol.MoveResponse, moveAnswer{MovePayload: move, StepNumber: req.StepNumber, ContextHash: req.ContextHash})
 }
 
@@ -315,19 +330,27 @@ type shutdownPayload struct {
 	Reason string `json:"reason"`
 }
 
-// leagueShutdown acknowledges LEAGUE_SHUTDOWN and tells Run to stop; Run's graceful
-// server shutdown lets this answer be written first.
-func (p *Player) leagueShutdown(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
-	env := &msg.Envelope
-	// The schema pins the sender too; Handle is exported, so check it here as well.
+// fromLeague checks that a message comes from the League Manager: the sender, and the
+// player's own token when the League Manager announced that it signs its messages.
+func (p *Player) fromLeague(env *protocol.Envelope) error {
+	// The schemas pin the sender too; Handle is exported, so check it here as well.
 	if env.Sender != protocol.SenderLeagueManager {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only the league manager shuts the league down")
+		return protocol.Errorf(protocol.ReasonUnauthorized, "only the league manager sends %s", env.MessageType)
 	}
 	p.mu.Lock()
 	token, signed := p.token, slices.Contains(p.features, protocol.FeatureSignedAssignments)
 	p.mu.Unlock()
 	if signed && (env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, token)) {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "LEAGUE_SHUTDOWN must carry this player's token")
+		return protocol.Errorf(protocol.ReasonUnauthorized, "%s must carry this player's token", env.MessageType)
+	}
+	return nil
+}
+
+// leagueShutdown acknowledges LEAGUE_SHUTDOWN and tells Run to stop; Run's graceful
+// server shutdown lets this answer be written first.
+func (p *Player) leagueShutdown(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	if err := p.fromLeague(&msg.Envelope); err != nil {
+		return nil, err
 	}
 	var sp shutdownPayload
 	if err := msg.Decode(&sp); err != nil {
@@ -339,5 +362,48 @@ func (p *Player) leagueShutdown(ctx context.Context, msg *protocol.Message) (*pr
 	}
 	zerolog.Ctx(ctx).Info().Str("reason", sp.Reason).Msg("league shutdown received")
 	p.shutOnce.Do(func() { close(p.shutdown) })
+	return out, nil
+}
+
+type cancelPayload struct {
+	MatchID string `json:"match_id"`
+	Reason  string `json:"reason"`
+}
+
+type cancelAck struct {
+	Status  string `json:"status"`
+	MatchID string `json:"match_id"`
+}
+
+// matchCancelled drops the state of a match the League Manager stopped before it had a
+// result (e.g. its referee lost its lease). The match is not over: it keeps its id and
+// may be assigned again, so a later GAME_INVITATION for it starts it afresh. A match
+// the player does not know (or that already ended) is acknowledged all the same.
+func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	env := &msg.Envelope
+	if err := p.fromLeague(env); err != nil {
+		return nil, err
+	}
+	var mc cancelPayload
+	if err := msg.Decode(&mc); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid MATCH_CANCELLED payload")
+	}
+	if mc.MatchID != env.MatchID {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "payload match_id must equal the envelope's")
+	}
+	p.mu.Lock()
+	_, known := p.matches[mc.MatchID]
+	delete(p.matches, mc.MatchID)
+	_, over := p.finished[mc.MatchID]
+	token := p.token
+	p.mu.Unlock()
+	zerolog.Ctx(ctx).Info().Str("match_id", mc.MatchID).Str("reason", mc.Reason).Bool("in_progress", known).Bool("over", over).
+		Msg("match cancelled by the league manager")
+	out, err := p.reply(msg, protocol.MatchCancelledAck, cancelAck{Status: "acknowledged", MatchID: mc.MatchID})
+	if err != nil {
+		return nil, err
+	}
+	// As the schema's example shows: the match named, and the player's own token back.
+	out.Envelope.MatchID, out.Envelope.AuthToken = mc.MatchID, token
 	return out, nil
 }

@@ -1,6 +1,7 @@
 // Package player is the player runtime: an HTTP server answering referees (GAME_INVITATION,
-// REQUEST_MOVE, GAME_OVER) and the League Manager (LEAGUE_SHUTDOWN), registration with the
-// League Manager, and one strategy per match from player/strategy.
+// REQUEST_MOVE, GAME_OVER) and the League Manager (LEAGUE_SHUTDOWN, MATCH_CANCELLED),
+// registration with the League Manager, and one strategy per match from player/strategy.
+// Config.Fault makes a player misbehave on purpose, for fault-injection tests.
 package player
 
 import (
@@ -73,6 +74,10 @@ type Config struct {
 	RegisterFor time.Duration
 	// Stdout receives the one line "player <id> listening on <url>" (os.Stdout when nil).
 	Stdout io.Writer
+	// Fault makes the player misbehave on purpose, for fault-injection tests: "" (none),
+	// "slow:DURATION", "garbage", "illegal" or "crash-after:N"; see FaultSlow and the
+	// other Fault constants. crash-after ends the whole process (os.Exit).
+	Fault string
 }
 
 // Validate checks the configuration without side effects, so a command can refuse bad
@@ -93,6 +98,9 @@ func (c Config) Validate() error {
 	}
 	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
 		return errors.New("register timeouts must not be negative")
+	}
+	if _, err := parseFault(c.Fault); err != nil {
+		return err
 	}
 	return nil
 }
@@ -121,6 +129,11 @@ type Player struct {
 	newStrategy strategyFunc
 	client      *protocol.Client
 	rpc         *protocol.Server
+	fault       fault
+	// exit ends the process in fault mode crash-after; os.Exit outside tests.
+	exit func(code int)
+	// moveRequests counts REQUEST_MOVE received, for fault mode crash-after.
+	moveRequests atomic.Int64
 
 	ran        atomic.Bool
 	registered chan struct{} // closed once the registration answer is stored
@@ -157,11 +170,17 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 	if cfg.Stdout == nil {
 		cfg.Stdout = os.Stdout
 	}
+	flt, err := parseFault(cfg.Fault)
+	if err != nil {
+		return nil, err
+	}
 	v, err := protocol.NewValidator()
 	if err != nil {
 		return nil, fmt.Errorf("load schemas: %w", err)
 	}
 	p := &Player{
+		fault:       flt,
+		exit:        os.Exit,
 		cfg:         cfg,
 		log:         log,
 		games:       game.Default(),
@@ -192,6 +211,9 @@ func (p *Player) Run(ctx context.Context) error {
 	endpoint := srv.URL()
 	p.setState(StateRegistering)
 	p.log.Info().Str("url", endpoint).Str("strategy", p.cfg.Strategy).Msg("player listening")
+	if p.cfg.Fault != "" {
+		p.log.Warn().Str("fault", p.cfg.Fault).Msg("fault injection on: this player misbehaves on purpose")
+	}
 	// Tools and tests read the endpoint from this one stdout line.
 	fmt.Fprintf(p.cfg.Stdout, "player %s listening on %s\n", p.cfg.ID, endpoint)
 
@@ -251,7 +273,11 @@ func (p *Player) setState(s string) {
 // routes serves POST /mcp, GET /health, GET /status and GET /standings.
 func (p *Player) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", p.rpc)
+	var rpc http.Handler = p.rpc
+	if p.fault.mode == FaultGarbage {
+		rpc = p.garbageMoves(rpc)
+	}
+	mux.Handle("/mcp", rpc)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

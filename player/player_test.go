@@ -254,7 +254,7 @@ func TestInvitationGames(t *testing.T) {
 		wantStatus string
 	}{
 		{"game with parameters", game.TypeRockPaperScissors, map[string]any{"rounds": 3}, "accepted"},
-		{"unknown game", "chess", nil, "declined"},
+		{"unknown game", "no_such_game", nil, "declined"},
 		{"unknown parameter", game.TypeTicTacToe, map[string]any{"size": 4}, "declined"},
 		{"parameter out of bounds", game.TypeRockPaperScissors, map[string]any{"rounds": 0}, "declined"},
 	}
@@ -422,7 +422,7 @@ func TestRequestMove(t *testing.T) {
 		{name: "strategy that does not play the game falls back", strategy: "perfect", gameType: game.TypeRockPaperScissors, context: rpsView, invite: true},
 		{name: "failing strategy plays the first legal move", setup: func(p *Player) { p.newStrategy = failing }, gameType: game.TypeTicTacToe, context: emptyBoard, wantMove: `{"row":0,"col":0}`},
 		{name: "unplayable context", gameType: game.TypeTicTacToe, context: json.RawMessage(`{"board":"none"}`), wantReason: protocol.ReasonSchemaViolation},
-		{name: "unknown game", gameType: "chess", context: json.RawMessage(`{}`), wantReason: protocol.ReasonUnsupportedGame},
+		{name: "unknown game", gameType: "no_such_game", context: json.RawMessage(`{}`), wantReason: protocol.ReasonUnsupportedGame},
 	}
 	lg := startLeague(t, &fakeLeague{})
 	s := newSender(t)
@@ -555,6 +555,62 @@ func TestLeagueShutdown(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestMatchCancelled(t *testing.T) {
+	const matchID = "R1M1"
+	lg := startLeague(t, &fakeLeague{features: allFeatures})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	s := newSender(t)
+	cancel := func(auth, payloadMatch string) (*protocol.Message, error) {
+		return s.send(r.url, protocol.MatchCancelled, envelope{sender: protocol.SenderLeagueManager, matchID: matchID, gameType: game.TypeTicTacToe, auth: auth},
+			map[string]any{"match_id": payloadMatch, "reason": "referee ref1 lost its lease; the match is assigned again"})
+	}
+	if _, err := s.invite(r, matchID, r.credential(matchID)); err != nil {
+		t.Fatal(err)
+	}
+	// Refused: another player's token, the match credential, a payload naming another match.
+	_, err := cancel(lg.token("p02"), matchID)
+	wantReason(t, err, protocol.ReasonUnauthorized)
+	_, err = cancel(r.credential(matchID), matchID)
+	wantReason(t, err, protocol.ReasonUnauthorized)
+	_, err = cancel(lg.token("p01"), "R1M2")
+	wantReason(t, err, protocol.ReasonSchemaViolation)
+	if n := r.Status().CurrentMatches; n != 1 {
+		t.Fatalf("%d current matches after refused cancellations, want 1", n)
+	}
+
+	for i := range 2 { // the second time the match is unknown: acknowledged all the same
+		ans, err := cancel(lg.token("p01"), matchID)
+		if err != nil {
+			t.Fatalf("MATCH_CANCELLED %d: %v", i, err)
+		}
+		e := ans.Envelope
+		if e.MessageType != protocol.MatchCancelledAck || e.Sender != "player:p01" || e.MatchID != matchID || e.LeagueID != testLeagueID {
+			t.Errorf("answer envelope %+v", e)
+		}
+		if got := decode[cancelAck](t, ans); got != (cancelAck{Status: "acknowledged", MatchID: matchID}) {
+			t.Errorf("answer payload %+v", got)
+		}
+	}
+	if st := r.Status(); st.CurrentMatches != 0 || st.MatchesPlayed != 0 {
+		t.Errorf("status %+v, want no match current and none played", st)
+	}
+	// The match is assigned again: its new invitation is accepted, not declined as over.
+	ans, err := s.invite(r, matchID, r.credential(matchID))
+	if err != nil || decode[joinAck](t, ans).Status != "accepted" {
+		t.Fatalf("invitation after the cancellation: %v", err)
+	}
+
+	// Handle is exported: a sender other than the League Manager is refused there too.
+	m, err := protocol.NewMessage(protocol.MatchCancelled, protocol.RefereeSender("ref1"), map[string]any{"match_id": matchID, "reason": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Envelope.MatchID = matchID
+	_, err = r.Handle(context.Background(), m)
+	wantReason(t, err, protocol.ReasonUnauthorized)
 }
 
 func TestLeagueShutdownFromAnotherSenderIsRefused(t *testing.T) {

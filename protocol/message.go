@@ -56,6 +56,8 @@ const (
 	HeartbeatResponse        = "HEARTBEAT_RESPONSE"
 	MoveEvent                = "MOVE_EVENT"
 	MoveEventAck             = "MOVE_EVENT_ACK"
+	MatchCancelled           = "MATCH_CANCELLED"
+	MatchCancelledAck        = "MATCH_CANCELLED_ACK"
 )
 
 // Features a League Manager may announce at registration: the protections it applies.

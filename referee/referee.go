@@ -3,9 +3,9 @@ package referee
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"regexp"
@@ -39,9 +39,31 @@ type Config struct {
 	RegisterFor time.Duration
 	// CallTimeout is the deadline of each call to the League Manager.
 	CallTimeout time.Duration
+	// ReportTimeout is the deadline of each MATCH_RESULT_REPORT attempt (default 5 s).
+	// Reports are retried with backoff until the League Manager acknowledges or refuses them.
+	ReportTimeout time.Duration
+	// DrainTimeout bounds how long matches in progress may run after LEAGUE_SHUTDOWN
+	// (default 10 s); matches still running then are abandoned, unreported.
+	DrainTimeout time.Duration
 	// Stdout receives the one line "referee <id> listening on <url>" (os.Stdout when nil).
 	Stdout io.Writer
 }
+
+// Defaults of Config.
+const (
+	DefaultReportTimeout = 5 * time.Second
+	DefaultDrainTimeout  = 10 * time.Second
+)
+
+// Backoff between MATCH_RESULT_REPORT attempts: doubling from reportBackoff to
+// reportMaxBackoff, with jitter.
+const (
+	reportBackoff    = 250 * time.Millisecond
+	reportMaxBackoff = 5 * time.Second
+)
+
+// maxHeartbeatMatches is the most match ids HEARTBEAT_REQUEST may list (its schema's maxItems).
+const maxHeartbeatMatches = 64
 
 // Referee is a referee process: an HTTP server taking assignments from the League
 // Manager and a runner per match.
@@ -50,13 +72,18 @@ type Referee struct {
 	log       zerolog.Logger
 	validator *protocol.Validator
 	client    *protocol.Client
+	// league carries every call to the League Manager; r.client outside tests.
+	league Caller
 
 	mu        sync.Mutex
 	token     string
 	leagueID  string
 	features  []string
+	heartbeat time.Duration // heartbeat_interval_ms of the registration answer; 0: none
 	state     string
 	running   map[string]*Assignment
+	// closed is set before Run waits for the matches: no match starts after it.
+	closed    bool
 	completed int
 	reported  int
 
@@ -100,6 +127,12 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 5 * time.Second
 	}
+	if cfg.ReportTimeout <= 0 {
+		cfg.ReportTimeout = DefaultReportTimeout
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
 	if cfg.Policy != "" && cfg.Policy != PolicyLoss && cfg.Policy != PolicyForced {
 		return nil, fmt.Errorf("illegal move policy %q: want %s or %s", cfg.Policy, PolicyLoss, PolicyForced)
 	}
@@ -107,14 +140,17 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	if err != nil {
 		return nil, err
 	}
+	client := protocol.NewClient(v, nil)
 	return &Referee{
-		cfg: cfg, log: log, validator: v, client: protocol.NewClient(v, nil),
+		cfg: cfg, log: log, validator: v, client: client, league: client,
 		state: "STARTING", running: map[string]*Assignment{}, shutdown: make(chan struct{}),
 	}, nil
 }
 
 // Run serves, registers, and runs matches until ctx ends or the League Manager sends
-// LEAGUE_SHUTDOWN. Matches in progress are finished (or abandoned when ctx ends).
+// LEAGUE_SHUTDOWN. After LEAGUE_SHUTDOWN, matches in progress are finished and reported
+// for up to cfg.DrainTimeout, then abandoned; when ctx ends they are abandoned at once.
+// While Run serves, it sends heartbeats if the League Manager asked for them.
 func (r *Referee) Run(ctx context.Context) error {
 	defer r.client.Close()
 	matchCtx, cancelMatches := context.WithCancel(context.WithoutCancel(ctx))
@@ -127,9 +163,17 @@ func (r *Referee) Run(ctx context.Context) error {
 	// Tools and tests read the endpoint from this one stdout line.
 	fmt.Fprintf(r.cfg.Stdout, "referee %s listening on %s\n", r.cfg.ID, srv.URL())
 	r.log.Info().Str("url", srv.URL()).Strs("games", r.cfg.Games).Msg("referee listening")
+	// Heartbeats go on while matches drain: the League Manager keeps the lease of a
+	// referee that is still finishing matches.
+	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBeats()
+	var beats sync.WaitGroup
 	stop := func() {
+		r.closeAssignments()
 		cancelMatches()
 		r.matches.Wait()
+		stopBeats()
+		beats.Wait()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
@@ -138,16 +182,55 @@ func (r *Referee) Run(ctx context.Context) error {
 		stop()
 		return err
 	}
+	r.mu.Lock()
+	every := r.heartbeat
+	r.mu.Unlock()
+	if every > 0 {
+		// Ends when stop cancels beatCtx.
+		beats.Go(func() { r.heartbeats(beatCtx, every) })
+	}
 	select {
 	case <-ctx.Done():
 		r.log.Info().Msg("signal: stopping")
 	case <-r.shutdown:
-		r.log.Info().Msg("league shutdown: finishing")
-		// Let matches in flight report before leaving.
-		r.matches.Wait()
+		r.log.Info().Dur("drain_timeout", r.cfg.DrainTimeout).Msg("league shutdown: finishing matches in progress")
+		r.drain(ctx, cancelMatches)
 	}
 	stop()
 	return nil
+}
+
+// closeAssignments refuses every later assignment, so no match starts (and no
+// r.matches.Add happens) once Run waits for the matches.
+func (r *Referee) closeAssignments() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+}
+
+// drain lets the matches in progress finish and report, until cfg.DrainTimeout passes
+// or ctx ends; then it cancels them and waits for their goroutines.
+func (r *Referee) drain(ctx context.Context, cancelMatches context.CancelFunc) {
+	r.closeAssignments()
+	done := make(chan struct{})
+	// Ends once every match goroutine has; cancelMatches below bounds that.
+	go func() {
+		r.matches.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(r.cfg.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		r.log.Info().Msg("every match finished")
+		return
+	case <-t.C:
+		r.log.Warn().Strs("active_matches", r.Status().ActiveMatches).Msg("drain deadline passed: abandoning the matches still running")
+	case <-ctx.Done():
+		r.log.Info().Msg("signal while draining: abandoning the matches still running")
+	}
+	cancelMatches()
+	<-done
 }
 
 func (r *Referee) register(ctx context.Context, url string) error {
@@ -159,33 +242,38 @@ func (r *Referee) register(ctx context.Context, url string) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.cfg.RegisterFor)
 	defer cancel()
-	ans, err := r.client.Call(rctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+	ans, err := r.league.Call(rctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
 		Timeout: r.cfg.CallTimeout,
 		Retry: protocol.RetryPolicy{Attempts: 1000, Backoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second,
 			Reasons: []protocol.Reason{protocol.ReasonRateLimited}},
+		Peer: protocol.SenderLeagueManager,
 	})
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
 	var p struct {
-		AuthToken string   `json:"auth_token"`
-		LeagueID  string   `json:"league_id"`
-		Features  []string `json:"features"`
+		AuthToken           string   `json:"auth_token"`
+		LeagueID            string   `json:"league_id"`
+		Features            []string `json:"features"`
+		HeartbeatIntervalMS int      `json:"heartbeat_interval_ms"`
+		LeaseMS             int      `json:"lease_ms"`
 	}
 	if err := ans.Decode(&p); err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
 	r.mu.Lock()
 	r.token, r.leagueID, r.features, r.state = p.AuthToken, p.LeagueID, p.Features, "REGISTERED"
+	r.heartbeat = time.Duration(max(p.HeartbeatIntervalMS, 0)) * time.Millisecond
 	r.mu.Unlock()
-	r.log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).Msg("registered")
+	r.log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).
+		Int("heartbeat_interval_ms", p.HeartbeatIntervalMS).Int("lease_ms", p.LeaseMS).Msg("registered")
 
 	ready, err := protocol.NewMessage(protocol.AgentReadyRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{})
 	if err != nil {
 		return err
 	}
 	ready.Envelope.AuthToken = p.AuthToken
-	if _, err := r.client.Call(rctx, r.cfg.LeagueURL, ready, protocol.CallOptions{Timeout: r.cfg.CallTimeout, Retry: protocol.RetryPolicy{Attempts: 5, Backoff: 100 * time.Millisecond}}); err != nil {
+	if _, err := r.league.Call(rctx, r.cfg.LeagueURL, ready, protocol.CallOptions{Timeout: r.cfg.CallTimeout, Retry: protocol.RetryPolicy{Attempts: 5, Backoff: 100 * time.Millisecond}, Peer: protocol.SenderLeagueManager}); err != nil {
 		// Readiness is optional for the League Manager; a registered referee is usable.
 		r.log.Warn().Err(err).Msg("agent ready not acknowledged")
 	}
@@ -249,6 +337,8 @@ func (r *Referee) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 		if err := r.fromLeague(&msg.Envelope); err != nil {
 			return nil, err
 		}
+		// No new match after the acknowledgement; those in progress drain in Run.
+		r.closeAssignments()
 		r.stopOnce.Do(func() { close(r.shutdown) })
 		return r.reply(msg, protocol.LeagueShutdownAck, map[string]string{"status": "acknowledged"})
 	}
@@ -319,6 +409,10 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 		r.mu.Unlock()
 		return r.reply(msg, protocol.MatchAssignmentAck, map[string]string{"status": "acknowledged", "match_id": a.MatchID})
 	}
+	if r.closed {
+		r.mu.Unlock()
+		return nil, protocol.Errorf(protocol.ReasonShuttingDown, "referee %s is shutting down", r.cfg.ID)
+	}
 	if len(r.running) >= r.cfg.MaxMatches {
 		r.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ReasonBusy, "referee %s runs %d of %d matches", r.cfg.ID, len(r.running), r.cfg.MaxMatches)
@@ -367,8 +461,11 @@ func (r *Referee) play(runner *MatchRunner, log zerolog.Logger) {
 	r.mu.Unlock()
 }
 
-// report sends MATCH_RESULT_REPORT until the League Manager acknowledges it. The
-// League Manager accepts an identical retry again, so retrying never counts twice.
+// report sends MATCH_RESULT_REPORT until the League Manager acknowledges it, refuses it,
+// or ctx ends. Each attempt has cfg.ReportTimeout; failed attempts (no answer, a
+// malformed one, RATE_LIMITED or INTERNAL) are retried with a doubling backoff. Every
+// attempt carries the same message, so the League Manager recognises a retry and never
+// counts a result twice.
 func (r *Referee) report(ctx context.Context, a Assignment, rep *Report) error {
 	r.mu.Lock()
 	token, leagueID := r.token, r.leagueID
@@ -382,29 +479,85 @@ func (r *Referee) report(ctx context.Context, a Assignment, rep *Report) error {
 	}
 	e := &msg.Envelope
 	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = token, leagueID, a.RoundID, a.MatchID, a.GameType
+	wait := reportBackoff
 	for attempt := 1; ; attempt++ {
-		_, err := r.client.Call(ctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
-			Timeout: r.cfg.CallTimeout,
-			Retry: protocol.RetryPolicy{Attempts: 5, Backoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second,
-				Reasons: []protocol.Reason{protocol.ReasonRateLimited, protocol.ReasonInternal}},
+		_, err := r.league.Call(ctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+			Timeout: r.cfg.ReportTimeout, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.SenderLeagueManager,
 		})
 		if err == nil {
 			return nil
 		}
-		if protocol.ReasonOf(err) != "" && protocol.ReasonOf(err) != protocol.ReasonRateLimited && protocol.ReasonOf(err) != protocol.ReasonInternal {
+		if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited && reason != protocol.ReasonInternal {
 			// The League Manager judged the report; sending it again cannot change that.
 			return err
 		}
-		if errors.Is(ctx.Err(), context.Canceled) {
+		if ctx.Err() != nil {
 			return err
 		}
-		r.log.Warn().Err(err).Int("attempt", attempt).Str("match_id", a.MatchID).Msg("result report failed; retrying")
-		t := time.NewTimer(2 * time.Second)
+		// Jitter in [wait/2, wait] keeps referees that failed together from retrying together.
+		d := wait/2 + rand.N(wait/2+1)
+		r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", d).Str("match_id", a.MatchID).Msg("result report failed; retrying")
+		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return err
 		case <-t.C:
 		}
+		wait = min(2*wait, reportMaxBackoff)
+	}
+}
+
+// heartbeats sends HEARTBEAT_REQUEST every interval until ctx ends.
+func (r *Referee) heartbeats(ctx context.Context, every time.Duration) {
+	r.log.Info().Dur("interval", every).Msg("sending heartbeats")
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		r.sendHeartbeat(ctx, every)
+	}
+}
+
+// sendHeartbeat sends one HEARTBEAT_REQUEST naming the matches in progress. A failure is
+// logged; the next tick is the retry. An attempt never outlasts the interval, so
+// heartbeats do not pile up behind a slow League Manager.
+func (r *Referee) sendHeartbeat(ctx context.Context, every time.Duration) {
+	active := r.Status().ActiveMatches
+	if len(active) > maxHeartbeatMatches {
+		active = active[:maxHeartbeatMatches]
+	}
+	msg, err := protocol.NewMessage(protocol.HeartbeatRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{"active_matches": active})
+	if err != nil {
+		r.log.Error().Err(err).Msg("build heartbeat")
+		return
+	}
+	r.mu.Lock()
+	msg.Envelope.AuthToken, msg.Envelope.LeagueID = r.token, r.leagueID
+	r.mu.Unlock()
+	log := r.log.With().Str("conversation_id", msg.Envelope.ConversationID).Strs("active_matches", active).Logger()
+	ans, err := r.league.Call(ctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: min(r.cfg.CallTimeout, every), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.SenderLeagueManager,
+	})
+	switch {
+	case ctx.Err() != nil:
+		// Run is ending; the last heartbeat does not matter.
+	case protocol.ReasonOf(err) == protocol.ReasonSuspended:
+		log.Warn().Err(err).Msg("heartbeat refused: the League Manager suspended this referee")
+	case err != nil:
+		log.Warn().Err(err).Msg("heartbeat failed; retrying at the next tick")
+	default:
+		var p struct {
+			LeaseMS int `json:"lease_ms"`
+		}
+		if err := ans.Decode(&p); err != nil {
+			log.Warn().Err(err).Msg("heartbeat answer cannot be read")
+			return
+		}
+		log.Debug().Int("lease_ms", p.LeaseMS).Msg("heartbeat acknowledged")
 	}
 }

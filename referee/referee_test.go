@@ -21,13 +21,17 @@ import (
 // records results.
 type fakeLeague struct {
 	features []string
-	srv      *httpserve.Server
+	// heartbeatMS, when set, is the heartbeat_interval_ms of referee registrations.
+	heartbeatMS int
+	srv         *httpserve.Server
 
-	mu        sync.Mutex
-	tokens    map[string]string // sender -> token
-	endpoints map[string]string
-	results   []*protocol.Message
-	got       chan struct{}
+	mu         sync.Mutex
+	tokens     map[string]string // sender -> token
+	endpoints  map[string]string
+	results    []*protocol.Message
+	got        chan struct{}
+	heartbeats []*protocol.Message
+	beat       chan struct{}
 }
 
 func startFakeLeague(t *testing.T, features []string) *fakeLeague {
@@ -36,7 +40,7 @@ func startFakeLeague(t *testing.T, features []string) *fakeLeague {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeLeague{features: features, tokens: map[string]string{}, endpoints: map[string]string{}, got: make(chan struct{}, 16)}
+	f := &fakeLeague{features: features, tokens: map[string]string{}, endpoints: map[string]string{}, got: make(chan struct{}, 16), beat: make(chan struct{}, 1024)}
 	f.srv, err = httpserve.Start("127.0.0.1:0", protocol.NewServer(protocol.HandlerFunc(f.handle), v, nil, zerolog.Nop()))
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +70,9 @@ func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.M
 		if f.features != nil {
 			ans["features"] = f.features
 		}
+		if f.heartbeatMS > 0 && typ == protocol.RegisterRefereeResponse {
+			ans["heartbeat_interval_ms"], ans["lease_ms"] = f.heartbeatMS, 3*f.heartbeatMS
+		}
 		out, err = m.Reply(typ, protocol.SenderLeagueManager, ans)
 	case protocol.AgentReadyRequest:
 		_, id := protocol.ParseSender(e.Sender)
@@ -78,6 +85,16 @@ func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.M
 		f.results = append(f.results, m)
 		f.got <- struct{}{}
 		out, err = m.Reply(protocol.MatchResultAck, protocol.SenderLeagueManager, map[string]string{"status": "acknowledged", "match_id": e.MatchID})
+	case protocol.HeartbeatRequest:
+		if e.AuthToken != f.tokens[e.Sender] {
+			return nil, protocol.Errorf(protocol.ReasonUnauthorized, "bad token")
+		}
+		f.heartbeats = append(f.heartbeats, m)
+		select {
+		case f.beat <- struct{}{}:
+		default:
+		}
+		out, err = m.Reply(protocol.HeartbeatResponse, protocol.SenderLeagueManager, map[string]any{"status": "acknowledged", "lease_ms": 3 * f.heartbeatMS})
 	default:
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "no")
 	}
@@ -110,22 +127,51 @@ func (f *fakeLeague) waitRegistered(t *testing.T, senders ...string) {
 // leagueWithAgents starts a fake league, a real referee and two real players.
 func leagueWithAgents(t *testing.T, features []string, maxMatches int) (*fakeLeague, *Referee) {
 	t.Helper()
-	f := startFakeLeague(t, features)
+	a := startAgents(t, agents{features: features, referee: func(c *Config) { c.MaxMatches = maxMatches }})
+	return a.league, a.ref
+}
+
+// agents configures startAgents; nil funcs keep the defaults.
+type agents struct {
+	features    []string
+	heartbeatMS int
+	referee     func(*Config)
+	player      func(*player.Config)
+}
+
+// started is what startAgents started; done receives the referee's Run result.
+type started struct {
+	league *fakeLeague
+	ref    *Referee
+	done   chan error
+}
+
+// startAgents starts a fake league, a real referee and two real players p1 and p2; they
+// stop when the test ends.
+func startAgents(t *testing.T, opt agents) started {
+	t.Helper()
+	f := startFakeLeague(t, opt.features)
+	f.heartbeatMS = opt.heartbeatMS
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	ref, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), MaxMatches: maxMatches, Stdout: io.Discard,
-		MoveTimeout: 500 * time.Millisecond, JoinTimeout: 500 * time.Millisecond, Penalties: Penalties{MoveWarnings: 1, ForcedMoves: 1}}, zerolog.Nop())
+	cfg := Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), MaxMatches: 1, Stdout: io.Discard,
+		MoveTimeout: 500 * time.Millisecond, JoinTimeout: 500 * time.Millisecond, Penalties: Penalties{MoveWarnings: 1, ForcedMoves: 1}}
+	if opt.referee != nil {
+		opt.referee(&cfg)
+	}
+	ref, err := New(cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	wg.Go(func() {
-		if err := ref.Run(ctx); err != nil {
-			t.Errorf("referee: %v", err)
-		}
-	})
+	done := make(chan error, 1)
+	wg.Go(func() { done <- ref.Run(ctx) })
 	for _, id := range []string{"p1", "p2"} {
-		p, err := player.New(player.Config{ID: id, Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), Strategy: "random", Seed: 1, Stdout: io.Discard}, zerolog.Nop())
+		pc := player.Config{ID: id, Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), Strategy: "random", Seed: 1, Stdout: io.Discard}
+		if opt.player != nil {
+			opt.player(&pc)
+		}
+		p, err := player.New(pc, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +182,38 @@ func leagueWithAgents(t *testing.T, features []string, maxMatches int) (*fakeLea
 		})
 	}
 	f.waitRegistered(t, "referee:ref1", "player:p1", "player:p2")
-	return f, ref
+	return started{league: f, ref: ref, done: done}
+}
+
+// waitRun returns the referee's Run result, failing the test after 5 s.
+func (s started) waitRun(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("referee Run did not return")
+		return nil
+	}
+}
+
+// shutdown sends LEAGUE_SHUTDOWN to the referee, signed with its own token.
+func (f *fakeLeague) shutdown(t *testing.T) {
+	t.Helper()
+	m, err := protocol.NewMessage(protocol.LeagueShutdown, protocol.SenderLeagueManager, map[string]any{"reason": "league completed", "league_id": "league-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	m.Envelope.AuthToken = f.tokens["referee:ref1"]
+	f.mu.Unlock()
+	ans, err := f.send(t, m)
+	if err != nil {
+		t.Fatalf("LEAGUE_SHUTDOWN: %v", err)
+	}
+	if ans.Envelope.MessageType != protocol.LeagueShutdownAck {
+		t.Fatalf("LEAGUE_SHUTDOWN answered with %s", ans.Envelope.MessageType)
+	}
 }
 
 func (f *fakeLeague) assignment(matchID string, signed, credentials bool) *protocol.Message {
@@ -248,6 +325,12 @@ func TestRefereeWorksWithALeagueThatAnnouncesNothing(t *testing.T) {
 	if p.Metadata.Termination != EndNormal {
 		t.Errorf("got termination %s (violations %+v)", p.Metadata.Termination, p.Metadata.Violations)
 	}
+	// A league that asks for no heartbeats gets none.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.heartbeats) != 0 {
+		t.Errorf("got %d heartbeats, want none", len(f.heartbeats))
+	}
 }
 
 func TestRefereeCapacityAndRetriedAssignments(t *testing.T) {
@@ -272,9 +355,9 @@ func TestRefereeCapacityAndRetriedAssignments(t *testing.T) {
 	m := f.assignment("m-3", true, true)
 	var p map[string]any
 	_ = json.Unmarshal(m.Payload, &p)
-	p["game_type"] = "chess"
+	p["game_type"] = "no_such_game"
 	m.Payload, _ = json.Marshal(p)
-	m.Envelope.GameType = "chess"
+	m.Envelope.GameType = "no_such_game"
 	if _, err := f.send(t, m); protocol.ReasonOf(err) != protocol.ReasonUnsupportedGame {
 		t.Errorf("got %v, want UNSUPPORTED_GAME", err)
 	}

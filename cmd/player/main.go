@@ -28,7 +28,8 @@ func main() {
 }
 
 // run is the whole command: exit code 0 after a clean stop (signal or LEAGUE_SHUTDOWN),
-// 1 when the player fails (e.g. registration), 2 for a bad command line.
+// 1 when the player fails (e.g. registration), 2 for a bad command line (an unknown
+// --fault too), 3 when --fault crash-after:N ends the process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("player", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -40,6 +41,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log")
 	displayName := fset.String("display-name", "", "name shown by the League Manager")
 	registerFor := fset.Duration("register-for", player.DefaultRegisterFor, "how long to retry registration")
+	fault := fset.String("fault", "", "misbehave on purpose to test referees: "+player.FaultModes+
+		fmt.Sprintf(" (crash-after exits with code %d)", player.CrashExitCode))
 	rest, err := cli.Parse(fset, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -49,7 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := player.Config{
 		ID: *id, Addr: *addr, LeagueURL: *league, Strategy: *strat, Seed: *seed,
-		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout,
+		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout, Fault: *fault,
 	}
 	switch {
 	case len(rest) > 0:

@@ -129,6 +129,27 @@ func (f *fakeLeague) shutdown(t *testing.T, id, url string) {
 	}
 }
 
+// requestMove sends one REQUEST_MOVE of a tic_tac_toe match as its referee would.
+func (f *fakeLeague) requestMove(t *testing.T, id, url string) error {
+	t.Helper()
+	v, err := protocol.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := protocol.NewClient(v, nil)
+	defer c.Close()
+	m, err := protocol.NewMessage(protocol.RequestMove, protocol.RefereeSender("ref1"), map[string]any{
+		"step_number": 1, "step_context": map[string]any{"board": [][]string{{"", "", ""}, {"", "", ""}, {"", "", ""}}, "your_mark": "X", "move_number": 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Envelope.MatchID, m.Envelope.GameType = "R1M1", "tic_tac_toe"
+	m.Envelope.AuthToken = protocol.MatchCredential(f.token(id), "R1M1")
+	_, err = c.Call(context.Background(), url, m, protocol.CallOptions{Timeout: 500 * time.Millisecond})
+	return err
+}
+
 func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command")
@@ -139,26 +160,37 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	tests := []struct {
-		name string
-		stop func(t *testing.T, lg *fakeLeague, cmd *exec.Cmd, url string)
+		name     string
+		args     []string
+		stop     func(t *testing.T, lg *fakeLeague, cmd *exec.Cmd, url string)
+		wantCode int
 	}{
-		{"league shutdown", func(t *testing.T, lg *fakeLeague, _ *exec.Cmd, url string) { lg.shutdown(t, "p01", url) }},
-		{"sigterm", func(t *testing.T, _ *fakeLeague, cmd *exec.Cmd, _ string) {
+		{"league shutdown", nil, func(t *testing.T, lg *fakeLeague, _ *exec.Cmd, url string) { lg.shutdown(t, "p01", url) }, 0},
+		{"sigterm", nil, func(t *testing.T, _ *fakeLeague, cmd *exec.Cmd, _ string) {
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-		}},
-		{"sigint", func(t *testing.T, _ *fakeLeague, cmd *exec.Cmd, _ string) {
+		}, 0},
+		{"sigint", nil, func(t *testing.T, _ *fakeLeague, cmd *exec.Cmd, _ string) {
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, 0},
+		{"fault crash-after:2", []string{"--fault", "crash-after:2"}, func(t *testing.T, lg *fakeLeague, _ *exec.Cmd, url string) {
+			if err := lg.requestMove(t, "p01", url); err != nil {
+				t.Fatalf("first REQUEST_MOVE: %v", err)
+			}
+			if err := lg.requestMove(t, "p01", url); err == nil {
+				t.Error("second REQUEST_MOVE answered, want the process gone")
+			}
+		}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lg := startLeague(t, "")
 			logDir := t.TempDir()
-			cmd := exec.Command(bin, "--id", "p01", "--addr", "127.0.0.1:0", "--league", lg.url, "--strategy", "perfect", "--log-dir", logDir)
+			args := append([]string{"--id", "p01", "--addr", "127.0.0.1:0", "--league", lg.url, "--strategy", "perfect", "--log-dir", logDir}, tt.args...)
+			cmd := exec.Command(bin, args...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			stdout, err := cmd.StdoutPipe()
@@ -203,8 +235,15 @@ func TestBinary(t *testing.T) {
 			tt.stop(t, lg, cmd, url)
 			select {
 			case err := <-exited:
-				if err != nil {
-					t.Fatalf("exit: %v, want code 0; stderr:\n%s", err, stderr.String())
+				code := 0
+				var exitErr *exec.ExitError
+				if errors.As(err, &exitErr) {
+					code = exitErr.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if code != tt.wantCode {
+					t.Fatalf("exit code %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("player did not exit")
@@ -252,6 +291,8 @@ func TestRunExitCodes(t *testing.T) {
 		{"missing id", []string{"--league", refusing.url}, 2, "--id is required"},
 		{"id that is a path", []string{"--id", "../p01"}, 2, "player id"},
 		{"unknown strategy", []string{"--id", "p01", "--strategy", "clairvoyant"}, 2, "unknown strategy"},
+		{"unknown fault", []string{"--id", "p01", "--fault", "sleepy"}, 2, "unknown fault"},
+		{"fault without its argument", []string{"--id", "p01", "--fault", "slow"}, 2, "slow:DURATION"},
 		{"stray argument", []string{"--id", "p01", "extra"}, 2, "unexpected argument"},
 		{"registration refused", []string{"--id", "p01", "--league", refusing.url}, 1, string(protocol.ReasonRegistrationClosed)},
 	}

@@ -36,12 +36,25 @@ func run(ctx context.Context, args []string) int {
 	policy := fset.String("illegal-move-policy", "", "loss or forced, when the League Manager does not say")
 	moveMS := fset.Int("move-timeout-ms", 30000, "move deadline when the League Manager does not say")
 	joinMS := fset.Int("join-timeout-ms", 10000, "join deadline when the League Manager does not say")
+	reportMS := fset.Int("report-timeout-ms", int(referee.DefaultReportTimeout.Milliseconds()),
+		"deadline of each MATCH_RESULT_REPORT attempt; reports are retried until acknowledged or refused")
+	drainMS := fset.Int("drain-timeout-ms", int(referee.DefaultDrainTimeout.Milliseconds()),
+		"after LEAGUE_SHUTDOWN, how long matches in progress may run before they are abandoned")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return 2
 	}
 	if *id == "" {
 		fmt.Fprintln(os.Stderr, "referee: --id is required")
 		return 2
+	}
+	for _, f := range []struct {
+		name string
+		ms   int
+	}{{"move-timeout-ms", *moveMS}, {"join-timeout-ms", *joinMS}, {"report-timeout-ms", *reportMS}, {"drain-timeout-ms", *drainMS}} {
+		if f.ms <= 0 {
+			fmt.Fprintf(os.Stderr, "referee: --%s must be positive\n", f.name)
+			return 2
+		}
 	}
 	var gameList []string
 	if *games != "" {
@@ -57,6 +70,7 @@ func run(ctx context.Context, args []string) int {
 	ref, err := referee.New(referee.Config{
 		ID: *id, Addr: *addr, LeagueURL: *leagueURL, Games: gameList, MaxMatches: *maxMatches,
 		Policy: *policy, MoveTimeout: time.Duration(*moveMS) * time.Millisecond, JoinTimeout: time.Duration(*joinMS) * time.Millisecond,
+		ReportTimeout: time.Duration(*reportMS) * time.Millisecond, DrainTimeout: time.Duration(*drainMS) * time.Millisecond,
 		Penalties: referee.Penalties{MoveWarnings: 1, ForcedMoves: 1},
 	}, log)
 	if err != nil {

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+)
+
+func TestRunRefusesBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"unknown flag", []string{"--id", "ref1", "--colour", "red"}},
+		{"missing id", nil},
+		{"zero report timeout", []string{"--id", "ref1", "--report-timeout-ms", "0"}},
+		{"negative drain timeout", []string{"--id", "ref1", "--drain-timeout-ms", "-5"}},
+		{"zero move timeout", []string{"--id", "ref1", "--move-timeout-ms", "0"}},
+		{"report timeout not a number", []string{"--id", "ref1", "--report-timeout-ms", "5s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if code := run(context.Background(), append([]string{"--log-dir", dir}, tt.args...)); code != 2 {
+				t.Errorf("run: code %d, want 2", code)
+			}
+			// Refused before the log file is created.
+			entries, err := os.ReadDir(dir)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+			if len(entries) != 0 {
+				t.Errorf("log folder holds %d entries after bad flags, want none", len(entries))
+			}
+		})
+	}
+}

@@ -1,0 +1,474 @@
+package referee
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentleague/agentleague/player"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
+	"github.com/rs/zerolog"
+)
+
+// leagueCall is one call the referee made to the League Manager.
+type leagueCall struct {
+	msg *protocol.Message
+	opt protocol.CallOptions
+	at  time.Time
+}
+
+// fakeLeagueCaller is a League Manager reached in memory: answer decides each call (n
+// counts the calls of that message type from 0). It keeps every call.
+type fakeLeagueCaller struct {
+	t      *testing.T
+	v      *protocol.Validator
+	answer func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error)
+
+	mu    sync.Mutex
+	calls []leagueCall
+}
+
+func newFakeLeagueCaller(t *testing.T, answer func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error)) *fakeLeagueCaller {
+	v, err := protocol.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fakeLeagueCaller{t: t, v: v, answer: answer}
+}
+
+func (f *fakeLeagueCaller) Call(ctx context.Context, url string, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
+	if err := f.v.ValidateMessage(m); err != nil {
+		f.t.Errorf("referee sent an invalid %s: %v", m.Envelope.MessageType, err)
+	}
+	f.mu.Lock()
+	n := 0
+	for _, c := range f.calls {
+		if c.msg.Envelope.MessageType == m.Envelope.MessageType {
+			n++
+		}
+	}
+	f.calls = append(f.calls, leagueCall{msg: m, opt: opt, at: time.Now()})
+	f.mu.Unlock()
+	if opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
+		defer cancel()
+	}
+	ans, err := f.answer(ctx, m, n)
+	if err == nil && ans != nil {
+		if verr := f.v.ValidateMessage(ans); verr != nil {
+			f.t.Errorf("fake league answered an invalid %s: %v", ans.Envelope.MessageType, verr)
+		}
+	}
+	return ans, err
+}
+
+func (f *fakeLeagueCaller) sent(messageType string) []leagueCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []leagueCall
+	for _, c := range f.calls {
+		if c.msg.Envelope.MessageType == messageType {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func leagueReply(m *protocol.Message, typ string, payload any) (*protocol.Message, error) {
+	out, err := m.Reply(typ, protocol.SenderLeagueManager, payload)
+	if err != nil {
+		return nil, err
+	}
+	out.Envelope.LeagueID = "league-1"
+	return out, nil
+}
+
+// hang waits for the caller's deadline, like a League Manager that never answers.
+func hang(ctx context.Context) error {
+	<-ctx.Done()
+	return fmt.Errorf("post: %w", ctx.Err())
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// entries returns the log lines at level whose message contains text.
+func (b *syncBuffer) entries(t *testing.T, level, text string) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(b.buf.String()), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if msg, _ := e["message"].(string); e["level"] == level && strings.Contains(msg, text) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// registeredReferee is a referee as register leaves it, talking to league in memory. Build
+// it inside the synctest bubble that uses it.
+func registeredReferee(t *testing.T, league Caller, log zerolog.Logger, change func(*Config)) *Referee {
+	t.Helper()
+	cfg := Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: "http://league.test/mcp", Stdout: io.Discard}
+	if change != nil {
+		change(&cfg)
+	}
+	r, err := New(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.league = league
+	r.token, r.leagueID, r.state = "6f1c3b1e-7a55-4b8e-9a55-3c1d2e4f5a6b", "league-1", "IDLE"
+	return r
+}
+
+func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fl := newFakeLeagueCaller(t, func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+			switch n {
+			case 1:
+				return nil, fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+			case 2:
+				return nil, protocol.Errorf(protocol.ReasonSuspended, "referee ref1 is suspended")
+			case 3:
+				return nil, hang(ctx)
+			}
+			return leagueReply(m, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": 3000})
+		})
+		logs := &syncBuffer{}
+		r := registeredReferee(t, fl, zerolog.New(logs), nil)
+		r.running["m-2"], r.running["m-1"] = &Assignment{MatchID: "m-2"}, &Assignment{MatchID: "m-1"}
+
+		ctx, stop := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() { r.heartbeats(ctx, time.Second) })
+		start := time.Now()
+		time.Sleep(2500 * time.Millisecond)
+		r.mu.Lock()
+		delete(r.running, "m-2")
+		r.mu.Unlock()
+		time.Sleep(3 * time.Second) // 5.5 s: five ticks
+		stop()
+		wg.Wait()
+		time.Sleep(10 * time.Second)
+
+		beats := fl.sent(protocol.HeartbeatRequest)
+		if len(beats) != 5 {
+			t.Fatalf("got %d heartbeats over 5.5 s and 10 s after stopping, want 5", len(beats))
+		}
+		for i, b := range beats {
+			if want := start.Add(time.Duration(i+1) * time.Second); !b.at.Equal(want) {
+				t.Errorf("heartbeat %d at %v, want %v", i, b.at.Sub(start), want.Sub(start))
+			}
+			e := b.msg.Envelope
+			if e.Sender != "referee:ref1" || e.AuthToken != r.token || e.LeagueID != "league-1" {
+				t.Errorf("heartbeat %d envelope %+v, want the referee's sender, token and league", i, e)
+			}
+			// A heartbeat never outlasts the interval, even against a silent League Manager.
+			if b.opt.Timeout != time.Second || b.opt.Retry.Attempts != 1 {
+				t.Errorf("heartbeat %d options %+v, want a 1 s deadline and no retry", i, b.opt)
+			}
+			var p struct {
+				Active []string `json:"active_matches"`
+			}
+			if err := b.msg.Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"m-1", "m-2"}
+			if i >= 2 {
+				want = []string{"m-1"}
+			}
+			if !slices.Equal(p.Active, want) {
+				t.Errorf("heartbeat %d active_matches %v, want %v", i, p.Active, want)
+			}
+		}
+		if n := len(logs.entries(t, "warn", "suspended")); n != 1 {
+			t.Errorf("got %d warnings about the suspension, want 1", n)
+		}
+		if n := len(logs.entries(t, "warn", "heartbeat failed")); n != 2 {
+			t.Errorf("got %d warnings about failed heartbeats (refused connection, no answer), want 2", n)
+		}
+	})
+}
+
+func TestHeartbeatListsAtMostTheSchemaLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
+			return leagueReply(m, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": 3000})
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		for i := range 70 {
+			id := fmt.Sprintf("m-%02d", i)
+			r.running[id] = &Assignment{MatchID: id}
+		}
+		r.sendHeartbeat(context.Background(), time.Second)
+		var p struct {
+			Active []string `json:"active_matches"`
+		}
+		if err := fl.sent(protocol.HeartbeatRequest)[0].msg.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Active) != maxHeartbeatMatches || p.Active[0] != "m-00" {
+			t.Errorf("got %d active matches starting %v, want %d", len(p.Active), p.Active[:1], maxHeartbeatMatches)
+		}
+	})
+}
+
+func TestRunSendsHeartbeatsUntilItReturns(t *testing.T) {
+	a := startAgents(t, agents{features: []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}, heartbeatMS: 10})
+	f := a.league
+	for range 3 {
+		select {
+		case <-f.beat:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no heartbeat")
+		}
+	}
+	f.shutdown(t)
+	if err := a.waitRun(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	f.mu.Lock()
+	n := len(f.heartbeats)
+	first := f.heartbeats[0]
+	f.mu.Unlock()
+	// Run waited for the heartbeat goroutine: nothing more is sent, though one sent just
+	// before may still reach the league. (TestHeartbeatsEveryIntervalUntilStopped checks
+	// the stop exactly, on fake time.)
+	time.Sleep(50 * time.Millisecond)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.heartbeats) > n+1 {
+		t.Errorf("got %d heartbeats after Run returned", len(f.heartbeats)-n)
+	}
+	var p map[string]any
+	if err := first.Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if act, ok := p["active_matches"].([]any); !ok || len(act) != 0 {
+		t.Errorf("idle referee's heartbeat payload %v, want active_matches []", p)
+	}
+}
+
+// report is what every report test sends.
+func testReport() (Assignment, *Report) {
+	a := Assignment{MatchID: "r01-m01", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}
+	return a, &Report{
+		Outcome: map[string]string{"p1": "win", "p2": "loss"}, Points: map[string]int{"p1": 3, "p2": 0},
+		Metadata: Metadata{Termination: EndNormal, Moves: []MoveRecord{}, Violations: []Violation{}, GameParams: map[string]any{}, FinalState: map[string]any{}},
+	}
+}
+
+func TestReportRetriesWithBackoffUntilAcknowledged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fl := newFakeLeagueCaller(t, func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+			switch n {
+			case 0:
+				return nil, hang(ctx) // the attempt's deadline ends it
+			case 1:
+				return nil, protocol.Errorf(protocol.ReasonInternal, "database busy")
+			}
+			return leagueReply(m, protocol.MatchResultAck, map[string]string{"status": "acknowledged", "match_id": m.Envelope.MatchID})
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), func(c *Config) { c.ReportTimeout = 300 * time.Millisecond })
+		a, rep := testReport()
+		start := time.Now()
+		if err := r.report(context.Background(), a, rep); err != nil {
+			t.Fatalf("report: %v", err)
+		}
+		calls := fl.sent(protocol.MatchResultReport)
+		if len(calls) != 3 {
+			t.Fatalf("got %d report attempts, want 3 (no answer, INTERNAL, acknowledged)", len(calls))
+		}
+		for i, c := range calls {
+			if c.opt.Timeout != 300*time.Millisecond {
+				t.Errorf("attempt %d deadline %v, want the report timeout 300ms", i, c.opt.Timeout)
+			}
+			if c.msg.Envelope.ConversationID != calls[0].msg.Envelope.ConversationID || c.msg.Envelope.AuthToken != r.token {
+				t.Errorf("attempt %d envelope %+v, want the first attempt's conversation and the referee's token", i, c.msg.Envelope)
+			}
+		}
+		// Backoffs with jitter: [125, 250] ms, then [250, 500] ms.
+		gap1, gap2 := calls[1].at.Sub(calls[0].at)-300*time.Millisecond, calls[2].at.Sub(calls[1].at)
+		if gap1 < 125*time.Millisecond || gap1 > 250*time.Millisecond || gap2 < 250*time.Millisecond || gap2 > 500*time.Millisecond {
+			t.Errorf("backoffs %v and %v, want [125ms, 250ms] then [250ms, 500ms]", gap1, gap2)
+		}
+		if got := time.Since(start); got != calls[2].at.Sub(start) {
+			t.Errorf("report returned %v after the acknowledgement", got-calls[2].at.Sub(start))
+		}
+	})
+}
+
+func TestReportStopsWhenRefusedOrStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fl := newFakeLeagueCaller(t, func(context.Context, *protocol.Message, int) (*protocol.Message, error) {
+			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match r01-m01 was reassigned")
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		a, rep := testReport()
+		start := time.Now()
+		err := r.report(context.Background(), a, rep)
+		if protocol.ReasonOf(err) != protocol.ReasonStaleAssignment {
+			t.Fatalf("report: %v, want STALE_ASSIGNMENT", err)
+		}
+		if n := len(fl.sent(protocol.MatchResultReport)); n != 1 || time.Since(start) != 0 {
+			t.Errorf("got %d attempts over %v, want 1 at once", n, time.Since(start))
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		fl := newFakeLeagueCaller(t, func(context.Context, *protocol.Message, int) (*protocol.Message, error) {
+			return nil, fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		a, rep := testReport()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := r.report(ctx, a, rep); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("report: %v, want the last failure", err)
+		}
+		// Waits of 250 ms doubling to 5 s, each with up to half off: 10 to 16 attempts in 30 s.
+		if n := len(fl.sent(protocol.MatchResultReport)); n < 10 || n > 16 {
+			t.Errorf("got %d attempts in 30 s", n)
+		}
+	})
+}
+
+func TestAssignmentDeadlinesAndPenaltiesTakePrecedence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := ttt(t)
+		fc := newFakeCaller(t, map[string]fakePlayer{
+			"http://p1": scripted(g, "p1", silent),
+			"http://p2": scripted(g, "p2", firstLegal(g)),
+		})
+		r := newRunner(t, game.TypeTicTacToe, fc)
+		// The referee's own defaults: 200 ms moves, one warning, one forced move.
+		r.A.Deadlines = &Deadlines{JoinAckMS: 40, MoveMS: 50}
+		r.A.Penalties = &Penalties{}
+		start := time.Now()
+		rep, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 50*time.Millisecond {
+			t.Errorf("match took %v, want one 50 ms move deadline", got)
+		}
+		if len(rep.Metadata.Violations) != 1 || rep.Metadata.Violations[0].Action != "technical_loss" || rep.Outcome["p1"] != "loss" {
+			t.Errorf("got %v %+v, want a technical loss at the first timeout", rep.Outcome, rep.Metadata.Violations)
+		}
+		var inv, mv struct {
+			Deadlines  map[string]int `json:"deadlines"`
+			DeadlineMS int            `json:"deadline_ms"`
+		}
+		_ = fc.sent(protocol.GameInvitation, "c1")[0].Decode(&inv)
+		_ = fc.sent(protocol.RequestMove, "c1")[0].Decode(&mv)
+		if inv.Deadlines["join_ack_ms"] != 40 || inv.Deadlines["move_ms"] != 50 || mv.DeadlineMS != 50 {
+			t.Errorf("announced deadlines %v and %d, want the assignment's", inv.Deadlines, mv.DeadlineMS)
+		}
+	})
+}
+
+func TestMatchFinishingAfterLeagueShutdownIsReported(t *testing.T) {
+	// p1 answers each move after 100 ms, so the match outlasts the LEAGUE_SHUTDOWN sent
+	// right after the assignment.
+	a := startAgents(t, agents{
+		features: []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials},
+		player: func(c *player.Config) {
+			if c.ID == "p1" {
+				c.Fault = "slow:100ms"
+			}
+		},
+	})
+	f := a.league
+	if _, err := f.send(t, f.assignment("m-late", true, true)); err != nil {
+		t.Fatal(err)
+	}
+	f.shutdown(t)
+	// No new match once the League Manager said the league is over.
+	if _, err := f.send(t, f.assignment("m-after", true, true)); protocol.ReasonOf(err) != protocol.ReasonShuttingDown {
+		t.Errorf("assignment after LEAGUE_SHUTDOWN: %v, want SHUTTING_DOWN", err)
+	}
+	if err := a.waitRun(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.results) != 1 || f.results[0].Envelope.MatchID != "m-late" {
+		t.Fatalf("got %d results when Run returned, want the result of m-late", len(f.results))
+	}
+	var p struct {
+		Metadata Metadata `json:"game_metadata"`
+	}
+	if err := f.results[0].Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Metadata.Termination != EndNormal || len(p.Metadata.Violations) != 0 {
+		t.Errorf("got termination %s, violations %+v; want a normal match", p.Metadata.Termination, p.Metadata.Violations)
+	}
+	if st := a.ref.Status(); st.ResultsReported != 1 || len(st.ActiveMatches) != 0 {
+		t.Errorf("got status %+v", st)
+	}
+}
+
+func TestDrainDeadlineBoundsRunWhenAPlayerHangs(t *testing.T) {
+	a := startAgents(t, agents{
+		features: []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials},
+		referee:  func(c *Config) { c.DrainTimeout = 200 * time.Millisecond },
+		player: func(c *player.Config) {
+			if c.ID == "p1" {
+				c.Fault = "slow:1h"
+			}
+		},
+	})
+	f := a.league
+	m := f.assignment("m-hung", true, true)
+	var p map[string]any
+	_ = json.Unmarshal(m.Payload, &p)
+	// Ten minutes per move, three times over on the ladder: only the drain deadline ends it.
+	p["deadlines"] = map[string]int{"join_ack_ms": 500, "move_ms": 600000}
+	m.Payload, _ = json.Marshal(p)
+	if _, err := f.send(t, m); err != nil {
+		t.Fatal(err)
+	}
+	for len(a.ref.Status().ActiveMatches) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	f.shutdown(t)
+	if err := a.waitRun(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond || d > 3*time.Second {
+		t.Errorf("Run returned %v after LEAGUE_SHUTDOWN, want the 200 ms drain deadline and little more", d)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.results) != 0 {
+		t.Errorf("got %d results of an abandoned match", len(f.results))
+	}
+}
