@@ -148,19 +148,35 @@ type leagueOpts struct {
 	seed              int64
 	extraPlayers      func(t *testing.T, lmURL string) int // starts other players, returns how many
 	maxMatches        int
+	// config is a league.yaml to use instead of the repository's.
+	config string
+	// faults gives some players a --fault mode, by player id.
+	faults map[string]string
+	// hold registers everyone but does not start the league.
+	hold bool
 }
 
-// leagueRun is a finished league and where its files are.
+// leagueRun is a league and where its files are.
 type leagueRun struct {
 	dir, db, audit string
 	lm             *proc
+	lmArgs         []string
 	token          string
 	refs, players  []*proc
 	elapsed        time.Duration
+	started        time.Time
 	playerIDs      []string
 }
 
 func runLeague(t *testing.T, o leagueOpts) *leagueRun {
+	t.Helper()
+	run := startLeague(t, o)
+	run.waitCompleted(t, 120*time.Second)
+	return run
+}
+
+// startLeague starts every process, waits for the registrations and starts the league.
+func startLeague(t *testing.T, o leagueOpts) *leagueRun {
 	t.Helper()
 	if o.game == "" {
 		o.game = "tic_tac_toe"
@@ -171,12 +187,17 @@ func runLeague(t *testing.T, o leagueOpts) *leagueRun {
 	if o.maxMatches == 0 {
 		o.maxMatches = 1
 	}
+	if o.config == "" {
+		o.config = filepath.Join(moduleRoot(), "config", "league.yaml")
+	}
 	dir := t.TempDir()
 	run := &leagueRun{dir: dir, db: filepath.Join(dir, "league.db"), audit: filepath.Join(dir, "audit.jsonl"), token: "admin-token-for-tests"}
 	logs := filepath.Join(dir, "logs")
-	run.lm = startProc(t, "league", []string{"LEAGUE_ADMIN_TOKEN=" + run.token}, filepath.Join(binDir, "league"), "serve",
-		"--config", filepath.Join(moduleRoot(), "config", "league.yaml"), "--addr", "127.0.0.1:0", "--db", run.db, "--audit", run.audit,
-		"--log", filepath.Join(logs, "league_manager.log"), "--game", o.game, "--seed", fmt.Sprint(o.seed), "--window", "3600")
+	run.lmArgs = []string{"serve", "--config", o.config, "--addr", "127.0.0.1:0", "--db", run.db, "--audit", run.audit,
+		"--log", filepath.Join(logs, "league_manager.log"), "--game", o.game, "--seed", fmt.Sprint(o.seed), "--window", "3600"}
+	run.lm = startProc(t, "league", []string{"LEAGUE_ADMIN_TOKEN=" + run.token}, filepath.Join(binDir, "league"), run.lmArgs...)
+	// A restart must come back on the same address, which the agents know.
+	run.lmArgs[4] = strings.TrimPrefix(run.lm.base(), "http://")
 	for i := 1; i <= o.referees; i++ {
 		run.refs = append(run.refs, startProc(t, fmt.Sprintf("ref%d", i), nil, filepath.Join(binDir, "referee"),
 			"--id", fmt.Sprintf("ref%d", i), "--addr", "127.0.0.1:0", "--league", run.lm.url, "--log-dir", logs,
@@ -186,19 +207,41 @@ func runLeague(t *testing.T, o leagueOpts) *leagueRun {
 	for i := 1; i <= o.players; i++ {
 		id := fmt.Sprintf("p%02d", i)
 		run.playerIDs = append(run.playerIDs, id)
-		run.players = append(run.players, startProc(t, id, nil, filepath.Join(binDir, "player"),
-			"--id", id, "--addr", "127.0.0.1:0", "--league", run.lm.url, "--strategy", o.strategy, "--seed", fmt.Sprint(int64(i)+o.seed), "--log-dir", logs))
+		args := []string{"--id", id, "--addr", "127.0.0.1:0", "--league", run.lm.url, "--strategy", o.strategy, "--seed", fmt.Sprint(int64(i) + o.seed), "--log-dir", logs}
+		if f := o.faults[id]; f != "" {
+			args = append(args, "--fault", f)
+		}
+		run.players = append(run.players, startProc(t, id, nil, filepath.Join(binDir, "player"), args...))
 	}
 	total := o.players
 	if o.extraPlayers != nil {
 		total += o.extraPlayers(t, run.lm.url)
 	}
 	waitStatus(t, run.lm, 20*time.Second, func(s statusDoc) bool { return s.Players == total })
-	start := time.Now()
-	run.admin(t, protocol.AdminStartLeagueRequest, map[string]any{})
-	waitStatus(t, run.lm, 120*time.Second, func(s statusDoc) bool { return s.State == "COMPLETED" })
-	run.elapsed = time.Since(start)
+	run.started = time.Now()
+	if !o.hold {
+		run.admin(t, protocol.AdminStartLeagueRequest, map[string]any{})
+	}
 	return run
+}
+
+func (r *leagueRun) waitCompleted(t *testing.T, limit time.Duration) {
+	t.Helper()
+	waitStatus(t, r.lm, limit, func(s statusDoc) bool { return s.State == "COMPLETED" })
+	r.elapsed = time.Since(r.started)
+}
+
+// killLM ends the League Manager with SIGKILL: no chance to clean up.
+func (r *leagueRun) killLM(t *testing.T) {
+	t.Helper()
+	_ = r.lm.cmd.Process.Kill()
+	<-r.lm.done
+}
+
+// restartLM starts the League Manager again on the same database, log and address.
+func (r *leagueRun) restartLM(t *testing.T) {
+	t.Helper()
+	r.lm = startProc(t, "league-restarted", []string{"LEAGUE_ADMIN_TOKEN=" + r.token}, filepath.Join(binDir, "league"), r.lmArgs...)
 }
 
 type statusDoc struct {
@@ -352,6 +395,7 @@ func (r *leagueRun) checkLeague(t *testing.T, cycles int) {
 		t.Errorf("got %d byes with an even player count", byes)
 	}
 	r.checkAudit(t, db)
+	checkReplayAndVerify(t, r.audit, r.db)
 }
 
 func (r *leagueRun) allPlayers(t *testing.T, db *sql.DB) []string {
