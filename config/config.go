@@ -258,6 +258,22 @@ func defaults() *Config {
 				Scoring:               defaultScoring,
 				Params:                map[string]any{},
 			},
+			{
+				GameType:              "connect_four",
+				Name:                  "Connect Four",
+				Description:           "6x7 board with gravity, four in a row wins",
+				RefereeImplementation: "referee/game",
+				Scoring:               defaultScoring,
+				Params:                map[string]any{},
+			},
+			{
+				GameType:              "chess",
+				Name:                  "Chess",
+				Description:           "FIDE rules; draws declared when claimable; max_plies adjudicated a draw",
+				RefereeImplementation: "referee/game",
+				Scoring:               defaultScoring,
+				Params:                map[string]any{"max_plies": 200},
+			},
 		},
 		Timeouts: TimeoutPolicy{
 			LeagueLevel: LeagueLevelTimeouts{Registration: 5000, ResultReport: 60000, HeartbeatIntervalMS: 2000, LeaseMS: 6000},

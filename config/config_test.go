@@ -40,11 +40,20 @@ func newFakeGames() *fakeGames {
 				out[k] = v
 			}
 			return out, nil
-		case "tic_tac_toe":
+		case "tic_tac_toe", "connect_four":
 			for k := range raw {
 				return nil, fmt.Errorf("%s: unknown parameter", k)
 			}
 			return map[string]any{}, nil
+		case "chess":
+			out := map[string]any{"max_plies": 200}
+			for k, v := range raw {
+				if k != "max_plies" {
+					return nil, fmt.Errorf("%s: unknown parameter", k)
+				}
+				out[k] = v
+			}
+			return out, nil
 		}
 		return nil, fmt.Errorf("unknown game type %q", gameType)
 	}}
@@ -188,7 +197,7 @@ func TestLoadAppliesDefaultsAndNormalizes(t *testing.T) {
 			name:  "missing games key keeps the default games",
 			files: map[string]string{GameRegistryFile: "# no games\n"},
 			check: func(t *testing.T, c *Config) {
-				if len(c.Games) != 3 || c.Games[1].GameType != "rock_paper_scissors" {
+				if len(c.Games) != 5 || c.Games[1].GameType != "rock_paper_scissors" {
 					t.Errorf("Games = %+v, want the three default games", c.Games)
 				}
 			},
@@ -298,7 +307,9 @@ func TestDefaultReportsRejectedParams(t *testing.T) {
 	_, err := Default(onlyTicTacToe)
 	want := "default config: " +
 		`game_registry.yaml: games[0].game_type: unknown game type "even_odd"` + "\n" +
-		`game_registry.yaml: games[1].game_type: unknown game type "rock_paper_scissors"`
+		`game_registry.yaml: games[1].game_type: unknown game type "rock_paper_scissors"` + "\n" +
+		`game_registry.yaml: games[3].game_type: unknown game type "connect_four"` + "\n" +
+		`game_registry.yaml: games[4].game_type: unknown game type "chess"`
 	if err == nil || err.Error() != want {
 		t.Errorf("Default error = %v, want %q", err, want)
 	}
@@ -313,7 +324,8 @@ func TestGame(t *testing.T) {
 	}{
 		{"rock_paper_scissors", true, "Rock Paper Scissors"},
 		{"tic_tac_toe", true, "Tic Tac Toe"},
-		{"chess", false, ""},
+		{"chess", true, "Chess"},
+		{"go", false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.gameType, func(t *testing.T) {

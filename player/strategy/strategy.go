@@ -41,11 +41,12 @@ type plugin struct {
 }
 
 var plugins = map[string]plugin{
-	"random":   {build: newRandom},
-	"first":    {build: func(g game.Game, _ *rand.Rand) Strategy { return first{g: g} }},
-	"seeded":   {games: []string{game.TypeEvenOdd}, build: newRandom},
-	"perfect":  {games: []string{game.TypeTicTacToe}, build: func(game.Game, *rand.Rand) Strategy { return perfect{} }},
-	"adaptive": {games: []string{game.TypeRockPaperScissors}, build: newAdaptive},
+	"random":    {build: newRandom},
+	"first":     {build: func(g game.Game, _ *rand.Rand) Strategy { return first{g: g} }},
+	"seeded":    {games: []string{game.TypeEvenOdd}, build: newRandom},
+	"perfect":   {games: []string{game.TypeTicTacToe}, build: func(game.Game, *rand.Rand) Strategy { return perfect{} }},
+	"adaptive":  {games: []string{game.TypeRockPaperScissors}, build: newAdaptive},
+	"alphabeta": {games: []string{game.TypeConnectFour, game.TypeChess}, build: newAlphaBeta},
 }
 
 // Names lists the strategy names, sorted.

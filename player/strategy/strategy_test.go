@@ -68,7 +68,7 @@ func playMatch(t testing.TB, g game.Game, seed int64, matchID string, players [2
 }
 
 func TestNames(t *testing.T) {
-	want := []string{"adaptive", "first", "perfect", "random", "seeded"}
+	want := []string{"adaptive", "alphabeta", "first", "perfect", "random", "seeded"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -87,6 +87,8 @@ func TestNewRefuses(t *testing.T) {
 		{"perfect even_odd", "perfect", mustGame(t, game.TypeEvenOdd, nil), `strategy "perfect" does not play even_odd`},
 		{"adaptive ttt", "adaptive", mustGame(t, game.TypeTicTacToe, nil), `strategy "adaptive" does not play tic_tac_toe`},
 		{"seeded rps", "seeded", mustGame(t, game.TypeRockPaperScissors, nil), `strategy "seeded" does not play rock_paper_scissors`},
+		{"alphabeta ttt", "alphabeta", mustGame(t, game.TypeTicTacToe, nil), `strategy "alphabeta" does not play tic_tac_toe`},
+		{"perfect connect_four", "perfect", mustGame(t, game.TypeConnectFour, nil), `strategy "perfect" does not play connect_four`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,12 +103,14 @@ func TestNewRefuses(t *testing.T) {
 // TestStrategiesPlayFullMatches plays every strategy on every game it supports, in both seats,
 // against "first" and "random", and requires every move to be accepted by the referee's rules.
 func TestStrategiesPlayFullMatches(t *testing.T) {
+	every := game.Default().Types()
 	supports := map[string][]string{
-		"random":   {game.TypeEvenOdd, game.TypeRockPaperScissors, game.TypeTicTacToe},
-		"first":    {game.TypeEvenOdd, game.TypeRockPaperScissors, game.TypeTicTacToe},
-		"seeded":   {game.TypeEvenOdd},
-		"perfect":  {game.TypeTicTacToe},
-		"adaptive": {game.TypeRockPaperScissors},
+		"random":    every,
+		"first":     every,
+		"seeded":    {game.TypeEvenOdd},
+		"perfect":   {game.TypeTicTacToe},
+		"adaptive":  {game.TypeRockPaperScissors},
+		"alphabeta": {game.TypeConnectFour, game.TypeChess},
 	}
 	if got := slices.Sorted(maps.Keys(supports)); !slices.Equal(got, Names()) {
 		t.Fatalf("test covers %v, want every strategy %v", got, Names())
@@ -144,6 +148,8 @@ func TestRandomIsSeededPerMatch(t *testing.T) {
 		{"random", game.TypeRockPaperScissors, long},
 		{"random", game.TypeTicTacToe, nil},
 		{"random", game.TypeEvenOdd, long},
+		{"random", game.TypeConnectFour, nil},
+		{"random", game.TypeChess, nil},
 		{"seeded", game.TypeEvenOdd, long},
 		{"adaptive", game.TypeRockPaperScissors, long},
 	}
@@ -178,7 +184,7 @@ func TestRandomIsSeededPerMatch(t *testing.T) {
 }
 
 func TestFirstPlaysTheForcedMove(t *testing.T) {
-	for _, gameType := range []string{game.TypeEvenOdd, game.TypeRockPaperScissors, game.TypeTicTacToe} {
+	for _, gameType := range game.Default().Types() {
 		t.Run(gameType, func(t *testing.T) {
 			g := mustGame(t, gameType, nil)
 			strat := mustStrategy(t, "first", g, 0, "m")
@@ -208,8 +214,12 @@ func TestFirstPlaysTheForcedMove(t *testing.T) {
 func TestMoveRefusesRequest(t *testing.T) {
 	ttt := mustGame(t, game.TypeTicTacToe, nil)
 	rps := mustGame(t, game.TypeRockPaperScissors, nil)
+	c4 := mustGame(t, game.TypeConnectFour, nil)
+	chess := mustGame(t, game.TypeChess, nil)
 	tttCtx := contextJSON(t, ttt.NewState(0), 0)
 	rpsCtx := contextJSON(t, rps.NewState(0), 0)
+	c4Ctx := contextJSON(t, c4.NewState(0), 0)
+	chessCtx := contextJSON(t, chess.NewState(0), 0)
 	tests := []struct {
 		strategy string
 		g        game.Game
@@ -222,6 +232,9 @@ func TestMoveRefusesRequest(t *testing.T) {
 		{"first", rps, Request{MatchID: "m", GameType: game.TypeRockPaperScissors, Context: tttCtx}, "move: parse rock_paper_scissors context: "},
 		{"perfect", ttt, Request{MatchID: "m", GameType: game.TypeTicTacToe, Context: json.RawMessage(`{}`)}, "move: parse tic_tac_toe context: "},
 		{"adaptive", rps, Request{MatchID: "m", GameType: game.TypeRockPaperScissors, Context: json.RawMessage(`null`)}, "move: parse rock_paper_scissors context: "},
+		{"alphabeta", c4, Request{MatchID: "m", GameType: game.TypeConnectFour, Context: chessCtx}, "move: parse connect_four context: "},
+		{"alphabeta", chess, Request{MatchID: "m", GameType: game.TypeChess, Context: c4Ctx}, "move: parse chess context: "},
+		{"random", chess, Request{MatchID: "m", GameType: game.TypeChess, Context: json.RawMessage(`{}`)}, "move: parse chess context: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.strategy+" "+tt.want, func(t *testing.T) {

@@ -23,6 +23,14 @@ func FuzzParseMoveTicTacToe(f *testing.F) {
 	fuzzParseMove(f, TypeTicTacToe, nil)
 }
 
+func FuzzParseMoveConnectFour(f *testing.F) {
+	fuzzParseMove(f, TypeConnectFour, nil)
+}
+
+func FuzzParseMoveChess(f *testing.F) {
+	fuzzParseMove(f, TypeChess, nil)
+}
+
 // fuzzParseMove checks that ParseMove never panics, classifies every refusal, and accepts only
 // moves that LegalMoves lists for the context the player was shown, in canonical form.
 func fuzzParseMove(f *testing.F, gameType string, params map[string]any) {

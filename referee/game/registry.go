@@ -143,7 +143,7 @@ func (r *Registry) New(gameType string, params map[string]any) (Game, error) {
 // Default returns a new registry holding the built-in games.
 func Default() *Registry {
 	r := &Registry{}
-	for _, f := range []Factory{evenOddFactory(), rockPaperScissorsFactory(), ticTacToeFactory()} {
+	for _, f := range []Factory{evenOddFactory(), rockPaperScissorsFactory(), ticTacToeFactory(), connectFourFactory(), chessFactory()} {
 		if err := r.Register(f); err != nil {
 			panic(err) // the built-ins are fixed; tests catch a bad one
 		}

@@ -73,7 +73,7 @@ func TestRegistryTypes(t *testing.T) {
 	if got, want := r.Types(), []string{"alpha", "mid_game", "zebra"}; !slices.Equal(got, want) {
 		t.Errorf("got types %v, want %v", got, want)
 	}
-	if got, want := Default().Types(), []string{TypeEvenOdd, TypeRockPaperScissors, TypeTicTacToe}; !slices.Equal(got, want) {
+	if got, want := Default().Types(), []string{TypeChess, TypeConnectFour, TypeEvenOdd, TypeRockPaperScissors, TypeTicTacToe}; !slices.Equal(got, want) {
 		t.Errorf("got default types %v, want %v", got, want)
 	}
 }
@@ -104,10 +104,14 @@ func TestRegistryParams(t *testing.T) {
 		{"json number", TypeEvenOdd, map[string]any{"rounds": json.Number("11")}, map[string]any{"rounds": 11}, ""},
 		{"json number float form", TypeEvenOdd, map[string]any{"rounds": json.Number("1.2e1")}, map[string]any{"rounds": 12}, ""},
 		{"no params game", TypeTicTacToe, map[string]any{}, map[string]any{}, ""},
+		{"connect_four", TypeConnectFour, nil, map[string]any{}, ""},
+		{"chess default", TypeChess, nil, map[string]any{"max_plies": 200}, ""},
+		{"chess max_plies", TypeChess, map[string]any{"max_plies": 700}, map[string]any{"max_plies": 700}, ""},
+		{"chess max_plies too few", TypeChess, map[string]any{"max_plies": 9}, nil, "max_plies: must be between 10 and 700 (got 9)"},
 		{"negative int in bounds", "options", map[string]any{"depth": -5}, map[string]any{"side": "white", "name": "x", "fast": false, "depth": -5}, ""},
 		{"all kinds", "options", map[string]any{"side": "black", "name": "", "fast": true, "depth": 5},
 			map[string]any{"side": "black", "name": "", "fast": true, "depth": 5}, ""},
-		{"unknown game", "chess", nil, nil, `unknown game type "chess"`},
+		{"unknown game", "go", nil, nil, `unknown game type "go"`},
 		{"unknown param", TypeEvenOdd, map[string]any{"round": 3}, nil, "round: unknown parameter"},
 		{"unknown params reported sorted", TypeTicTacToe, map[string]any{"b": 1, "a": 1}, nil, "a: unknown parameter"},
 		{"below min", TypeEvenOdd, map[string]any{"rounds": 0}, nil, "rounds: must be between 1 and 99 (got 0)"},

@@ -15,6 +15,8 @@ var builtins = []struct {
 	{TypeEvenOdd, map[string]any{"rounds": 9}},
 	{TypeRockPaperScissors, map[string]any{"rounds": 9}},
 	{TypeTicTacToe, nil},
+	{TypeConnectFour, nil},
+	{TypeChess, map[string]any{"max_plies": 60}},
 }
 
 // randomMoves picks a legal move for every player to move, from the context it would be shown.
