@@ -116,13 +116,13 @@ func verifyCmd(args []string) error {
 func exportCmd(args []string) error {
 	fset := flag.NewFlagSet("league export", flag.ContinueOnError)
 	dbPath := fset.String("db", "data/league.db", "League Manager database")
-	format := fset.String("format", "csv", "csv or json")
+	format := fset.String("format", "csv", "csv, json, or pgn (chess leagues: every game in one PGN file)")
 	out := fset.String("out", "", "output file (default stdout)")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
-	if *format != "csv" && *format != "json" {
-		return usageError{fmt.Errorf("unknown format %q: want csv or json", *format)}
+	if *format != "csv" && *format != "json" && *format != "pgn" {
+		return usageError{fmt.Errorf("unknown format %q: want csv, json or pgn", *format)}
 	}
 	db, err := openReadOnly(*dbPath)
 	if err != nil {
@@ -142,8 +142,11 @@ func exportCmd(args []string) error {
 		defer f.Close()
 		w = f
 	}
-	if *format == "json" {
+	switch *format {
+	case "json":
 		return export.WriteJSON(w, d)
+	case "pgn":
+		return export.WritePGN(w, d)
 	}
 	return export.WriteCSV(w, d)
 }

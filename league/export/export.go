@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/agentleague/agentleague/league/standings"
 )
@@ -142,4 +143,33 @@ func WriteCSV(w io.Writer, d *Data) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// WritePGN writes every finished chess game of the league as one PGN file, in round order.
+func WritePGN(w io.Writer, d *Data) error {
+	if d.League.GameType != "chess" {
+		return fmt.Errorf("pgn export needs a chess league, this one plays %s", d.League.GameType)
+	}
+	n := 0
+	for _, r := range d.Results {
+		var md struct {
+			FinalState struct {
+				PGN string `json:"pgn"`
+			} `json:"final_state"`
+		}
+		if len(r.Metadata) == 0 || json.Unmarshal(r.Metadata, &md) != nil || md.FinalState.PGN == "" {
+			continue
+		}
+		if n > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		pgn := strings.TrimRight(md.FinalState.PGN, "\n") + "\n"
+		if _, err := io.WriteString(w, pgn); err != nil {
+			return err
+		}
+		n++
+	}
+	return nil
 }
