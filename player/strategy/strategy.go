@@ -24,6 +24,10 @@ type Request struct {
 	StepNumber int
 	// Context is the payload's step_context.
 	Context json.RawMessage
+	// DeadlineMS is the referee's deadline for this move (0 when it gave none).
+	DeadlineMS int
+	// Opponent is the other player's id, when the invitation named it.
+	Opponent string
 }
 
 // Strategy chooses the move_payload for a request.
@@ -31,6 +35,16 @@ type Strategy interface {
 	// Move returns the move_payload to send for req.
 	Move(req Request) (json.RawMessage, error)
 }
+
+// Explainer is a Strategy that can also say why it chose a move (confidence, reasoning,
+// alternatives); the player sends that beside the move and the referee records it.
+type Explainer interface {
+	MoveWithMetadata(req Request) (move, metadata json.RawMessage, err error)
+}
+
+// ErrNoMove marks a strategy failure the player must not paper over with a move of its
+// own (e.g. a remote model that failed): the referee's deadline and forfeit rules judge it.
+var ErrNoMove = errors.New("strategy produced no move")
 
 // plugin describes one named strategy.
 type plugin struct {
