@@ -47,7 +47,10 @@ func BenchmarkResultReport(b *testing.B) {
 		if h != nil {
 			h.stop()
 		}
-		h = newHarness(b, harnessOptions{cfg: func(c *config.Config) { c.Registration.MaxPlayers = 100 }})
+		h = newHarness(b, harnessOptions{cfg: func(c *config.Config) {
+			c.Registration.MaxPlayers = 100
+			unlimited(c)
+		}})
 		l := h.register([]string{"ref1"}, map[string]any{"max_concurrent_matches": 64}, playerIDs(100))
 		l.start()
 		sched, err := schedule.Build(l.players, 1, h.cfg.League.Seed)
@@ -93,6 +96,11 @@ func BenchmarkResultReport(b *testing.B) {
 	reportLatencies(b, durations)
 }
 
+// unlimited lifts the rate limits: benchmarks measure the work, not the limits.
+func unlimited(c *config.Config) {
+	c.RateLimits.RegistrationPerSecond, c.RateLimits.ResultsPerSecond, c.RateLimits.StandingsPerMinute = 1e9, 1e9, 1e9
+}
+
 // seededLeague is a completed league written straight into a database.
 type seededLeague struct {
 	dir          string
@@ -111,7 +119,10 @@ type seededLeague struct {
 func seedCompletedLeague(tb testing.TB, n int) seededLeague {
 	tb.Helper()
 	s := seededLeague{dir: tb.TempDir(), players: make([]string, n), playerTokens: map[string]string{}, results: map[string]played{}}
-	s.cfg = testConfig(tb, func(c *config.Config) { c.Registration.MaxPlayers = max(n, c.Registration.MaxPlayers) })
+	s.cfg = testConfig(tb, func(c *config.Config) {
+		c.Registration.MaxPlayers = max(n, c.Registration.MaxPlayers)
+		unlimited(c)
+	})
 	for i := range s.players {
 		s.players[i] = fmt.Sprintf("p%04d", i+1)
 	}

@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 	"sort"
 	"time"
@@ -27,33 +28,33 @@ type assignmentPayload struct {
 	Penalties         map[string]int `json:"penalties"`
 }
 
-// load counts the matches a referee holds. Callers hold mu.
-func (m *Manager) refereeLoad(refereeID string) int {
-	n := 0
-	for _, mt := range m.matches {
-		if mt.referee == refereeID && (mt.status == MatchAssigned || mt.status == MatchInProgress) {
-			n++
-		}
-	}
-	return n
-}
-
 // dispatch offers every pending or failed match of the active round to an idle referee
-// that supports the game, least loaded first. Callers hold mu.
+// that supports the game, least loaded first; a match one of whose players is suspended
+// is forfeited instead. Callers hold mu.
 func (m *Manager) dispatch() {
-	if m.state != StateActive || m.current < 0 || m.closed {
+	if m.state != StateActive || m.current < 0 || m.closed || m.stopping {
+		return
+	}
+	if m.forfeitSuspended() {
+		// Forfeits may complete the round; advance dispatches what is left.
+		if err := m.advance(); err != nil {
+			m.log.Error().Err(err).Msg("advance after forfeits")
+		}
 		return
 	}
 	var refs []*agent
 	for _, r := range m.referees {
-		if r.status != AgentSuspended && r.status != AgentShutdown && slices.Contains(r.games, m.cfg.League.GameType) {
+		if r.status != AgentSuspended && r.status != AgentShutdown && !r.lost && slices.Contains(r.games, m.cfg.League.GameType) {
 			refs = append(refs, r)
 		}
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].id < refs[j].id })
+	// Only the active round has matches in flight.
 	loads := map[string]int{}
-	for _, r := range refs {
-		loads[r.id] = m.refereeLoad(r.id)
+	for _, mt := range m.rounds[m.current].matches {
+		if mt.inFlight() {
+			loads[mt.referee]++
+		}
 	}
 	for _, mt := range m.rounds[m.current].matches {
 		if mt.status != MatchPending && mt.status != MatchFailed {
@@ -97,6 +98,8 @@ func (m *Manager) assign(mt *match, ref *agent) error {
 		mt.previousReferees[mt.referee] = true
 	}
 	mt.status, mt.referee, mt.assignedAt = MatchAssigned, ref.id, now
+	mt.deadline = m.opt.Now().Add(m.cfg.ResultReportTimeout())
+	m.armDeadline(mt.deadline)
 	msg, err := m.assignmentMessage(mt, ref)
 	if err != nil {
 		return err
@@ -178,15 +181,20 @@ func (m *Manager) sendAssignment(matchID string, ref *agent, msg *protocol.Messa
 		}
 		return
 	}
-	if mt.status != MatchAssigned && mt.status != MatchInProgress {
+	if !mt.inFlight() {
 		return
 	}
-	m.log.Warn().Err(err).Str("match_id", matchID).Str("referee_id", ref.id).Msg("assignment not accepted; match goes back to the pool")
+	m.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("match_id", matchID).Str("referee_id", ref.id).Msg("assignment not accepted; match goes back to the pool")
 	if mt.refusedBy == nil {
 		mt.refusedBy = map[string]bool{}
 	}
 	mt.refusedBy[ref.id] = true
 	m.setMatchStatus(mt, MatchPending)
+	mt.deadline = time.Time{}
+	if undelivered(err) {
+		m.refereeViolation(ref, "assignment of "+matchID+" could not be delivered")
+	}
+	m.checkDrained()
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -213,4 +221,11 @@ func (m *Manager) setMatchStatus(mt *match, status string) {
 		return
 	}
 	mt.status = status
+}
+
+// undelivered reports whether err means that an assignment never reached its referee
+// (refused connection, timeout, HTTP error status), rather than an answer refusing it.
+func undelivered(err error) bool {
+	var pe *protocol.Error
+	return err != nil && !errors.As(err, &pe) && !errors.Is(err, protocol.ErrBadResponse)
 }

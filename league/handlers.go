@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
@@ -19,6 +20,9 @@ func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 	env := &msg.Envelope
 	if env.LeagueID != "" && env.LeagueID != m.leagueID {
 		return nil, protocol.Errorf(protocol.ReasonWrongLeague, "this League Manager runs league %q", m.leagueID)
+	}
+	if env.MessageType != protocol.QueryStandings && env.MessageType != protocol.AdminShutdownRequest && m.hasStopped() {
+		return nil, errShuttingDown()
 	}
 	switch env.MessageType {
 	case protocol.RegisterRefereeRequest:
@@ -33,8 +37,21 @@ func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 		return m.queryStandings(msg)
 	case protocol.AdminStartLeagueRequest:
 		return m.adminStart(msg)
+	case protocol.HeartbeatRequest:
+		return m.heartbeat(msg)
+	case protocol.AdminShutdownRequest:
+		return m.adminShutdown(msg)
 	}
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept %s", env.MessageType)
+}
+
+// hasStopped reports whether a shutdown has cancelled the unfinished matches, after which
+// only standings are served. Handlers that change the league check m.stopped again
+// under mu.
+func (m *Manager) hasStopped() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stopped
 }
 
 // reply builds an answer carrying the league id.
@@ -124,6 +141,16 @@ func (m *Manager) existing(msg *protocol.Message, a *agent, endpoint string) (*p
 	return nil, protocol.Errorf(protocol.ReasonDuplicateRegistration, "%s %q is already registered", a.kind, a.id)
 }
 
+// registrationGate refuses registrations during a shutdown and over the rate limit: a
+// registered sender (repeating its registration) has its own bucket, every other sender
+// shares one. Callers hold mu.
+func (m *Manager) registrationGate(env *protocol.Envelope) error {
+	if m.stopping {
+		return errShuttingDown()
+	}
+	return m.rateLimit(limitRegistration, env.Sender, m.senders[env.Sender] != nil)
+}
+
 func (m *Manager) registerReferee(msg *protocol.Message) (*protocol.Message, error) {
 	var p registration
 	if err := msg.Decode(&p); err != nil {
@@ -134,6 +161,9 @@ func (m *Manager) registerReferee(msg *protocol.Message) (*protocol.Message, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.registrationGate(&msg.Envelope); err != nil {
+		return nil, err
+	}
 	if a := m.referees[p.RefereeID]; a != nil {
 		return m.existing(msg, a, p.EndpointURL)
 	}
@@ -184,6 +214,9 @@ func (m *Manager) registerPlayer(msg *protocol.Message) (*protocol.Message, erro
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.registrationGate(&msg.Envelope); err != nil {
+		return nil, err
+	}
 	if a := m.players[p.PlayerID]; a != nil {
 		return m.existing(msg, a, p.EndpointURL)
 	}
@@ -235,6 +268,9 @@ func (m *Manager) registerPlayer(msg *protocol.Message) (*protocol.Message, erro
 func (m *Manager) agentReady(msg *protocol.Message) (*protocol.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.stopped {
+		return nil, errShuttingDown()
+	}
 	a, err := m.authenticate(&msg.Envelope)
 	if err != nil {
 		return nil, err
@@ -273,12 +309,18 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.stopped {
+		return nil, errShuttingDown()
+	}
 	ref, err := m.authenticate(env)
 	if err != nil {
-		return nil, err
+		return nil, m.refusedAuth(limitResults, env.Sender, err)
 	}
 	if ref.kind != "referee" {
 		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only referees report results")
+	}
+	if err := m.rateLimit(limitResults, ref.sender(), true); err != nil {
+		return nil, err
 	}
 	mt := m.matches[env.MatchID]
 	if mt == nil {
@@ -305,12 +347,13 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 	if err := m.checkResult(env, mt, &p); err != nil {
 		return nil, err
 	}
-	if err := m.storeResult(mt, ref, &p); err != nil {
+	if err := m.storeResult(mt, ref.id, &p); err != nil {
 		return nil, err
 	}
 	if err := m.advance(); err != nil {
 		return nil, err
 	}
+	m.checkDrained()
 	return m.resultAck(msg, mt)
 }
 
@@ -378,12 +421,25 @@ func (m *Manager) checkResult(env *protocol.Envelope, mt *match, p *resultReport
 	return nil
 }
 
-// storeResult writes the result, the match status and the standings in one
-// transaction, then applies them in memory. Callers hold mu.
-func (m *Manager) storeResult(mt *match, ref *agent, p *resultReport) error {
+// storeResult writes the result, the match status, the standings and the players'
+// violations in one transaction, then applies them in memory. refereeID is "" for a
+// result the League Manager decided itself. Callers hold mu.
+func (m *Manager) storeResult(mt *match, refereeID string, p *resultReport) error {
 	next := m.table.Clone()
 	if err := next.Apply(p.Outcome, p.Points); err != nil {
 		return protocol.Errorf(protocol.ReasonInvalidResult, "result does not fit the standings")
+	}
+	var updates []agentUpdate
+	now := m.opt.Now()
+	counts := reportedViolations(mt, p.GameMetadata)
+	for _, id := range mt.players {
+		if n := counts[id]; n > 0 {
+			updates = append(updates, m.addViolations(m.players[id], n, now))
+		}
+	}
+	var referee any
+	if refereeID != "" {
+		referee = refereeID
 	}
 	outcome, _ := json.Marshal(p.Outcome)
 	points, _ := json.Marshal(p.Points)
@@ -391,11 +447,16 @@ func (m *Manager) storeResult(mt *match, ref *agent, p *resultReport) error {
 	if len(p.GameMetadata) > 0 {
 		meta = string(p.GameMetadata)
 	}
-	now := m.now()
+	reportedAt := protocol.Now(now)
 	err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
 		if _, err := tx.Exec(`INSERT INTO match_results (result_id, match_id, outcome, points, game_metadata, reported_at, referee_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			"result-"+uuid.NewString(), mt.id, string(outcome), string(points), meta, now, ref.id); err != nil {
+			"result-"+uuid.NewString(), mt.id, string(outcome), string(points), meta, reportedAt, referee); err != nil {
 			return err
+		}
+		for _, u := range updates {
+			if err := u.write(tx); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Exec(`UPDATE matches SET status = ? WHERE match_id = ?`, MatchCompleted, mt.id); err != nil {
 			return err
@@ -420,19 +481,29 @@ func (m *Manager) storeResult(mt *match, ref *agent, p *resultReport) error {
 	if err != nil {
 		return fmt.Errorf("store result: %w", err)
 	}
-	mt.status = MatchCompleted
+	mt.status, mt.deadline = MatchCompleted, time.Time{}
 	mt.result = &resultRecord{outcome: maps.Clone(p.Outcome), points: maps.Clone(p.Points)}
 	m.table = next
-	m.updatedAt = now
+	m.updatedAt = reportedAt
+	for _, u := range updates {
+		m.apply(u)
+	}
 	return nil
 }
 
 type standingsAnswer struct {
-	RoundID     *string         `json:"round_id"`
-	UpdatedAt   string          `json:"updated_at"`
-	Standings   []standings.Row `json:"standings"`
-	LeagueState string          `json:"league_state"`
-	Final       bool            `json:"final"`
+	RoundID     *string        `json:"round_id"`
+	UpdatedAt   string         `json:"updated_at"`
+	Standings   []standingsRow `json:"standings"`
+	LeagueState string         `json:"league_state"`
+	Final       bool           `json:"final"`
+}
+
+// standingsRow is a row of STANDINGS_RESPONSE; Suspended marks, in the live standings,
+// a player serving a suspension.
+type standingsRow struct {
+	standings.Row
+	Suspended bool `json:"suspended,omitempty"`
 }
 
 func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, error) {
@@ -445,12 +516,7 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 		roundID = msg.Envelope.RoundID
 	}
 	m.mu.Lock()
-	if msg.Envelope.Sender == protocol.SenderAdmin {
-		if err := m.authenticateAdmin(&msg.Envelope); err != nil {
-			m.mu.Unlock()
-			return nil, err
-		}
-	} else if _, err := m.authenticate(&msg.Envelope); err != nil {
+	if err := m.standingsGate(&msg.Envelope); err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}
@@ -459,9 +525,9 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 		ans.UpdatedAt = m.now()
 	}
 	if roundID == "" {
-		ans.Standings = m.table.Rows()
-		if ans.Standings == nil {
-			ans.Standings = []standings.Row{} // no player yet: an empty list, never null
+		ans.Standings = []standingsRow{} // no player yet: an empty list, never null
+		for _, r := range m.table.Rows() {
+			ans.Standings = append(ans.Standings, standingsRow{Row: r, Suspended: m.players[r.PlayerID].status == AgentSuspended})
 		}
 		if m.current >= 0 {
 			id := m.rounds[m.current].id
@@ -475,8 +541,27 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 	if err != nil {
 		return nil, err
 	}
-	ans.RoundID, ans.Standings, ans.UpdatedAt, ans.Final = &roundID, rows, computed, false
+	ans.Standings = make([]standingsRow, 0, len(rows))
+	for _, r := range rows {
+		ans.Standings = append(ans.Standings, standingsRow{Row: r})
+	}
+	ans.RoundID, ans.UpdatedAt, ans.Final = &roundID, computed, false
 	return m.reply(msg, protocol.StandingsResponse, ans)
+}
+
+// standingsGate authenticates a standings query (the admin, or an agent) and applies
+// its rate limit. Callers hold mu.
+func (m *Manager) standingsGate(env *protocol.Envelope) error {
+	var err error
+	if env.Sender == protocol.SenderAdmin {
+		err = m.authenticateAdmin(env)
+	} else {
+		_, err = m.authenticate(env)
+	}
+	if err != nil {
+		return m.refusedAuth(limitStandings, env.Sender, err)
+	}
+	return m.rateLimit(limitStandings, env.Sender, true)
 }
 
 // snapshot reads the immutable standings of a completed round.
@@ -511,6 +596,9 @@ func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
 	defer m.mu.Unlock()
 	if err := m.authenticateAdmin(&msg.Envelope); err != nil {
 		return nil, err
+	}
+	if m.stopping {
+		return nil, errShuttingDown()
 	}
 	if m.state == StateRegistration {
 		if !m.minimumsMet() {

@@ -89,6 +89,10 @@ type harnessOptions struct {
 	now        func() time.Time
 	noAdmin    bool
 	redispatch time.Duration
+	// clock, when set, is the Manager's clock and timer source (now is then ignored).
+	clock *fakeClock
+	// notifyTimeout bounds MATCH_CANCELLED and LEAGUE_SHUTDOWN (0: the Manager's default).
+	notifyTimeout time.Duration
 }
 
 // harness is an in-process League Manager: a Manager on a temporary database and audit
@@ -146,8 +150,12 @@ func (h *harness) start() {
 		h.t.Fatalf("OpenAuditLog: %v", err)
 	}
 	client := protocol.NewClient(v, audit)
-	m, err := NewManager(Options{Config: h.cfg, Store: store, Audit: audit, Client: client, AdminToken: h.adminToken,
-		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch})
+	opt := Options{Config: h.cfg, Store: store, Audit: audit, Client: client, AdminToken: h.adminToken,
+		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch, NotifyTimeout: h.opt.notifyTimeout}
+	if c := h.opt.clock; c != nil {
+		opt.Now, opt.AfterFunc = c.Now, c.AfterFunc
+	}
+	m, err := NewManager(opt)
 	if err != nil {
 		h.t.Fatalf("NewManager: %v", err)
 	}
@@ -461,20 +469,28 @@ func (h *harness) report(refID, token string, mt liveMatch, r result) *protocol.
 // ---- fake referee ----
 
 // fakeReferee is a referee's HTTP endpoint that records every MATCH_ASSIGNMENT and
-// acknowledges it (or rejects it when reject is set).
+// acknowledges it (or rejects it when reject is set). It acknowledges LEAGUE_SHUTDOWN
+// and keeps it in notices.
 type fakeReferee struct {
 	id  string
 	srv *httptest.Server
 
-	mu     sync.Mutex
-	got    []*protocol.Message
-	reject bool
+	mu      sync.Mutex
+	got     []*protocol.Message
+	notices []*protocol.Message
+	reject  bool
 }
 
 func newFakeReferee(tb testing.TB, id string) *fakeReferee {
 	tb.Helper()
 	f := &fakeReferee{id: id}
 	h := protocol.HandlerFunc(func(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
+		if msg.Envelope.MessageType == protocol.LeagueShutdown {
+			f.mu.Lock()
+			f.notices = append(f.notices, msg)
+			f.mu.Unlock()
+			return msg.Reply(protocol.LeagueShutdownAck, protocol.RefereeSender(id), map[string]string{"status": "acknowledged"})
+		}
 		if msg.Envelope.MessageType != protocol.MatchAssignment {
 			return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "fake referee takes assignments only")
 		}
@@ -517,6 +533,12 @@ func (f *fakeReferee) assignments() []*protocol.Message {
 	return slices.Clone(f.got)
 }
 
+func (f *fakeReferee) shutdownNotices() []*protocol.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.notices)
+}
+
 // assignment waits for the MATCH_ASSIGNMENT of matchID.
 func (f *fakeReferee) assignment(tb testing.TB, matchID string) *protocol.Message {
 	tb.Helper()
@@ -541,20 +563,41 @@ type testLeague struct {
 	refs         map[string]*fakeReferee
 	refTokens    map[string]string
 	playerTokens map[string]string
-	players      []string // sorted
+	players      []string               // sorted
+	playerSrv    map[string]*fakePlayer // players registered with a live endpoint
 }
 
-// register registers the referees (with fake endpoints) and then the players.
+// register registers the referees (with fake endpoints) and then the players, whose
+// endpoints answer nothing.
 func (h *harness) register(refIDs []string, refExtra map[string]any, players []string) *testLeague {
 	h.t.Helper()
-	l := &testLeague{harness: h, refs: map[string]*fakeReferee{}, refTokens: map[string]string{}, playerTokens: map[string]string{}}
+	return h.registerWith(refIDs, refExtra, players, nil)
+}
+
+// registerLive registers as register does, but every player gets a fakePlayer endpoint.
+func (h *harness) registerLive(refIDs []string, refExtra map[string]any, players []string) *testLeague {
+	h.t.Helper()
+	srv := map[string]*fakePlayer{}
+	for _, id := range players {
+		srv[id] = newFakePlayer(h.t, id)
+	}
+	return h.registerWith(refIDs, refExtra, players, srv)
+}
+
+func (h *harness) registerWith(refIDs []string, refExtra map[string]any, players []string, srv map[string]*fakePlayer) *testLeague {
+	h.t.Helper()
+	l := &testLeague{harness: h, refs: map[string]*fakeReferee{}, refTokens: map[string]string{}, playerTokens: map[string]string{}, playerSrv: srv}
 	for _, id := range refIDs {
 		f := newFakeReferee(h.t, id)
 		l.refs[id] = f
 		l.refTokens[id] = l.registrationToken(h.ok(refereeRegistration(h.t, id, f.url(), refExtra)))
 	}
 	for _, id := range players {
-		l.playerTokens[id] = l.registrationToken(h.ok(playerRegistration(h.t, id)))
+		msg := playerRegistration(h.t, id)
+		if fp := srv[id]; fp != nil {
+			msg = withPayload(h.t, msg, map[string]any{"player_id": id, "endpoint_url": fp.url()})
+		}
+		l.playerTokens[id] = l.registrationToken(h.ok(msg))
 	}
 	l.players = slices.Sorted(slices.Values(players))
 	return l

@@ -1,9 +1,14 @@
 package league
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -20,14 +25,22 @@ type Status struct {
 	MatchesTotal    int            `json:"matches_total"`
 	MatchesByStatus map[string]int `json:"matches_by_status"`
 	Agents          []AgentStatus  `json:"agents"`
+	// ShuttingDown is set from the start of a graceful shutdown.
+	ShuttingDown bool `json:"shutting_down,omitempty"`
 }
 
 // AgentStatus is one agent as /status shows it (never its token).
 type AgentStatus struct {
 	ID       string `json:"id"`
 	Kind     string `json:"kind"`
-	Status   string `json:"status"`
+	Status   string `json:"status"` // SUSPENDED while suspended
 	Endpoint string `json:"endpoint_url"`
+	// Violations counts toward suspend_after_violations.
+	Violations     int    `json:"violations"`
+	SuspendedUntil string `json:"suspended_until,omitempty"`
+	// Lost is set on a referee whose lease ran out, until its next heartbeat.
+	Lost           bool   `json:"lost,omitempty"`
+	LeaseExpiresAt string `json:"lease_expires_at,omitempty"`
 }
 
 // Status reports the league's state.
@@ -38,6 +51,7 @@ func (m *Manager) Status() Status {
 		State: m.state, LeagueID: m.leagueID, GameType: m.cfg.League.GameType,
 		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
 		MatchesTotal: len(m.matches), MatchesByStatus: map[string]int{}, Agents: []AgentStatus{},
+		ShuttingDown: m.stopping,
 	}
 	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled} {
 		s.MatchesByStatus[st] = 0
@@ -50,7 +64,14 @@ func (m *Manager) Status() Status {
 	}
 	for _, group := range []map[string]*agent{m.referees, m.players} {
 		for _, a := range group {
-			s.Agents = append(s.Agents, AgentStatus{ID: a.id, Kind: a.kind, Status: a.status, Endpoint: a.endpoint})
+			as := AgentStatus{ID: a.id, Kind: a.kind, Status: a.status, Endpoint: a.endpoint, Violations: a.violations, Lost: a.lost}
+			if a.status == AgentSuspended && !a.suspendedUntil.IsZero() {
+				as.SuspendedUntil = protocol.Now(a.suspendedUntil)
+			}
+			if !a.leaseUntil.IsZero() {
+				as.LeaseExpiresAt = protocol.Now(a.leaseUntil)
+			}
+			s.Agents = append(s.Agents, as)
 		}
 	}
 	sort.Slice(s.Agents, func(i, j int) bool {
@@ -78,4 +99,65 @@ func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// HTTPTimeouts bound how long a client may hold a connection of the League Manager's
+// HTTP server, so that slow or stalled clients cannot exhaust it.
+type HTTPTimeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+}
+
+// DefaultHTTPTimeouts are the timeouts of league serve (the values of internal/httpserve).
+var DefaultHTTPTimeouts = HTTPTimeouts{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: 30 * time.Second, Idle: 60 * time.Second}
+
+// HTTPServer is the League Manager's started HTTP server.
+type HTTPServer struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+}
+
+// ListenHTTP listens on addr (port 0 picks a free one) and serves h with the timeouts t
+// until Shutdown.
+func ListenHTTP(addr string, h http.Handler, t HTTPTimeouts) (*HTTPServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	s := &HTTPServer{
+		srv: &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: t.ReadHeader,
+			ReadTimeout:       t.Read,
+			WriteTimeout:      t.Write,
+			IdleTimeout:       t.Idle,
+			MaxHeaderBytes:    16 << 10,
+		},
+		ln:   ln,
+		done: make(chan error, 1),
+	}
+	// The serving goroutine ends when Shutdown closes the listener.
+	go func() {
+		err := s.srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s, nil
+}
+
+// Addr is the bound address, e.g. 127.0.0.1:8000.
+func (s *HTTPServer) Addr() string { return s.ln.Addr().String() }
+
+// URL is the JSON-RPC endpoint of the server.
+func (s *HTTPServer) URL() string { return "http://" + s.Addr() + "/mcp" }
+
+// Shutdown stops accepting requests and waits for those in flight until ctx ends.
+func (s *HTTPServer) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if serr := <-s.done; err == nil {
+		err = serr
+	}
+	return err
 }

@@ -21,7 +21,7 @@ func (m *Manager) armWindow() {
 	}
 	window := time.Duration(m.cfg.Registration.WindowSeconds * float64(time.Second))
 	wait := m.firstPlayerAt.Add(window).Sub(m.opt.Now())
-	m.windowTimer = time.AfterFunc(max(wait, 0), func() {
+	m.windowTimer = m.opt.AfterFunc(max(wait, 0), func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if m.closed {
@@ -49,7 +49,7 @@ func (m *Manager) minimumsMet() bool {
 // maybeCloseRegistration closes registration when the rules say so: the window is over
 // and the minimums are met, or the player cap is reached. Callers hold mu.
 func (m *Manager) maybeCloseRegistration(why string) error {
-	if m.state != StateRegistration {
+	if m.state != StateRegistration || m.stopping {
 		return nil
 	}
 	full := len(m.players) >= m.cfg.Registration.MaxPlayers

@@ -171,7 +171,7 @@ func TestScheduleInDatabaseMatchesBuild(t *testing.T) {
 	}
 }
 
-func queryStrings(t *testing.T, db *sql.DB, q string, args ...any) []string {
+func queryStrings(t testing.TB, db *sql.DB, q string, args ...any) []string {
 	t.Helper()
 	rows, err := db.Query(q, args...)
 	if err != nil {

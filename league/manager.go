@@ -55,8 +55,21 @@ type Options struct {
 	Log        zerolog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AfterFunc runs f once d has passed on the clock of Now; nil means time.AfterFunc.
+	// Every deadline of the League Manager (registration window, leases, result reports,
+	// suspensions, the drain of a shutdown) goes through it, so tests drive them with a
+	// fake clock.
+	AfterFunc func(d time.Duration, f func()) Timer
 	// RedispatchDelay is how long a refused assignment waits before it is offered again.
 	RedispatchDelay time.Duration
+	// NotifyTimeout bounds each best-effort notice (MATCH_CANCELLED, LEAGUE_SHUTDOWN);
+	// 0 means 2 s.
+	NotifyTimeout time.Duration
+}
+
+// Timer is a pending call of Options.AfterFunc; *time.Timer is one.
+type Timer interface {
+	Stop() bool
 }
 
 type agent struct {
@@ -64,6 +77,10 @@ type agent struct {
 	games                                             []string
 	maxMatches                                        int
 	registeredAt                                      string
+	violations                                        int
+	suspendedUntil                                    time.Time // zero: not suspended, or until an operator lifts it
+	leaseUntil                                        time.Time // zero: the referee never sent a heartbeat
+	lost                                              bool      // its lease ran out; no matches until it heartbeats again
 }
 
 func (a *agent) sender() string { return a.kind + ":" + a.id }
@@ -83,6 +100,7 @@ type match struct {
 	result                                   *resultRecord
 	previousReferees                         map[string]bool
 	refusedBy                                map[string]bool // referees that did not take it
+	deadline                                 time.Time       // of its result while ASSIGNED or IN_PROGRESS
 }
 
 type resultRecord struct {
@@ -111,8 +129,24 @@ type Manager struct {
 	current       int // index into rounds of the active round, -1 before scheduling
 	table         *standings.Table
 	updatedAt     string
-	windowTimer   *time.Timer
+	windowTimer   Timer
 	closed        bool
+	limits        *limiters
+
+	// wakeTimer calls enforceDeadlines at wakeAt; wakeGen tells a stale call from the
+	// current one.
+	wakeTimer Timer
+	wakeAt    time.Time
+	wakeGen   int
+
+	// Graceful shutdown: asked once (shutdownAsked feeds shutdownReq), then stopping (no
+	// more assignments), then stopped (unfinished matches cancelled). drained is closed
+	// once no match is in flight while stopping.
+	shutdownAsked bool
+	shutdownReq   chan string
+	stopping      bool
+	stopped       bool
+	drained       chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -124,8 +158,14 @@ func NewManager(opt Options) (*Manager, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.AfterFunc == nil {
+		opt.AfterFunc = func(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+	}
 	if opt.RedispatchDelay == 0 {
 		opt.RedispatchDelay = 500 * time.Millisecond
+	}
+	if opt.NotifyTimeout == 0 {
+		opt.NotifyTimeout = 2 * time.Second
 	}
 	cfg := opt.Config
 	entry, ok := cfg.Game(cfg.League.GameType)
@@ -137,6 +177,7 @@ func NewManager(opt Options) (*Manager, error) {
 		opt: opt, cfg: cfg, log: opt.Log, scoring: entry.Scoring, leagueID: cfg.League.LeagueID,
 		referees: map[string]*agent{}, players: map[string]*agent{}, senders: map[string]*agent{},
 		tokens: map[string]*agent{}, matches: map[string]*match{}, current: -1,
+		limits: newLimiters(cfg), shutdownReq: make(chan string, 1),
 		ctx: ctx, cancel: cancel,
 	}
 	if err := m.load(); err != nil {
@@ -196,38 +237,59 @@ func (m *Manager) load() error {
 }
 
 func (m *Manager) loadAgents(db *sql.DB) error {
-	rows, err := db.Query(`SELECT referee_id, auth_token, status, endpoint_url, game_types, max_concurrent_matches, conversation_id, registered_at FROM referees`)
+	rows, err := db.Query(`SELECT referee_id, auth_token, status, endpoint_url, game_types, max_concurrent_matches, conversation_id, registered_at,
+		violations, coalesce(suspended_until, '') FROM referees`)
 	if err != nil {
 		return fmt.Errorf("load referees: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		a := &agent{kind: "referee"}
-		var games string
-		if err := rows.Scan(&a.id, &a.token, &a.status, &a.endpoint, &games, &a.maxMatches, &a.conversationID, &a.registeredAt); err != nil {
+		var games, until string
+		if err := rows.Scan(&a.id, &a.token, &a.status, &a.endpoint, &games, &a.maxMatches, &a.conversationID, &a.registeredAt, &a.violations, &until); err != nil {
 			return fmt.Errorf("load referees: %w", err)
 		}
 		if err := json.Unmarshal([]byte(games), &a.games); err != nil {
 			return fmt.Errorf("load referee %s games: %w", a.id, err)
+		}
+		if err := a.setSuspendedUntil(until); err != nil {
+			return err
 		}
 		m.addAgent(a)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load referees: %w", err)
 	}
-	prow, err := db.Query(`SELECT player_id, auth_token, status, endpoint_url, conversation_id, registered_at FROM players`)
+	prow, err := db.Query(`SELECT player_id, auth_token, status, endpoint_url, conversation_id, registered_at, violations, coalesce(suspended_until, '') FROM players`)
 	if err != nil {
 		return fmt.Errorf("load players: %w", err)
 	}
 	defer prow.Close()
 	for prow.Next() {
 		a := &agent{kind: "player"}
-		if err := prow.Scan(&a.id, &a.token, &a.status, &a.endpoint, &a.conversationID, &a.registeredAt); err != nil {
+		var until string
+		if err := prow.Scan(&a.id, &a.token, &a.status, &a.endpoint, &a.conversationID, &a.registeredAt, &a.violations, &until); err != nil {
 			return fmt.Errorf("load players: %w", err)
+		}
+		if err := a.setSuspendedUntil(until); err != nil {
+			return err
 		}
 		m.addAgent(a)
 	}
 	return prow.Err()
+}
+
+// setSuspendedUntil reads a stored suspended_until ("" for none).
+func (a *agent) setSuspendedUntil(s string) error {
+	if s == "" {
+		return nil
+	}
+	t, err := protocol.ParseTime(s)
+	if err != nil {
+		return fmt.Errorf("load %s %s: suspended_until: %w", a.kind, a.id, err)
+	}
+	a.suspendedUntil = t
+	return nil
 }
 
 func (m *Manager) addAgent(a *agent) {
@@ -346,10 +408,16 @@ func (m *Manager) loadStandings(db *sql.DB) error {
 }
 
 // Start resumes whatever the league was doing: arms the registration window, finishes
-// scheduling, or re-offers matches that were in flight when the process stopped.
+// scheduling, re-opens the matches a graceful shutdown cancelled, or re-offers matches
+// that were in flight when the process stopped. It also arms the deadlines of stored
+// suspensions.
 func (m *Manager) Start() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.resumeAfterShutdown(); err != nil {
+		return err
+	}
+	defer m.armNextDeadline(false)
 	switch m.state {
 	case StateRegistration:
 		m.armWindow()
@@ -360,17 +428,15 @@ func (m *Manager) Start() error {
 		if err := m.failInFlight(); err != nil {
 			return err
 		}
-		if m.current < 0 {
-			// Stopped between activating the league and starting its first round.
-			return m.advance()
-		}
-		m.dispatch()
+		// advance, not dispatch: the process may have stopped after the last result of
+		// a round was stored but before the round was completed (or before round 1).
+		return m.advance()
 	}
 	return nil
 }
 
 // failInFlight marks matches that were assigned before a restart FAILED so they are
-// assigned again under the same match_id.
+// assigned again under the same match_id, to another referee when one is free.
 func (m *Manager) failInFlight() error {
 	var stale []*match
 	for _, mt := range m.matches {
@@ -396,6 +462,7 @@ func (m *Manager) failInFlight() error {
 		mt.status = MatchFailed
 		if mt.referee != "" {
 			mt.previousReferees[mt.referee] = true
+			mt.refusedBy = map[string]bool{mt.referee: true}
 		}
 		m.log.Warn().Str("match_id", mt.id).Str("referee_id", mt.referee).Msg("match was in flight at restart: failed, to be assigned again")
 	}
@@ -406,8 +473,10 @@ func (m *Manager) failInFlight() error {
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
-	if m.windowTimer != nil {
-		m.windowTimer.Stop()
+	for _, t := range []Timer{m.windowTimer, m.wakeTimer} {
+		if t != nil {
+			t.Stop()
+		}
 	}
 	m.mu.Unlock()
 	m.cancel()

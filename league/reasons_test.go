@@ -1,7 +1,9 @@
 package league
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -9,10 +11,8 @@ import (
 // notFromLeagueManager are the reasons of the catalogue a League Manager never answers:
 // they belong to referees and players, or to a feature the League Manager lacks.
 var notFromLeagueManager = map[protocol.Reason]string{
-	protocol.ReasonStaleStep:    "player: a move for a step that is over",
-	protocol.ReasonBusy:         "referee/player: at capacity",
-	protocol.ReasonShuttingDown: "player: stopping",
-	protocol.ReasonRateLimited:  "rate_limits of league.yaml are validated but not enforced by the League Manager",
+	protocol.ReasonStaleStep: "player: a move for a step that is over",
+	protocol.ReasonBusy:      "referee/player: at capacity",
 }
 
 // Every error reason the League Manager answers, each triggered on a fresh league through
@@ -115,6 +115,23 @@ func TestEveryErrorReason(t *testing.T) {
 			_, ms := h.round()
 			waitFor(t, "the match to return to the pool", func() bool { return h.match(ms[0].ID).Status == MatchPending })
 			_, e := h.call(h.report("ref1", l.refTokens["ref1"], ms[0], decided(ms[0], 0)))
+			return e
+		},
+		protocol.ReasonRateLimited: func(t *testing.T, h *harness) *protocol.Error {
+			l := h.register([]string{"ref1"}, nil, []string{"p1"})
+			h.m.mu.Lock()
+			for h.m.limits.allow(limitStandings, "player:p1", true, time.Now()) {
+			}
+			h.m.mu.Unlock()
+			_, e := h.call(standingsQuery(t, "player:p1", l.playerTokens["p1"], ""))
+			return e
+		},
+		protocol.ReasonShuttingDown: func(t *testing.T, h *harness) *protocol.Error {
+			h.register([]string{"ref1"}, nil, nil)
+			if err := h.m.Shutdown(context.Background(), "test", 0); err != nil {
+				t.Fatal(err)
+			}
+			_, e := h.call(playerRegistration(t, "p1"))
 			return e
 		},
 		protocol.ReasonWrongLeague: func(t *testing.T, h *harness) *protocol.Error {

@@ -336,8 +336,9 @@ func TestTokensPersistAcrossRestart(t *testing.T) {
 	h.refused(standingsQuery(t, "player:p1", uuid.NewString(), ""), protocol.ReasonUnauthorized)
 }
 
-// SUSPENDED and SHUTDOWN agents are refused (nothing in the League Manager sets these
-// states yet; the database is edited as an operator would).
+// SUSPENDED and SHUTDOWN agents are refused. The database is edited as an operator
+// would: SUSPENDED without suspended_until lasts until the operator lifts it, and
+// nothing in the League Manager sets SHUTDOWN.
 func TestSuspendedAndShutdownAgents(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	l := h.register([]string{"ref1"}, nil, []string{"p1", "p2"})

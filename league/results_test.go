@@ -9,11 +9,11 @@ import (
 )
 
 // withPayload replaces the payload of msg with p.
-func withPayload(t *testing.T, msg *protocol.Message, p map[string]any) *protocol.Message {
-	t.Helper()
+func withPayload(tb testing.TB, msg *protocol.Message, p map[string]any) *protocol.Message {
+	tb.Helper()
 	raw, err := json.Marshal(p)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	msg.Payload = raw
 	return msg

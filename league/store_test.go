@@ -108,7 +108,7 @@ func TestNewManagerRefusesAnotherLeaguesDatabase(t *testing.T) {
 		{"another league id", func(c *config.Config) { c.League.LeagueID = "league-2" }, "database already holds another league"},
 		{"another game", func(c *config.Config) { c.League.GameType = "even_odd" }, "plays tic_tac_toe with seed 1, config says even_odd with seed 1"},
 		{"another seed", func(c *config.Config) { c.League.Seed = 9 }, "config says tic_tac_toe with seed 9"},
-		{"a game not in the registry", func(c *config.Config) { c.League.GameType = "chess" }, `game "chess" is not in the game registry`},
+		{"a game not in the registry", func(c *config.Config) { c.League.GameType = "no_such_game" }, `game "no_such_game" is not in the game registry`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -137,7 +137,7 @@ func startLM(t *testing.T, dir string) *lmProc {
 	t.Helper()
 	p := &lmProc{t: t, stdout: newSyncBuffer(), stderr: newSyncBuffer(), done: make(chan error, 1)}
 	p.cmd = exec.Command(leagueBin, "serve", "--addr", "127.0.0.1:0", "--config", configPath(t),
-		"--db", filepath.Join(dir, "league.db"), "--audit", filepath.Join(dir, "audit.jsonl"), "--log", filepath.Join(dir, "league.log"))
+		"--db", filepath.Join(dir, "league.db"), "--audit", filepath.Join(dir, "audit.jsonl"), "--log", filepath.Join(dir, "league.log"), "--drain", "0s")
 	p.cmd.Env = append(os.Environ(), "LEAGUE_ADMIN_TOKEN="+e2eAdminToken)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {

@@ -9,13 +9,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/internal/cli"
-	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/internal/logging"
 	"github.com/agentleague/agentleague/league"
 	"github.com/agentleague/agentleague/protocol"
@@ -25,7 +26,10 @@ import (
 // adminTokenEnv names the environment variable holding the admin token.
 const adminTokenEnv = "LEAGUE_ADMIN_TOKEN"
 
-func serve(ctx context.Context, args []string) error {
+// serve runs the League Manager until SIGTERM or SIGINT (ctx) or an authenticated
+// ADMIN_SHUTDOWN_REQUEST, then shuts the league down gracefully (league/faults.go): a
+// second signal during the drain cuts it short.
+func serve(ctx context.Context, args []string) (err error) {
 	fset := flag.NewFlagSet("league serve", flag.ContinueOnError)
 	cfgPath := fset.String("config", "config/league.yaml", "league.yaml (game_registry.yaml and timeout_policy.yaml are read beside it)")
 	addr := fset.String("addr", "127.0.0.1:8000", "address to listen on (port 0 picks a free port)")
@@ -37,6 +41,7 @@ func serve(ctx context.Context, args []string) error {
 	leagueID := fset.String("league-id", "", "league id (overrides league.league_id)")
 	window := fset.Float64("window", -1, "registration window in seconds (overrides registration.window_seconds)")
 	minPlayers := fset.Int("min-players", 0, "overrides registration.min_players when not 0")
+	drain := fset.Duration("drain", league.DefaultDrain, "on shutdown, how long matches in flight may finish before they are cancelled")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
@@ -68,6 +73,9 @@ func serve(ctx context.Context, args []string) error {
 	if *logPath != "" {
 		cfg.Logging.ApplicationLogPath = *logPath
 	}
+	if *drain < 0 {
+		return usageError{fmt.Errorf("--drain must not be negative, got %s", *drain)}
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -85,12 +93,20 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer func() {
+		if cerr := store.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close database: %w", cerr)
+		}
+	}()
 	audit, err := league.OpenAuditLog(cfg.Logging.AuditLogPath, protocol.SenderLeagueManager)
 	if err != nil {
 		return err
 	}
-	defer audit.Close()
+	defer func() {
+		if cerr := audit.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close audit log: %w", cerr)
+		}
+	}()
 	store.TrackAudit(audit)
 	// The final position of the audit log goes to the database when serve returns.
 	defer func() {
@@ -110,7 +126,7 @@ func serve(ctx context.Context, args []string) error {
 	}
 	defer mgr.Close()
 	rpc := protocol.NewServer(mgr, validator, audit, log)
-	srv, err := httpserve.Start(*addr, league.Routes(mgr, rpc))
+	srv, err := league.ListenHTTP(*addr, league.Routes(mgr, rpc), league.DefaultHTTPTimeouts)
 	if err != nil {
 		return err
 	}
@@ -122,8 +138,30 @@ func serve(ctx context.Context, args []string) error {
 	// Tools and tests read the endpoint from this first stdout line.
 	fmt.Printf("league manager listening on %s\n", srv.URL())
 
-	<-ctx.Done()
-	log.Info().Msg("shutting down")
+	var reason string
+	select {
+	case <-ctx.Done():
+		reason = "the League Manager was stopped by a signal"
+	case reason = <-mgr.ShutdownRequests():
+	}
+	log.Info().Str("reason", reason).Dur("drain", *drain).Msg("shutting down")
+	dctx, cutDrain := context.WithCancel(context.Background())
+	defer cutDrain()
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	// Ends with the first of a second signal and the end of serve.
+	go func() {
+		select {
+		case <-again:
+			log.Warn().Msg("second signal: the drain is cut short")
+			cutDrain()
+		case <-dctx.Done():
+		}
+	}()
+	if err := mgr.Shutdown(dctx, reason, *drain); err != nil {
+		log.Error().Err(err).Msg("graceful shutdown")
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
