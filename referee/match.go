@@ -93,6 +93,8 @@ type MoveRecord struct {
 	Move      json.RawMessage `json:"move"`
 	Outcome   string          `json:"outcome"`
 	ElapsedMS int64           `json:"elapsed_ms"`
+	// Metadata is what the player sent beside the move, e.g. a model's reasoning.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // Violation is one rule or deadline event in the result metadata.
@@ -150,6 +152,9 @@ type seat struct {
 	credential string
 	lastResult map[string]any
 	timeouts   int
+	// lastMeta is what the player said about its last answer (e.g. a model's
+	// confidence and reasoning), kept with the move it came with.
+	lastMeta json.RawMessage
 }
 
 // errMatchLost ends the game loop early with a technical result.
@@ -435,7 +440,7 @@ func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, st
 			mv, perr := state.ParseMove(s.index, raw)
 			if perr == nil {
 				s.lastResult = map[string]any{"step_number": step, "intent": "MOVE", "outcome": OutcomeSuccess, "move": json.RawMessage(mv)}
-				return MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: OutcomeSuccess, ElapsedMS: elapsed}, mv, vs, nil
+				return MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: OutcomeSuccess, ElapsedMS: elapsed, Metadata: s.lastMeta}, mv, vs, nil
 			}
 			kind = "invalid_move"
 			if errors.Is(perr, game.ErrMalformedMove) {
@@ -476,6 +481,7 @@ func outcomeOf(kind string) string {
 
 // requestMove sends one REQUEST_MOVE. On failure it returns the violation kind.
 func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view map[string]any, hash string, step int, warning string) (json.RawMessage, string, string, error) {
+	s.lastMeta = nil
 	deadline := r.moveTimeout()
 	payload := map[string]any{
 		"step_number": step, "step_context": view, "context_hash": hash,
@@ -521,10 +527,12 @@ func (r *MatchRunner) answerMove(s *seat, ans *protocol.Message, hash string, st
 		MovePayload json.RawMessage `json:"move_payload"`
 		StepNumber  *int            `json:"step_number"`
 		ContextHash string          `json:"context_hash"`
+		Metadata    json.RawMessage `json:"metadata"`
 	}
 	if err := ans.Decode(&p); err != nil {
 		return json.RawMessage("null"), "", "", nil
 	}
+	s.lastMeta = p.Metadata
 	if (p.StepNumber != nil && *p.StepNumber != step) || (p.ContextHash != "" && p.ContextHash != hash) {
 		err := fmt.Errorf("answer for another step or context (step %d expected)", step)
 		return nil, "stale_answer", err.Error(), err
