@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee/game"
@@ -21,6 +22,7 @@ const fallbackStrategy = "random"
 type match struct {
 	game     game.Game
 	strategy strategy.Strategy
+	opponent string
 }
 
 // errMatchOver marks a message about a match whose GAME_OVER already arrived.
@@ -188,7 +190,12 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 	}
 	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("game_type", env.GameType).Logger()
 	ack := joinAck{Status: "accepted", MatchID: env.MatchID}
-	_, err := p.match(ctx, env.MatchID, env.GameType, inv.GameParams)
+	m, err := p.match(ctx, env.MatchID, env.GameType, inv.GameParams)
+	if err == nil && len(inv.Opponents) > 0 {
+		p.mu.Lock()
+		m.opponent = inv.Opponents[0]
+		p.mu.Unlock()
+	}
 	switch {
 	case errors.Is(err, errMatchOver):
 		ack.Status, ack.Reason = "declined", "the match is over"
@@ -220,6 +227,8 @@ type moveAnswer struct {
 	MovePayload json.RawMessage `json:"move_payload"`
 	StepNumber  int             `json:"step_number"`
 	ContextHash string          `json:"context_hash,omitempty"`
+	// Metadata is what the strategy says about its move (a model's reasoning).
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // requestMove answers REQUEST_MOVE with the strategy's move. A referee that skipped the
@@ -248,7 +257,21 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 		log.Warn().Err(err).Msg("cannot play this match")
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this player cannot play %s", env.GameType)
 	}
-	move, err := m.strategy.Move(strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext})
+	p.mu.Lock()
+	opponent := m.opponent
+	p.mu.Unlock()
+	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS, Opponent: opponent}
+	var move, meta json.RawMessage
+	if ex, ok := m.strategy.(strategy.Explainer); ok {
+		move, meta, err = ex.MoveWithMetadata(sreq)
+	} else {
+		move, err = m.strategy.Move(sreq)
+	}
+	if errors.Is(err, strategy.ErrNoMove) {
+		// No stand-in move: the referee's deadline and forfeit rules judge the failure.
+		log.Warn().Err(err).Msg("strategy produced no move")
+		return nil, protocol.Errorf(protocol.ReasonInternal, "no move: %s", noMoveReason(err))
+	}
 	if err != nil {
 		legal, lerr := m.game.LegalMoves(req.StepContext)
 		if lerr != nil || len(legal) == 0 {
@@ -267,7 +290,7 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 		log.Warn().Err(err).Msg("fault slow: the referee stopped waiting")
 		return nil, err
 	}
-	return p.matchReply(msg, protocol.MoveResponse, moveAnswer{MovePayload: move, StepNumber: req.StepNumber, ContextHash: req.ContextHash})
+	return p.matchReply(msg, protocol.MoveResponse, moveAnswer{MovePayload: move, StepNumber: req.StepNumber, ContextHash: req.ContextHash, Metadata: meta})
 }
 
 // logLastResult records what the referee made of the previous move; a move that was not
@@ -406,4 +429,16 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	// As the schema's example shows: the match named, and the player's own token back.
 	out.Envelope.MatchID, out.Envelope.AuthToken = mc.MatchID, token
 	return out, nil
+}
+
+// noMoveReason says why a strategy had no move without passing on its internals.
+func noMoveReason(err error) string {
+	var api *lbm.APIError
+	switch {
+	case errors.As(err, &api):
+		return fmt.Sprintf("the model server answered %d", api.Status)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the model server did not answer in time"
+	}
+	return "the strategy failed"
 }

@@ -16,9 +16,10 @@ const (
 )
 
 type registerRequest struct {
-	PlayerID    string `json:"player_id"`
-	EndpointURL string `json:"endpoint_url"`
-	DisplayName string `json:"display_name,omitempty"`
+	PlayerID    string   `json:"player_id"`
+	EndpointURL string   `json:"endpoint_url"`
+	DisplayName string   `json:"display_name,omitempty"`
+	GameTypes   []string `json:"game_types,omitempty"`
 }
 
 type registerAnswer struct {
@@ -32,6 +33,9 @@ type registerAnswer struct {
 func (p *Player) register(ctx context.Context, endpoint string) error {
 	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(p.cfg.ID), registerRequest{
 		PlayerID: p.cfg.ID, EndpointURL: endpoint, DisplayName: p.cfg.DisplayName,
+		// A model server plays only what it listed; the League Manager refuses a league
+		// of another game at once.
+		GameTypes: p.modelGames,
 	})
 	if err != nil {
 		return err

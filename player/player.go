@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee/game"
@@ -78,7 +79,15 @@ type Config struct {
 	// "slow:DURATION", "garbage", "illegal" or "crash-after:N"; see FaultSlow and the
 	// other Fault constants. crash-after ends the whole process (os.Exit).
 	Fault string
+	// ModelURL is the model server the "lbm" strategy asks for every move (LBM Arena
+	// model API); required by and only used with that strategy.
+	ModelURL string
+	// ModelAuth is the Authorization header value for the model server ("" for none).
+	ModelAuth string
 }
+
+// StrategyLBM plays every move through an external model server (Config.ModelURL).
+const StrategyLBM = "lbm"
 
 // Validate checks the configuration without side effects, so a command can refuse bad
 // flags before it creates a log file named after the id.
@@ -93,8 +102,12 @@ func (c Config) Validate() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("league url %q must be an http(s) url", c.LeagueURL)
 	}
-	if !slices.Contains(strategy.Names(), c.Strategy) {
-		return fmt.Errorf("unknown strategy %q (have %v)", c.Strategy, strategy.Names())
+	if c.Strategy == StrategyLBM {
+		if u, err := url.Parse(c.ModelURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("strategy lbm needs a model server url, got %q", c.ModelURL)
+		}
+	} else if !slices.Contains(strategy.Names(), c.Strategy) {
+		return fmt.Errorf("unknown strategy %q (have %v and %s)", c.Strategy, strategy.Names(), StrategyLBM)
 	}
 	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
 		return errors.New("register timeouts must not be negative")
@@ -130,6 +143,10 @@ type Player struct {
 	client      *protocol.Client
 	rpc         *protocol.Server
 	fault       fault
+	// model is the model server of strategy lbm, nil otherwise; modelGames are the game
+	// types it listed at start.
+	model      *lbm.Client
+	modelGames []string
 	// exit ends the process in fault mode crash-after; os.Exit outside tests.
 	exit func(code int)
 	// moveRequests counts REQUEST_MOVE received, for fault mode crash-after.
@@ -194,6 +211,10 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		finished:    map[string]game.Outcome{},
 	}
 	p.rpc = protocol.NewServer(p, v, nil, log)
+	if cfg.Strategy == StrategyLBM {
+		p.model = lbm.NewClient(cfg.ModelURL, cfg.ModelAuth)
+		p.newStrategy = p.modelStrategy
+	}
 	return p, nil
 }
 
@@ -217,7 +238,12 @@ func (p *Player) Run(ctx context.Context) error {
 	// Tools and tests read the endpoint from this one stdout line.
 	fmt.Fprintf(p.cfg.Stdout, "player %s listening on %s\n", p.cfg.ID, endpoint)
 
-	err = p.register(ctx, endpoint)
+	if p.model != nil {
+		err = p.checkModel(ctx)
+	}
+	if err == nil {
+		err = p.register(ctx, endpoint)
+	}
 	switch {
 	case err == nil:
 		p.ready(ctx)
@@ -308,4 +334,29 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// checkModel asks the model server which games it plays; the player refuses the others.
+func (p *Player) checkModel(ctx context.Context) error {
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	h, err := p.model.Health(hctx)
+	if err != nil {
+		return fmt.Errorf("model server: %w", err)
+	}
+	p.modelGames = h.Games()
+	if len(p.modelGames) == 0 {
+		return fmt.Errorf("model server plays none of our games (capabilities %v)", h.Capabilities)
+	}
+	p.log.Info().Str("model_url", p.cfg.ModelURL).Strs("games", p.modelGames).Str("version", h.Version).Msg("model server healthy")
+	return nil
+}
+
+// modelStrategy is the strategy factory of strategy lbm: games the model did not list
+// are refused, never played by a stand-in.
+func (p *Player) modelStrategy(_ string, g game.Game, _ int64, matchID string) (strategy.Strategy, error) {
+	if !slices.Contains(p.modelGames, g.Type()) {
+		return nil, fmt.Errorf("the model server does not play %s", g.Type())
+	}
+	return p.model.Strategy(g, matchID), nil
 }

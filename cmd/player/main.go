@@ -11,13 +11,18 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/internal/logging"
 	"github.com/agentleague/agentleague/player"
+	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/referee/game"
 )
 
 func main() {
@@ -31,12 +36,16 @@ func main() {
 // 1 when the player fails (e.g. registration), 2 for a bad command line (an unknown
 // --fault too), 3 when --fault crash-after:N ends the process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "serve-model" {
+		return serveModel(ctx, args[1:], stdout, stderr)
+	}
 	fset := flag.NewFlagSet("player", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	id := fset.String("id", "", "player id (required), e.g. p01")
 	addr := fset.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
 	league := fset.String("league", "http://127.0.0.1:8000/mcp", "League Manager endpoint")
-	strat := fset.String("strategy", "random", "strategy: "+strings.Join(strategy.Names(), ", "))
+	strat := fset.String("strategy", "random", "strategy: "+strings.Join(strategy.Names(), ", ")+", or lbm (a model server, --model-url)")
+	modelURL := fset.String("model-url", "", "model server of strategy lbm (LBM Arena model API); auth from "+lbm.EnvToken+" (Bearer) or "+lbm.EnvUser+"/"+lbm.EnvPassword+" (Basic)")
 	seed := fset.Int64("seed", 0, "seed of the strategy's random choices")
 	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log")
 	displayName := fset.String("display-name", "", "name shown by the League Manager")
@@ -53,6 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := player.Config{
 		ID: *id, Addr: *addr, LeagueURL: *league, Strategy: *strat, Seed: *seed,
 		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout, Fault: *fault,
+		ModelURL: *modelURL, ModelAuth: lbm.AuthFromEnv(),
 	}
 	switch {
 	case len(rest) > 0:
@@ -80,6 +90,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "player: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serveModel serves the LBM Arena model API with one of our strategies, so it can enter
+// an arena that speaks it. With LBM_MODEL_TOKEN set, requests must carry that Bearer token.
+func serveModel(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("player serve-model", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	addr := fset.String("addr", "127.0.0.1:9100", "address to listen on (port 0 picks a free port)")
+	strat := fset.String("strategy", "random", "strategy: "+strings.Join(strategy.Names(), ", "))
+	seed := fset.Int64("seed", 0, "seed of the strategy's random choices")
+	if _, err := cli.Parse(fset, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if !slices.Contains(strategy.Names(), *strat) {
+		fmt.Fprintf(stderr, "player serve-model: unknown strategy %q\n", *strat)
+		return 2
+	}
+	s := &lbm.Server{Strategy: *strat, Seed: *seed, Registry: game.Default(), Version: "agent-league"}
+	if t := os.Getenv(lbm.EnvToken); t != "" {
+		s.Auth = "Bearer " + t
+	}
+	if len(s.Games()) == 0 {
+		fmt.Fprintf(stderr, "player serve-model: strategy %s plays none of the arena's games\n", *strat)
+		return 2
+	}
+	srv, err := httpserve.Start(*addr, s.Handler())
+	if err != nil {
+		fmt.Fprintf(stderr, "player serve-model: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "model server (%s, games %s) listening on %s\n", *strat, strings.Join(s.Games(), ","), "http://"+srv.Addr())
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "player serve-model: %v\n", err)
 		return 1
 	}
 	return 0

@@ -154,6 +154,9 @@ type leagueOpts struct {
 	faults map[string]string
 	// hold registers everyone but does not start the league.
 	hold bool
+	// playerArgs and playerEnv add command-line flags and environment to some players.
+	playerArgs map[string][]string
+	playerEnv  map[string][]string
 }
 
 // leagueRun is a league and where its files are.
@@ -211,7 +214,8 @@ func startLeague(t *testing.T, o leagueOpts) *leagueRun {
 		if f := o.faults[id]; f != "" {
 			args = append(args, "--fault", f)
 		}
-		run.players = append(run.players, startProc(t, id, nil, filepath.Join(binDir, "player"), args...))
+		args = append(args, o.playerArgs[id]...)
+		run.players = append(run.players, startProc(t, id, o.playerEnv[id], filepath.Join(binDir, "player"), args...))
 	}
 	total := o.players
 	if o.extraPlayers != nil {
