@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/csv"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,6 +76,7 @@ func TestDemoRunsALeagueAndStopsEveryProcess(t *testing.T) {
 	}
 	waitNoOwnProcesses(t)
 	checkReplayAndVerify(t, filepath.Join(dir, "logs", "audit.jsonl"), filepath.Join(dir, "data", "league.db"))
+	checkExports(t, filepath.Join(dir, "data", "league.db"), 4, 6)
 }
 
 func TestDemoInterruptedStopsEveryProcess(t *testing.T) {
@@ -115,6 +118,49 @@ func checkReplayAndVerify(t *testing.T, audit, db string) {
 		out, err := exec.Command(filepath.Join(binDir, "league"), args...).CombinedOutput()
 		if err != nil {
 			t.Errorf("league %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+// checkExports writes the league as CSV and JSON and reads both back.
+func checkExports(t *testing.T, db string, players, matches int) {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(binDir, "league"), "export", "--db", db, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("export json: %v", err)
+	}
+	var doc struct {
+		Standings []map[string]any `json:"standings"`
+		Results   []struct {
+			Status  string            `json:"status"`
+			Outcome map[string]string `json:"outcome"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("export json does not parse: %v", err)
+	}
+	if len(doc.Standings) != players || len(doc.Results) != matches {
+		t.Errorf("json export: %d standings rows and %d results, want %d and %d", len(doc.Standings), len(doc.Results), players, matches)
+	}
+	csvPath := filepath.Join(t.TempDir(), "league.csv")
+	if err := exec.Command(filepath.Join(binDir, "league"), "export", "--db", db, "--format", "csv", "--out", csvPath).Run(); err != nil {
+		t.Fatalf("export csv: %v", err)
+	}
+	raw, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := strings.Split(strings.TrimSpace(string(raw)), "\n\n")
+	if len(tables) != 2 {
+		t.Fatalf("csv export has %d tables, want standings and results", len(tables))
+	}
+	for i, want := range []int{players, matches} {
+		rows, err := csv.NewReader(strings.NewReader(tables[i])).ReadAll()
+		if err != nil {
+			t.Fatalf("csv table %d: %v", i, err)
+		}
+		if len(rows) != want+1 {
+			t.Errorf("csv table %d has %d rows, want a header and %d", i, len(rows), want)
 		}
 	}
 }
