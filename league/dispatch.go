@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -98,12 +99,15 @@ func (m *Manager) assign(mt *match, ref *agent) error {
 		mt.previousReferees[mt.referee] = true
 	}
 	mt.status, mt.referee, mt.assignedAt = MatchAssigned, ref.id, now
+	// The referee plays the match from its start: moves from an earlier run are gone.
+	mt.live, mt.liveMoves = nil, 0
 	mt.deadline = m.opt.Now().Add(m.cfg.ResultReportTimeout())
 	m.armDeadline(mt.deadline)
 	msg, err := m.assignmentMessage(mt, ref)
 	if err != nil {
 		return err
 	}
+	m.publish(events.MatchAssigned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "referee_id": ref.id})
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -192,6 +196,8 @@ func (m *Manager) sendAssignment(matchID string, ref *agent, msg *protocol.Messa
 	m.setMatchStatus(mt, MatchPending)
 	mt.deadline = time.Time{}
 	if undelivered(err) {
+		m.metrics.timeouts.WithLabelValues("assignment").Inc()
+		m.metrics.violations.WithLabelValues("referee_undelivered").Inc()
 		m.refereeViolation(ref, "assignment of "+matchID+" could not be delivered")
 	}
 	m.checkDrained()

@@ -15,6 +15,8 @@ package league
 //     authentication draw from one bucket per kind shared by all such senders: only
 //     registered agents get buckets of their own, so the limiters stay bounded.
 //   - A request over its limit is answered RATE_LIMITED and changes nothing.
+//   - HEARTBEAT_REQUEST and MOVE_EVENT (live.go) are not rate limited: they come only from
+//     authenticated referees, at the pace of their leases and of the moves played.
 //
 // Referee leases and result deadlines:
 //   - HEARTBEAT_REQUEST (with the referee's own token) is answered HEARTBEAT_RESPONSE
@@ -176,6 +178,7 @@ func (m *Manager) enforceDeadlines() {
 	for _, r := range sortedAgents(lost) {
 		r.lost = true
 		changed = true
+		m.metrics.timeouts.WithLabelValues("lease").Inc()
 		m.log.Warn().Str("referee_id", r.id).Msg("referee lease expired: referee lost, its matches are assigned again")
 		m.auditNote("REFEREE_LOST", map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
 		m.failMatches(m.matchesOf(r.id), "referee "+r.id+" lost its lease")
@@ -189,6 +192,7 @@ func (m *Manager) enforceDeadlines() {
 		}
 		if len(late) > 0 {
 			changed = true
+			m.metrics.timeouts.WithLabelValues("result_report").Add(float64(len(late)))
 			m.failMatches(late, "no result within result_report_ms")
 		}
 	}

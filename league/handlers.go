@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
@@ -26,9 +27,13 @@ func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 	}
 	switch env.MessageType {
 	case protocol.RegisterRefereeRequest:
-		return m.registerReferee(msg)
+		ans, err := m.registerReferee(msg)
+		m.countRegistration("referee", err)
+		return ans, err
 	case protocol.RegisterPlayerRequest:
-		return m.registerPlayer(msg)
+		ans, err := m.registerPlayer(msg)
+		m.countRegistration("player", err)
+		return ans, err
 	case protocol.AgentReadyRequest:
 		return m.agentReady(msg)
 	case protocol.MatchResultReport:
@@ -41,8 +46,20 @@ func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 		return m.heartbeat(msg)
 	case protocol.AdminShutdownRequest:
 		return m.adminShutdown(msg)
+	case protocol.MoveEvent:
+		return m.moveEvent(msg)
 	}
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept %s", env.MessageType)
+}
+
+// countRegistration counts a registration of an agent of kind in the metrics: accepted
+// unless it was answered with err.
+func (m *Manager) countRegistration(kind string, err error) {
+	result := "accepted"
+	if err != nil {
+		result = "refused"
+	}
+	m.metrics.registrations.WithLabelValues(kind, result).Inc()
 }
 
 // hasStopped reports whether a shutdown has cancelled the unfinished matches, after which
@@ -197,6 +214,7 @@ func (m *Manager) registerReferee(msg *protocol.Message) (*protocol.Message, err
 	}
 	m.addAgent(a)
 	m.log.Info().Str("referee_id", a.id).Str("endpoint", a.endpoint).Msg("referee registered")
+	m.publish(events.AgentRegistered, "", map[string]string{"id": a.id, "kind": a.kind})
 	if err := m.maybeCloseRegistration("referee registered"); err != nil {
 		return nil, err
 	}
@@ -255,6 +273,7 @@ func (m *Manager) registerPlayer(msg *protocol.Message) (*protocol.Message, erro
 		m.armWindow()
 	}
 	m.log.Info().Str("player_id", a.id).Str("endpoint", a.endpoint).Int("players", len(m.players)).Msg("player registered")
+	m.publish(events.AgentRegistered, "", map[string]string{"id": a.id, "kind": a.kind})
 	ans, err := m.registrationAnswer(msg, a)
 	if err != nil {
 		return nil, err
@@ -302,6 +321,7 @@ type resultReport struct {
 }
 
 func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error) {
+	start := time.Now()
 	env := &msg.Envelope
 	var p resultReport
 	if err := msg.Decode(&p); err != nil {
@@ -354,7 +374,9 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 		return nil, err
 	}
 	m.checkDrained()
-	return m.resultAck(msg, mt)
+	ans, err := m.resultAck(msg, mt)
+	m.metrics.resultSeconds.Observe(time.Since(start).Seconds())
+	return ans, err
 }
 
 func (m *Manager) resultAck(msg *protocol.Message, mt *match) (*protocol.Message, error) {
@@ -422,7 +444,8 @@ func (m *Manager) checkResult(env *protocol.Envelope, mt *match, p *resultReport
 }
 
 // storeResult writes the result, the match status, the standings and the players'
-// violations in one transaction, then applies them in memory. refereeID is "" for a
+// violations in one transaction, then applies them in memory (with the players'
+// statistics) and publishes match_finished and standings_changed. refereeID is "" for a
 // result the League Manager decided itself. Callers hold mu.
 func (m *Manager) storeResult(mt *match, refereeID string, p *resultReport) error {
 	next := m.table.Clone()
@@ -431,9 +454,9 @@ func (m *Manager) storeResult(mt *match, refereeID string, p *resultReport) erro
 	}
 	var updates []agentUpdate
 	now := m.opt.Now()
-	counts := reportedViolations(mt, p.GameMetadata)
+	facts := readFacts(mt.players, p.GameMetadata)
 	for _, id := range mt.players {
-		if n := counts[id]; n > 0 {
+		if n := facts.count(id); n > 0 {
 			updates = append(updates, m.addViolations(m.players[id], n, now))
 		}
 	}
@@ -483,12 +506,35 @@ func (m *Manager) storeResult(mt *match, refereeID string, p *resultReport) erro
 	}
 	mt.status, mt.deadline = MatchCompleted, time.Time{}
 	mt.result = &resultRecord{outcome: maps.Clone(p.Outcome), points: maps.Clone(p.Points)}
+	// The match view re-plays the stored moves from now on.
+	mt.live, mt.liveMoves = nil, 0
 	m.table = next
 	m.updatedAt = reportedAt
+	m.countStats(mt, facts)
+	for _, kinds := range facts.violations {
+		for kind, n := range kinds {
+			m.metrics.violations.WithLabelValues(kind).Add(float64(n))
+		}
+	}
 	for _, u := range updates {
 		m.apply(u)
 	}
+	m.publishResult(mt, p, resultTermination(p.GameMetadata))
 	return nil
+}
+
+// resultTermination is how a match ended, as its game_metadata says ("forfeit" for a
+// forfeit the League Manager decided).
+func resultTermination(meta json.RawMessage) string {
+	var md struct {
+		Termination string `json:"termination"`
+		Forfeit     string `json:"forfeit"`
+	}
+	_ = json.Unmarshal(meta, &md)
+	if md.Forfeit != "" {
+		return "forfeit"
+	}
+	return md.Termination
 }
 
 type standingsAnswer struct {
@@ -515,6 +561,7 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 	if roundID == "" {
 		roundID = msg.Envelope.RoundID
 	}
+	m.metrics.standings.Inc()
 	m.mu.Lock()
 	if err := m.standingsGate(&msg.Envelope); err != nil {
 		m.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -41,6 +42,8 @@ type AgentStatus struct {
 	// Lost is set on a referee whose lease ran out, until its next heartbeat.
 	Lost           bool   `json:"lost,omitempty"`
 	LeaseExpiresAt string `json:"lease_expires_at,omitempty"`
+	// Stats are a player's statistics (league/stats.go); referees have none.
+	Stats *PlayerStats `json:"stats,omitempty"`
 }
 
 // Status reports the league's state.
@@ -50,14 +53,8 @@ func (m *Manager) Status() Status {
 	s := Status{
 		State: m.state, LeagueID: m.leagueID, GameType: m.cfg.League.GameType,
 		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
-		MatchesTotal: len(m.matches), MatchesByStatus: map[string]int{}, Agents: []AgentStatus{},
+		MatchesTotal: len(m.matches), MatchesByStatus: m.matchCounts(), Agents: []AgentStatus{},
 		ShuttingDown: m.stopping,
-	}
-	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled} {
-		s.MatchesByStatus[st] = 0
-	}
-	for _, mt := range m.matches {
-		s.MatchesByStatus[mt.status]++
 	}
 	if m.current >= 0 {
 		s.CurrentRound = m.rounds[m.current].number
@@ -71,6 +68,12 @@ func (m *Manager) Status() Status {
 			if !a.leaseUntil.IsZero() {
 				as.LeaseExpiresAt = protocol.Now(a.leaseUntil)
 			}
+			if a.kind == "player" {
+				as.Stats = &PlayerStats{Violations: map[string]int{}}
+				if st := m.stats[a.id]; st != nil {
+					as.Stats = st.clone()
+				}
+			}
 			s.Agents = append(s.Agents, as)
 		}
 	}
@@ -83,7 +86,9 @@ func (m *Manager) Status() Status {
 	return s
 }
 
-// Routes serves POST /mcp, GET /health and GET /status.
+// Routes serves POST /mcp, GET /health, GET /status, GET /metrics (Prometheus text
+// format) and the read-only live view of league/web: the dashboard at GET /, the match
+// page, its JSON API and the event streams.
 func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rpc)
@@ -93,6 +98,8 @@ func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, m.Status())
 	})
+	mux.Handle("GET /metrics", m.metrics.handler())
+	web.Register(mux, m, m.hub)
 	return mux
 }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/google/uuid"
@@ -189,11 +190,14 @@ func (m *Manager) advance() error {
 		if next >= len(m.rounds) {
 			m.state = StateCompleted
 			m.log.Info().Int("rounds", len(m.rounds)).Msg("league completed")
+			m.publish(events.LeagueCompleted, "", map[string]any{"rounds": len(m.rounds), "standings": m.table.Rows()})
 			return nil
 		}
 		m.current = next
-		m.rounds[next].status = "ACTIVE"
-		m.log.Info().Str("round_id", m.rounds[next].id).Int("matches", len(m.rounds[next].matches)).Msg("round started")
+		r := m.rounds[next]
+		r.status = "ACTIVE"
+		m.log.Info().Str("round_id", r.id).Int("matches", len(r.matches)).Msg("round started")
+		m.publish(events.RoundStarted, "", map[string]any{"round_id": r.id, "round_number": r.number, "matches": len(r.matches), "bye": r.bye})
 	}
 	m.dispatch()
 	return nil

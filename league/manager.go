@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
 	"github.com/rs/zerolog"
 )
 
@@ -65,6 +68,8 @@ type Options struct {
 	// NotifyTimeout bounds each best-effort notice (MATCH_CANCELLED, LEAGUE_SHUTDOWN);
 	// 0 means 2 s.
 	NotifyTimeout time.Duration
+	// Games holds the rules the match views re-play moves with; nil means game.Default().
+	Games *game.Registry
 }
 
 // Timer is a pending call of Options.AfterFunc; *time.Timer is one.
@@ -101,6 +106,10 @@ type match struct {
 	previousReferees                         map[string]bool
 	refusedBy                                map[string]bool // referees that did not take it
 	deadline                                 time.Time       // of its result while ASSIGNED or IN_PROGRESS
+	// live holds the steps received in MOVE_EVENTs while the match runs at its current
+	// referee; liveMoves counts their moves (at most maxLiveMoves).
+	live      []web.Step
+	liveMoves int
 }
 
 type resultRecord struct {
@@ -132,6 +141,7 @@ type Manager struct {
 	windowTimer   Timer
 	closed        bool
 	limits        *limiters
+	stats         map[string]*PlayerStats // by player id
 
 	// wakeTimer calls enforceDeadlines at wakeAt; wakeGen tells a stale call from the
 	// current one.
@@ -151,6 +161,10 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // outbound calls and timers in flight; each ends with ctx
+
+	games   *game.Registry
+	hub     *events.Hub
+	metrics *metrics
 }
 
 // NewManager loads the league from the database, creating it on first start.
@@ -167,19 +181,27 @@ func NewManager(opt Options) (*Manager, error) {
 	if opt.NotifyTimeout == 0 {
 		opt.NotifyTimeout = 2 * time.Second
 	}
+	if opt.Games == nil {
+		opt.Games = game.Default()
+	}
 	cfg := opt.Config
 	entry, ok := cfg.Game(cfg.League.GameType)
 	if !ok {
 		return nil, fmt.Errorf("game %q is not in the game registry", cfg.League.GameType)
+	}
+	// The match views re-play moves with these rules.
+	if _, err := opt.Games.New(cfg.League.GameType, entry.Params); err != nil {
+		return nil, fmt.Errorf("rules of %s: %w", cfg.League.GameType, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
 		opt: opt, cfg: cfg, log: opt.Log, scoring: entry.Scoring, leagueID: cfg.League.LeagueID,
 		referees: map[string]*agent{}, players: map[string]*agent{}, senders: map[string]*agent{},
 		tokens: map[string]*agent{}, matches: map[string]*match{}, current: -1,
-		limits: newLimiters(cfg), shutdownReq: make(chan string, 1),
-		ctx: ctx, cancel: cancel,
+		limits: newLimiters(cfg), shutdownReq: make(chan string, 1), stats: map[string]*PlayerStats{},
+		ctx: ctx, cancel: cancel, games: opt.Games, hub: events.NewHub(eventsKept),
 	}
+	m.metrics = newMetrics(m)
 	if err := m.load(); err != nil {
 		cancel()
 		return nil, err
@@ -233,7 +255,7 @@ func (m *Manager) load() error {
 	if err := m.loadSchedule(db); err != nil {
 		return err
 	}
-	return nil
+	return m.loadStats(db)
 }
 
 func (m *Manager) loadAgents(db *sql.DB) error {
@@ -469,7 +491,7 @@ func (m *Manager) failInFlight() error {
 	return nil
 }
 
-// Close stops background work and waits for calls in flight.
+// Close stops background work, ends the event streams and waits for calls in flight.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
@@ -479,6 +501,7 @@ func (m *Manager) Close() {
 		}
 	}
 	m.mu.Unlock()
+	m.hub.Close()
 	m.cancel()
 	m.wg.Wait()
 }

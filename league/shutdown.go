@@ -98,6 +98,8 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	err = m.cancelUnfinished(reason)
 	m.stopped = true
 	m.mu.Unlock()
+	// The event streams end, so the HTTP server's shutdown does not wait for them.
+	m.hub.Close()
 	wg.Wait()
 	return err
 }

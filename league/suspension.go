@@ -22,30 +22,6 @@ var violationKinds = map[string]bool{
 // (league/replay reads it as EventResult).
 const eventResultRecorded = "RESULT_RECORDED"
 
-// reportedViolations counts, for each player of mt, the violations listed in a result's
-// game_metadata. The metadata is the referee's own record, so anything unexpected in it
-// is ignored rather than refused; keys are matched exactly.
-func reportedViolations(mt *match, meta json.RawMessage) map[string]int {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(meta, &top) != nil {
-		return nil
-	}
-	var entries []any
-	if json.Unmarshal(top["violations"], &entries) != nil {
-		return nil
-	}
-	counts := map[string]int{}
-	for _, e := range entries {
-		obj, _ := e.(map[string]any)
-		player, _ := obj["player"].(string)
-		kind, _ := obj["kind"].(string)
-		if (player == mt.players[0] || player == mt.players[1]) && violationKinds[kind] {
-			counts[player]++
-		}
-	}
-	return counts
-}
-
 // agentUpdate is a change of an agent's violations and suspension: written in a
 // transaction, then applied in memory.
 type agentUpdate struct {

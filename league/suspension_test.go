@@ -38,9 +38,12 @@ func TestReportedViolations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := reportedViolations(mt, json.RawMessage(tc.meta))
-			if got == nil {
-				got = map[string]int{}
+			f := readFacts(mt.players, json.RawMessage(tc.meta))
+			got := map[string]int{}
+			for _, p := range mt.players {
+				if n := f.count(p); n > 0 {
+					got[p] = n
+				}
 			}
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)

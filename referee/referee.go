@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentleague/agentleague/internal/httpserve"
@@ -91,6 +92,11 @@ type Referee struct {
 	stopOnce sync.Once
 	ctx      context.Context // matches run under it; cancelled when Run returns
 	matches  sync.WaitGroup
+
+	metrics *metrics
+	// noMoveEvents is set once the League Manager answered UNSUPPORTED_MESSAGE to a
+	// MOVE_EVENT.
+	noMoveEvents atomic.Bool
 }
 
 // New checks cfg and builds a referee.
@@ -143,7 +149,7 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	client := protocol.NewClient(v, nil)
 	return &Referee{
 		cfg: cfg, log: log, validator: v, client: client, league: client,
-		state: "STARTING", running: map[string]*Assignment{}, shutdown: make(chan struct{}),
+		state: "STARTING", running: map[string]*Assignment{}, shutdown: make(chan struct{}), metrics: newMetrics(),
 	}, nil
 }
 
@@ -292,6 +298,7 @@ func (r *Referee) routes() http.Handler {
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, r.Status())
 	})
+	mux.Handle("GET /metrics", r.metrics.handler())
 	return mux
 }
 
@@ -421,6 +428,7 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 	leagueID := r.leagueID
 	r.matches.Add(1)
 	r.mu.Unlock()
+	r.metrics.assigned.Inc()
 
 	log := r.log.With().Str("match_id", a.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	runner := &MatchRunner{
@@ -438,7 +446,17 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 func (r *Referee) play(runner *MatchRunner, log zerolog.Logger) {
 	a := runner.A
 	log.Info().Strs("players", a.Players).Msg("match started")
+	ev := r.startMoveEvents(a, log)
+	// Events still queued once the result is reported are dropped: the League Manager
+	// ignores the events of a finished match.
+	defer ev.stop()
+	runner.OnMove = func(rec MoveRecord, st game.State) {
+		r.metrics.moveLatency.Observe(float64(rec.ElapsedMS) / 1000)
+		ev.add(rec, st)
+	}
+	start := time.Now()
 	rep, err := runner.Run(r.ctx)
+	ev.finish()
 	// The slot is free once the game is over: the League Manager may assign the next
 	// match as soon as it has the result, possibly before the report call returns.
 	r.mu.Lock()
@@ -451,6 +469,9 @@ func (r *Referee) play(runner *MatchRunner, log zerolog.Logger) {
 		log.Warn().Err(err).Msg("match abandoned")
 		return
 	}
+	r.metrics.completed.Inc()
+	r.metrics.duration.Observe(time.Since(start).Seconds())
+	r.metrics.countViolations(rep.Metadata.Violations)
 	log.Info().Str("termination", rep.Metadata.Termination).Interface("outcome", rep.Outcome).Msg("match finished")
 	if err := r.report(r.ctx, a, rep); err != nil {
 		log.Error().Err(err).Msg("result not acknowledged")

@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/league"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -64,8 +68,17 @@ func standingsCmd(ctx context.Context, args []string) error {
 	dbPath := fset.String("db", "data/league.db", "database of the League Manager (admin.token is read beside it)")
 	asJSON := fset.Bool("json", false, "print the STANDINGS_RESPONSE payload as JSON")
 	round := fset.String("round", "", "standings snapshot of a completed round")
+	withStats := fset.Bool("stats", false, "add each player's statistics (illegal moves, timeouts, thinking time) from GET /status of the same server")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
+	}
+	var statusURL string
+	if *withStats {
+		base, ok := strings.CutSuffix(*url, "/mcp")
+		if !ok {
+			return usageError{fmt.Errorf("--stats reads GET /status beside the JSON-RPC endpoint, so --league must end with /mcp, got %s", *url)}
+		}
+		statusURL = base + "/status"
 	}
 	token, err := adminTokenFor(*dbPath, false)
 	if err != nil {
@@ -79,10 +92,19 @@ func standingsCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var stats map[string]*league.PlayerStats
+	if *withStats {
+		if stats, err = playerStats(ctx, statusURL); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
-		var v any
+		var v map[string]any
 		if err := json.Unmarshal(ans.Payload, &v); err != nil {
 			return err
+		}
+		if *withStats {
+			v["player_stats"] = stats
 		}
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -101,8 +123,56 @@ func standingsCmd(ctx context.Context, args []string) error {
 		round0 = *p.RoundID
 	}
 	fmt.Printf("league %s, state %s, round %s\n", ans.Envelope.LeagueID, p.LeagueState, round0)
+	if *withStats {
+		writeStatsTable(os.Stdout, p.Standings, stats)
+		return nil
+	}
 	PrintTable(os.Stdout, p.Standings)
 	return nil
+}
+
+// playerStats reads every player's statistics from GET /status.
+func playerStats(ctx context.Context, statusURL string) (map[string]*league.PlayerStats, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, statusURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read statistics: %w", err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read statistics: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read statistics: GET %s: %s", statusURL, res.Status)
+	}
+	var st league.Status
+	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+		return nil, fmt.Errorf("read statistics: %w", err)
+	}
+	out := map[string]*league.PlayerStats{}
+	for _, a := range st.Agents {
+		if a.Kind == "player" && a.Stats != nil {
+			out[a.ID] = a.Stats
+		}
+	}
+	return out, nil
+}
+
+// writeStatsTable writes the standings with each player's statistics.
+func writeStatsTable(w io.Writer, rows []standings.Row, stats map[string]*league.PlayerStats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\tillegal\ttimeouts\tmoves\tavg_ms\tmax_ms\t")
+	for _, r := range rows {
+		s := stats[r.PlayerID]
+		if s == nil {
+			s = &league.PlayerStats{}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t\n", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed,
+			s.IllegalMoves, s.Timeouts, s.Moves, s.AvgThinkingMS, s.MaxThinkingMS)
+	}
+	tw.Flush()
 }
 
 // PrintTable writes standings as an aligned table.

@@ -76,7 +76,7 @@ func demo(ctx context.Context, args []string) error {
 
 	lmPort := pickPort(8000)
 	lmURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", lmPort)
-	fmt.Printf("League Manager on %s\n", lmURL)
+	fmt.Printf("League Manager on %s (live view: http://127.0.0.1:%d/)\n", lmURL, lmPort)
 	err = procs.start("league_manager", filepath.Join(binDir, "league"), []string{"LEAGUE_ADMIN_TOKEN=" + adminToken},
 		"serve", "--config", *cfgPath, "--addr", fmt.Sprintf("127.0.0.1:%d", lmPort), "--db", dbPath, "--audit", auditPath,
 		"--log", filepath.Join(*logDir, "league_manager.log"), "--game", *gameType, "--seed", strconv.FormatInt(*seed, 10),

@@ -134,7 +134,7 @@ func serve(ctx context.Context, args []string) (err error) {
 		_ = srv.Shutdown(context.Background())
 		return err
 	}
-	log.Info().Str("url", srv.URL()).Str("league_id", cfg.League.LeagueID).Str("game_type", cfg.League.GameType).Str("db", cfg.Database.Path).Msg("league manager listening")
+	log.Info().Str("url", srv.URL()).Str("live_view", "http://"+srv.Addr()+"/").Str("league_id", cfg.League.LeagueID).Str("game_type", cfg.League.GameType).Str("db", cfg.Database.Path).Msg("league manager listening")
 	// Tools and tests read the endpoint from this first stdout line.
 	fmt.Printf("league manager listening on %s\n", srv.URL())
 

@@ -122,6 +122,14 @@ func (h *Hub) unsubscribe(s *sub) {
 	}
 }
 
+// LastID is the id of the last event published (0 before the first). A snapshot read
+// together with it, under the publisher's own lock, resumes exactly after it.
+func (h *Hub) LastID() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next - 1
+}
+
 // Since returns the stored events after lastID that pass filter (for pages that load
 // a snapshot first).
 func (h *Hub) Since(lastID uint64, filter func(Event) bool) []Event {
@@ -145,6 +153,10 @@ func (h *Hub) Close() {
 // keep the connection.
 var keepAlive = 15 * time.Second
 
+// writeWait bounds each write of a stream: a client that stops reading is cut off then,
+// so its connection and goroutine do not outlive it.
+var writeWait = 10 * time.Second
+
 // ServeSSE streams events passing filter as text/event-stream, first those after the
 // request's Last-Event-ID (or ?last_event_id=), then live ones. It returns when the
 // client goes away, falls too far behind, or the hub closes.
@@ -156,8 +168,10 @@ func (h *Hub) ServeSSE(w http.ResponseWriter, r *http.Request, filter func(Event
 		lastID, _ = strconv.ParseUint(v, 10, 64)
 	}
 	rc := http.NewResponseController(w)
-	// A stream lives longer than the server's write timeout allows a response.
-	_ = rc.SetWriteDeadline(time.Time{})
+	// A stream lives longer than the server's write timeout allows a response: each
+	// write gets a deadline of its own instead. (The server clears the read deadline
+	// itself once a request without a body is read.)
+	_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -184,10 +198,12 @@ func (h *Hub) ServeSSE(w http.ResponseWriter, r *http.Request, filter func(Event
 		case <-s.lagged:
 			return
 		case e := <-s.ch:
+			_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
 			if writeEvent(w, e) != nil || rc.Flush() != nil {
 				return
 			}
 		case <-tick.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}

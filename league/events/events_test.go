@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -159,4 +162,59 @@ func TestCloseEndsStreams(t *testing.T) {
 	for sc.Scan() {
 	}
 	h.Publish(MoveMade, "m", nil) // after Close: ignored, no panic
+}
+
+// A stream outlives the server's read and write timeouts: it sets its own deadlines.
+func TestStreamOutlivesServerTimeouts(t *testing.T) {
+	h := NewHub(10)
+	defer h.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) { h.ServeSSE(w, r, nil) })
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 50*time.Millisecond, 50*time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	sc, stop := open(t, srv, "/events", "")
+	defer stop()
+	time.Sleep(200 * time.Millisecond)
+	h.Publish(MoveMade, "m1", nil)
+	if e := readEvents(t, sc, 1)[0]; e.ID != 1 {
+		t.Errorf("got %+v", e)
+	}
+}
+
+// A client that stops reading is cut off once a write has waited writeWait, so its
+// connection and goroutine end.
+func TestStalledClientIsCutOff(t *testing.T) {
+	defer func(w time.Duration) { writeWait = w }(writeWait)
+	writeWait = 50 * time.Millisecond
+	h := NewHub(10)
+	defer h.Close()
+	done := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		h.ServeSSE(w, r, nil)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /events HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// 16 MiB in events the client never reads: more than a loopback connection holds,
+	// fewer events than the subscription buffers (the hub does not drop the client).
+	big := strings.Repeat("x", 1<<20)
+	for range 16 {
+		h.Publish(MoveMade, "m1", big)
+	}
+	select {
+	case <-done:
+	case <-time.After(500 * time.Millisecond):
+		t.Fatal("the stream of a client that does not read is still open")
+	}
 }

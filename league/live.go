@@ -1,0 +1,299 @@
+package league
+
+// The live view: the League Manager is the source of the read-only dashboard (league/web)
+// and publishes what happens on its event hub (league/events).
+//
+// Events, in the order the League Manager decides them (ids increase by one):
+//   - agent_registered {id, kind} for each new referee or player;
+//   - round_started {round_id, round_number, matches, bye} when a round becomes active;
+//   - match_assigned {match_id, round_id, players, referee_id} at each assignment
+//     (again after a reassignment);
+//   - move_made {step, player, move, outcome, view} for each accepted MOVE_EVENT;
+//   - match_finished {match_id, round_id, players, outcome, points, termination} for
+//     each stored result (forfeits included, termination "forfeit");
+//   - standings_changed {standings} after each stored result;
+//   - league_completed {rounds, standings} once.
+//
+// MOVE_EVENT (referee -> League Manager, answered MOVE_EVENT_ACK) carries one applied
+// move of a running match: {step_number, player_id, move, outcome, state}, state being
+// the game state after the step (State.Final of the rules). It is accepted only with the
+// referee's own token, for a match in flight at that referee (else UNKNOWN_MATCH or
+// NOT_ASSIGNED_REFEREE), for one of the match's players, and not for a step before the
+// last one received (STALE_STEP). Events are sent asynchronously, so the last ones of a
+// match may arrive after its result: those are acknowledged and ignored, since the page
+// of a finished match is re-played from its stored game_metadata through the game rules.
+// MOVE_EVENT is not rate limited. Move events live in memory only while the match runs
+// (at most maxLiveMoves of them): they feed the match page and never change the league.
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/web"
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// The League Manager is the live view's source.
+var _ web.Source = (*Manager)(nil)
+
+// eventsKept is how many recent events the hub keeps for clients that resume.
+const eventsKept = 10000
+
+// maxLiveMoves bounds the move events kept for one running match; later ones are
+// acknowledged and dropped.
+const maxLiveMoves = 5000
+
+// publish hands an event to the hub, which never blocks. Callers hold mu, so the order of
+// events is the order of the decisions and a view read under mu carries the id of the
+// last event it reflects.
+func (m *Manager) publish(typ, matchID string, data any) {
+	m.hub.Publish(typ, matchID, data)
+}
+
+// publishResult publishes match_finished and standings_changed for a stored result.
+// Callers hold mu.
+func (m *Manager) publishResult(mt *match, p *resultReport, termination string) {
+	m.publish(events.MatchFinished, mt.id, map[string]any{
+		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,
+		"outcome": p.Outcome, "points": p.Points, "termination": termination,
+	})
+	m.publish(events.StandingsChanged, "", map[string]any{"standings": m.table.Rows()})
+}
+
+// LeagueView implements web.Source: the league, its standings and the active round.
+func (m *Manager) LeagueView() (web.LeagueView, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v := web.LeagueView{
+		LeagueID: m.leagueID, GameType: m.cfg.League.GameType, State: m.state,
+		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
+		ByStatus: m.matchCounts(), MatchesTotal: len(m.matches),
+		Standings: m.table.Rows(), LastEventID: m.hub.LastID(),
+	}
+	if v.Standings == nil {
+		v.Standings = []standings.Row{}
+	}
+	if m.current >= 0 {
+		r := m.rounds[m.current]
+		v.CurrentRound = r.number
+		rv := &web.RoundView{ID: r.id, Number: r.number, Bye: r.bye, Matches: []web.MatchSummary{}}
+		for _, mt := range r.matches {
+			s := web.MatchSummary{MatchID: mt.id, Players: mt.players, Status: mt.status, Referee: mt.referee}
+			if mt.result != nil {
+				s.Outcome = maps.Clone(mt.result.outcome)
+			}
+			rv.Matches = append(rv.Matches, s)
+		}
+		v.Round = rv
+	}
+	return v, nil
+}
+
+// matchCounts counts the matches by status, every status present. Callers hold mu.
+func (m *Manager) matchCounts() map[string]int {
+	out := map[string]int{}
+	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled} {
+		out[st] = 0
+	}
+	for _, mt := range m.matches {
+		out[mt.status]++
+	}
+	return out
+}
+
+// MatchView implements web.Source: a match with the state after each of its steps. A
+// finished match is re-played from its stored moves through the game rules; a running
+// one shows the move events received so far.
+func (m *Manager) MatchView(id string) (web.MatchView, error) {
+	m.mu.Lock()
+	mt := m.matches[id]
+	if mt == nil {
+		m.mu.Unlock()
+		return web.MatchView{}, web.ErrNotFound
+	}
+	v := web.MatchView{
+		MatchID: mt.id, RoundID: mt.roundID, GameType: m.cfg.League.GameType, Players: mt.players,
+		Status: mt.status, Referee: mt.referee, Steps: []web.Step{}, LastEventID: m.hub.LastID(),
+	}
+	finished := mt.result != nil
+	if finished {
+		v.Outcome, v.Points = maps.Clone(mt.result.outcome), maps.Clone(mt.result.points)
+	} else {
+		// Views are never changed once received; the step list is copied.
+		for _, s := range mt.live {
+			v.Steps = append(v.Steps, web.Step{Step: s.Step, Moves: slices.Clone(s.Moves), View: s.View})
+		}
+	}
+	entry, _ := m.cfg.Game(m.cfg.League.GameType)
+	params, seed := entry.Params, mt.seed
+	m.mu.Unlock()
+
+	// A stored result never changes, so it is read and re-played outside the lock.
+	if finished {
+		if err := m.replayView(&v, params, seed); err != nil {
+			m.log.Warn().Err(err).Str("match_id", id).Msg("match view: cannot re-play the stored moves")
+			return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
+		}
+		return v, nil
+	}
+	g, err := m.games.New(v.GameType, params)
+	if err != nil {
+		return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
+	}
+	v.Initial = g.NewState(seed).Final()
+	return v, nil
+}
+
+// storedMoves is what the match view reads from a result's game_metadata.
+type storedMoves struct {
+	GameParams map[string]any `json:"game_params"`
+	Moves      []struct {
+		Step    int             `json:"step"`
+		Player  string          `json:"player"`
+		Move    json.RawMessage `json:"move"`
+		Outcome string          `json:"outcome"`
+	} `json:"moves"`
+}
+
+// replayView fills the initial view, the steps and the termination of a finished match
+// from its stored game_metadata. Forfeits and no-shows have no moves and no steps.
+func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64) error {
+	var meta sql.NullString
+	err := m.opt.Store.db.QueryRow(`SELECT game_metadata FROM match_results WHERE match_id = ?`, v.MatchID).Scan(&meta)
+	if err != nil {
+		return fmt.Errorf("read result: %w", err)
+	}
+	var md storedMoves
+	if meta.Valid && meta.String != "" {
+		if err := json.Unmarshal([]byte(meta.String), &md); err != nil {
+			return fmt.Errorf("read game_metadata: %w", err)
+		}
+	}
+	v.Termination = resultTermination(json.RawMessage(meta.String))
+	if md.GameParams != nil {
+		params = md.GameParams
+	}
+	g, err := m.games.New(v.GameType, params)
+	if err != nil {
+		return err
+	}
+	state := g.NewState(seed)
+	v.Initial = state.Final()
+	seat := map[string]int{v.Players[0]: 0, v.Players[1]: 1}
+	for i := 0; i < len(md.Moves); {
+		step := web.Step{Step: md.Moves[i].Step}
+		batch := map[int]json.RawMessage{}
+		for ; i < len(md.Moves) && md.Moves[i].Step == step.Step; i++ {
+			mv := md.Moves[i]
+			s, ok := seat[mv.Player]
+			if !ok {
+				return fmt.Errorf("step %d: %s is not in the match", step.Step, mv.Player)
+			}
+			parsed, err := state.ParseMove(s, mv.Move)
+			if err != nil {
+				return fmt.Errorf("step %d: %w", step.Step, err)
+			}
+			batch[s] = parsed
+			step.Moves = append(step.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome})
+		}
+		movers := state.ToMove()
+		moves := make([]json.RawMessage, len(movers))
+		for k, s := range movers {
+			if moves[k] = batch[s]; moves[k] == nil {
+				return fmt.Errorf("step %d lacks the move of %s", step.Step, v.Players[s])
+			}
+		}
+		next, err := state.Apply(moves)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", step.Step, err)
+		}
+		state = next
+		step.View = state.Final()
+		v.Steps = append(v.Steps, step)
+	}
+	return nil
+}
+
+// moveEventPayload is the MOVE_EVENT payload.
+type moveEventPayload struct {
+	StepNumber int             `json:"step_number"`
+	PlayerID   string          `json:"player_id"`
+	Move       json.RawMessage `json:"move"`
+	Outcome    string          `json:"outcome"`
+	State      json.RawMessage `json:"state"`
+}
+
+// moveEvent takes one applied move of a running match from its referee (the rules are
+// at the top of this file).
+func (m *Manager) moveEvent(msg *protocol.Message) (*protocol.Message, error) {
+	ans, err := m.takeMoveEvent(msg)
+	result := "accepted"
+	if err != nil {
+		result = "refused"
+	}
+	m.metrics.moveEvents.WithLabelValues(result).Inc()
+	return ans, err
+}
+
+func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error) {
+	env := &msg.Envelope
+	var p moveEventPayload
+	if err := msg.Decode(&p); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid move event payload")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return nil, errShuttingDown()
+	}
+	ref, err := m.authenticate(env)
+	if err != nil {
+		return nil, err
+	}
+	if ref.kind != "referee" {
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only referees send move events")
+	}
+	mt := m.matches[env.MatchID]
+	if mt == nil {
+		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", env.MatchID)
+	}
+	late := mt.referee == ref.id && mt.status == MatchCompleted
+	if !late && (mt.referee != ref.id || !mt.inFlight()) {
+		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not in progress at %s", mt.id, env.Sender)
+	}
+	if p.PlayerID != mt.players[0] && p.PlayerID != mt.players[1] {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "player %q does not play match %s", p.PlayerID, mt.id)
+	}
+	last := len(mt.live) - 1
+	if last >= 0 && p.StepNumber < mt.live[last].Step {
+		return nil, protocol.Errorf(protocol.ReasonStaleStep, "step %d of match %s comes after step %d", p.StepNumber, mt.id, mt.live[last].Step)
+	}
+	if !late && mt.liveMoves < maxLiveMoves {
+		mt.liveMoves++
+		mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome}
+		var view any
+		if len(p.State) > 0 {
+			view = p.State
+		}
+		if last >= 0 && mt.live[last].Step == p.StepNumber {
+			mt.live[last].Moves = append(mt.live[last].Moves, mv)
+			mt.live[last].View = view
+		} else {
+			mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
+		}
+		m.publish(events.MoveMade, mt.id, map[string]any{
+			"step": p.StepNumber, "player": p.PlayerID, "move": p.Move, "outcome": p.Outcome, "view": view,
+		})
+	}
+	out, err := m.reply(msg, protocol.MoveEventAck, map[string]string{"status": "acknowledged"})
+	if err != nil {
+		return nil, err
+	}
+	out.Envelope.MatchID, out.Envelope.RoundID = mt.id, mt.roundID
+	return out, nil
+}

@@ -1,0 +1,109 @@
+package league
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the League Manager's Prometheus metrics, on a registry of its own (never
+// the process-wide default), served at GET /metrics. Counters and the histogram move
+// where things happen; the gauges are read from the league's state at each scrape.
+type metrics struct {
+	reg *prometheus.Registry
+	// registrations by kind (referee, player) and result (accepted, refused).
+	registrations *prometheus.CounterVec
+	// resultSeconds is the time from a MATCH_RESULT_REPORT's arrival to its answer, for
+	// the results stored.
+	resultSeconds prometheus.Histogram
+	// timeouts by kind: lease (a referee's lease ran out), result_report (no result in
+	// time), assignment (an assignment could not be delivered).
+	timeouts *prometheus.CounterVec
+	// violations by kind: the players' kinds of game_metadata.violations, and
+	// referee_undelivered for a referee that could not be reached with an assignment.
+	violations *prometheus.CounterVec
+	standings  prometheus.Counter
+	// moveEvents by result (accepted, refused).
+	moveEvents *prometheus.CounterVec
+}
+
+func newMetrics(m *Manager) *metrics {
+	x := &metrics{
+		reg: prometheus.NewRegistry(),
+		registrations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "league_registrations_total", Help: "Registration requests by agent kind and result (accepted or refused).",
+		}, []string{"kind", "result"}),
+		resultSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "league_result_processing_seconds", Help: "Time to check, store and acknowledge a match result.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "league_timeouts_total", Help: "League-level timeouts by kind (lease, result_report, assignment).",
+		}, []string{"kind"}),
+		violations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "league_violations_total", Help: "Violations counted against agents, by kind.",
+		}, []string{"kind"}),
+		standings: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "league_standings_queries_total", Help: "QUERY_STANDINGS requests received.",
+		}),
+		moveEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "league_move_events_total", Help: "MOVE_EVENT messages by result (accepted or refused).",
+		}, []string{"result"}),
+	}
+	x.reg.MustRegister(x.registrations, x.resultSeconds, x.timeouts, x.violations, x.standings, x.moveEvents,
+		stateCollector{m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return x
+}
+
+// handler serves the registry in the Prometheus text format.
+func (x *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{})
+}
+
+// stateCollector reads the gauges from the Manager's state at scrape time, under its
+// lock, so they can never drift from it.
+type stateCollector struct{ m *Manager }
+
+var (
+	descMatches = prometheus.NewDesc("league_matches", "Matches by status.", []string{"status"}, nil)
+	descRound   = prometheus.NewDesc("league_current_round", "Number of the active round (the last one once the league is completed; 0 before).", nil, nil)
+	descActive  = prometheus.NewDesc("league_agents_active", "Registered agents that may play or referee (not suspended, shut down or, for referees, lost), by kind.", []string{"kind"}, nil)
+	descSusp    = prometheus.NewDesc("league_agents_suspended", "Suspended agents by kind.", []string{"kind"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descMatches, descRound, descActive, descSusp} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for status, n := range m.matchCounts() {
+		ch <- prometheus.MustNewConstMetric(descMatches, prometheus.GaugeValue, float64(n), status)
+	}
+	round := 0
+	if m.current >= 0 {
+		round = m.rounds[m.current].number
+	}
+	ch <- prometheus.MustNewConstMetric(descRound, prometheus.GaugeValue, float64(round))
+	for kind, group := range map[string]map[string]*agent{"referee": m.referees, "player": m.players} {
+		active, suspended := 0, 0
+		for _, a := range group {
+			switch {
+			case a.status == AgentSuspended:
+				suspended++
+			case a.status != AgentShutdown && !a.lost:
+				active++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descActive, prometheus.GaugeValue, float64(active), kind)
+		ch <- prometheus.MustNewConstMetric(descSusp, prometheus.GaugeValue, float64(suspended), kind)
+	}
+}

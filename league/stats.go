@@ -1,0 +1,159 @@
+package league
+
+// Per-player statistics, from the results the League Manager accepted (reported ones and
+// forfeits):
+//   - matches_played: the player's matches with a stored result (as in the standings);
+//   - illegal_moves: its invalid_move and malformed_move violations;
+//   - timeouts: its timeout, unreachable, malformed_answer, refused and stale_answer
+//     violations (a missed or unusable answer to REQUEST_MOVE);
+//   - violations_by_kind: every known violation kind of game_metadata.violations with its
+//     count (no_join included);
+//   - moves, avg_thinking_ms and max_thinking_ms: over the elapsed_ms of the player's
+//     entries in game_metadata.moves (forced moves included: the time the player used).
+//
+// They are derived data: kept in memory, updated after each stored result and
+// recomputed from match_results when the League Manager starts, so no table can
+// disagree with the results they come from.
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+)
+
+// timeoutKinds are the violation kinds counted as timeouts in the statistics.
+var timeoutKinds = map[string]bool{"timeout": true, "unreachable": true, "malformed_answer": true, "refused": true, "stale_answer": true}
+
+// illegalKinds are the violation kinds counted as illegal moves in the statistics.
+var illegalKinds = map[string]bool{"invalid_move": true, "malformed_move": true}
+
+// PlayerStats are one player's statistics (GET /status, per player).
+type PlayerStats struct {
+	MatchesPlayed int            `json:"matches_played"`
+	IllegalMoves  int            `json:"illegal_moves"`
+	Timeouts      int            `json:"timeouts"`
+	Violations    map[string]int `json:"violations_by_kind"`
+	Moves         int            `json:"moves"`
+	AvgThinkingMS float64        `json:"avg_thinking_ms"`
+	MaxThinkingMS int64          `json:"max_thinking_ms"`
+	// totalMS sums the thinking time for the average.
+	totalMS int64
+}
+
+// resultFacts is what the League Manager reads in a result's game_metadata, per player
+// of the match. The metadata is the referee's own record, so anything unexpected in it is
+// ignored rather than refused; keys are matched exactly.
+type resultFacts struct {
+	violations map[string]map[string]int // player -> kind -> count, known kinds only
+	elapsed    map[string][]int64        // player -> elapsed_ms of each of its moves
+}
+
+func readFacts(players [2]string, meta json.RawMessage) resultFacts {
+	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(meta, &top) != nil {
+		return f
+	}
+	// Each list is read on its own: one that is not a list does not hide the other.
+	var violations, moves []any
+	_ = json.Unmarshal(top["violations"], &violations)
+	_ = json.Unmarshal(top["moves"], &moves)
+	inMatch := func(obj map[string]any) (string, bool) {
+		p, _ := obj["player"].(string)
+		return p, p == players[0] || p == players[1]
+	}
+	for _, e := range violations {
+		obj, _ := e.(map[string]any)
+		kind, _ := obj["kind"].(string)
+		if p, ok := inMatch(obj); ok && violationKinds[kind] {
+			if f.violations[p] == nil {
+				f.violations[p] = map[string]int{}
+			}
+			f.violations[p][kind]++
+		}
+	}
+	for _, e := range moves {
+		obj, _ := e.(map[string]any)
+		ms, isNum := obj["elapsed_ms"].(float64)
+		if p, ok := inMatch(obj); ok && isNum && ms >= 0 {
+			f.elapsed[p] = append(f.elapsed[p], int64(ms))
+		}
+	}
+	return f
+}
+
+// count is the number of violations of player.
+func (f resultFacts) count(player string) int {
+	n := 0
+	for _, c := range f.violations[player] {
+		n += c
+	}
+	return n
+}
+
+// add counts one result of a match the player played.
+func (s *PlayerStats) add(f resultFacts, player string) {
+	s.MatchesPlayed++
+	for kind, n := range f.violations[player] {
+		if s.Violations == nil {
+			s.Violations = map[string]int{}
+		}
+		s.Violations[kind] += n
+		switch {
+		case illegalKinds[kind]:
+			s.IllegalMoves += n
+		case timeoutKinds[kind]:
+			s.Timeouts += n
+		}
+	}
+	for _, ms := range f.elapsed[player] {
+		s.Moves++
+		s.totalMS += ms
+		s.MaxThinkingMS = max(s.MaxThinkingMS, ms)
+	}
+	if s.Moves > 0 {
+		s.AvgThinkingMS = float64(s.totalMS) / float64(s.Moves)
+	}
+}
+
+// clone is a copy the caller may keep.
+func (s *PlayerStats) clone() *PlayerStats {
+	c := *s
+	c.Violations = maps.Clone(s.Violations)
+	if c.Violations == nil {
+		c.Violations = map[string]int{}
+	}
+	return &c
+}
+
+// countStats adds a stored result to the statistics of its players. Callers hold mu.
+func (m *Manager) countStats(mt *match, f resultFacts) {
+	for _, id := range mt.players {
+		s := m.stats[id]
+		if s == nil {
+			s = &PlayerStats{}
+			m.stats[id] = s
+		}
+		s.add(f, id)
+	}
+}
+
+// loadStats recomputes the statistics from the stored results.
+func (m *Manager) loadStats(db *sql.DB) error {
+	rows, err := db.Query(`SELECT match_id, coalesce(game_metadata, '') FROM match_results`)
+	if err != nil {
+		return fmt.Errorf("load statistics: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, meta string
+		if err := rows.Scan(&id, &meta); err != nil {
+			return fmt.Errorf("load statistics: %w", err)
+		}
+		if mt := m.matches[id]; mt != nil {
+			m.countStats(mt, readFacts(mt.players, json.RawMessage(meta)))
+		}
+	}
+	return rows.Err()
+}
