@@ -1,15 +1,11 @@
 package league
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"sort"
-	"time"
 
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -109,62 +105,17 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // HTTPTimeouts bound how long a client may hold a connection of the League Manager's
-// HTTP server, so that slow or stalled clients cannot exhaust it.
-type HTTPTimeouts struct {
-	ReadHeader, Read, Write, Idle time.Duration
-}
+// HTTP server.
+type HTTPTimeouts = httpserve.Timeouts
 
-// DefaultHTTPTimeouts are the timeouts of league serve (the values of internal/httpserve).
-var DefaultHTTPTimeouts = HTTPTimeouts{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: 30 * time.Second, Idle: 60 * time.Second}
+// DefaultHTTPTimeouts are the timeouts of league serve.
+var DefaultHTTPTimeouts = httpserve.DefaultTimeouts
 
 // HTTPServer is the League Manager's started HTTP server.
-type HTTPServer struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan error
-}
+type HTTPServer = httpserve.Server
 
 // ListenHTTP listens on addr (port 0 picks a free one) and serves h with the timeouts t
 // until Shutdown.
 func ListenHTTP(addr string, h http.Handler, t HTTPTimeouts) (*HTTPServer, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	s := &HTTPServer{
-		srv: &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: t.ReadHeader,
-			ReadTimeout:       t.Read,
-			WriteTimeout:      t.Write,
-			IdleTimeout:       t.Idle,
-			MaxHeaderBytes:    16 << 10,
-		},
-		ln:   ln,
-		done: make(chan error, 1),
-	}
-	// The serving goroutine ends when Shutdown closes the listener.
-	go func() {
-		err := s.srv.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		s.done <- err
-	}()
-	return s, nil
-}
-
-// Addr is the bound address, e.g. 127.0.0.1:8000.
-func (s *HTTPServer) Addr() string { return s.ln.Addr().String() }
-
-// URL is the JSON-RPC endpoint of the server.
-func (s *HTTPServer) URL() string { return "http://" + s.Addr() + "/mcp" }
-
-// Shutdown stops accepting requests and waits for those in flight until ctx ends.
-func (s *HTTPServer) Shutdown(ctx context.Context) error {
-	err := s.srv.Shutdown(ctx)
-	if serr := <-s.done; err == nil {
-		err = serr
-	}
-	return err
+	return httpserve.StartWith(addr, h, t)
 }

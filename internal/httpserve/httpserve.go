@@ -17,9 +17,21 @@ type Server struct {
 	done chan error
 }
 
-// Start listens on addr (port 0 picks a free one) and serves h until Shutdown. Read,
-// write and idle timeouts keep a slow client from holding a connection.
-func Start(addr string, h http.Handler) (*Server, error) {
+// Timeouts bound how long a client may hold a connection, so that slow or stalled
+// clients cannot exhaust a server.
+type Timeouts struct {
+	ReadHeader, Read, Write, Idle time.Duration
+}
+
+// DefaultTimeouts are the timeouts of every role's server.
+var DefaultTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: 30 * time.Second, Idle: 60 * time.Second}
+
+// Start listens on addr (port 0 picks a free one) and serves h with DefaultTimeouts
+// until Shutdown.
+func Start(addr string, h http.Handler) (*Server, error) { return StartWith(addr, h, DefaultTimeouts) }
+
+// StartWith is Start with other timeouts (tests of slow clients use short ones).
+func StartWith(addr string, h http.Handler, t Timeouts) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -27,10 +39,10 @@ func Start(addr string, h http.Handler) (*Server, error) {
 	s := &Server{
 		srv: &http.Server{
 			Handler:           h,
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       10 * time.Second,
-			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       60 * time.Second,
+			ReadHeaderTimeout: t.ReadHeader,
+			ReadTimeout:       t.Read,
+			WriteTimeout:      t.Write,
+			IdleTimeout:       t.Idle,
 			MaxHeaderBytes:    16 << 10,
 		},
 		ln:   ln,
