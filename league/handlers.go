@@ -213,7 +213,7 @@ func (m *Manager) registerReferee(msg *protocol.Message) (*protocol.Message, err
 		return nil, fmt.Errorf("store referee: %w", err)
 	}
 	m.addAgent(a)
-	m.log.Info().Str("referee_id", a.id).Str("endpoint", a.endpoint).Msg("referee registered")
+	m.log.Info().Str("conversation_id", msg.Envelope.ConversationID).Str("referee_id", a.id).Str("endpoint", a.endpoint).Msg("referee registered")
 	m.publish(events.AgentRegistered, "", map[string]string{"id": a.id, "kind": a.kind})
 	if err := m.maybeCloseRegistration("referee registered"); err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func (m *Manager) registerPlayer(msg *protocol.Message) (*protocol.Message, erro
 		m.firstPlayerAt, _ = protocol.ParseTime(a.registeredAt)
 		m.armWindow()
 	}
-	m.log.Info().Str("player_id", a.id).Str("endpoint", a.endpoint).Int("players", len(m.players)).Msg("player registered")
+	m.log.Info().Str("conversation_id", msg.Envelope.ConversationID).Str("player_id", a.id).Str("endpoint", a.endpoint).Int("players", len(m.players)).Msg("player registered")
 	m.publish(events.AgentRegistered, "", map[string]string{"id": a.id, "kind": a.kind})
 	ans, err := m.registrationAnswer(msg, a)
 	if err != nil {

@@ -3,6 +3,7 @@
 package logging
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )
 
@@ -29,8 +31,29 @@ func Open(component, path, level string) (zerolog.Logger, io.Closer, error) {
 	}
 	console := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000", NoColor: true}
 	zerolog.TimeFieldFormat = time.RFC3339Nano
-	log := zerolog.New(zerolog.MultiLevelWriter(f, console)).Level(lvl).With().Timestamp().Str("component", component).Logger()
+	out := &conversationWriter{w: zerolog.MultiLevelWriter(f, console), prefix: []byte(`{"conversation_id":"` + uuid.NewString() + `",`)}
+	log := zerolog.New(out).Level(lvl).With().Timestamp().Str("component", component).Logger()
 	return log, f, nil
+}
+
+// conversationWriter gives every line a conversation_id: lines about a message carry
+// its conversation; the others (start, stop, timers) carry the process's own, one id for
+// its whole life, so they can be found together.
+type conversationWriter struct {
+	w      io.Writer
+	prefix []byte // {"conversation_id":"<process id>",
+}
+
+func (c *conversationWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 || p[0] != '{' || bytes.Contains(p, []byte(`"conversation_id":`)) {
+		return c.w.Write(p)
+	}
+	line := make([]byte, 0, len(p)+len(c.prefix))
+	line = append(append(line, c.prefix...), p[1:]...)
+	if _, err := c.w.Write(line); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // ParseLevel maps the config's level names (DEBUG, INFO, WARNING, ERROR, CRITICAL).
