@@ -8,7 +8,7 @@ STRATEGY ?= random
 SEED ?= 1
 DEMO_FLAGS ?=
 
-.PHONY: all build demo test test-long vet fuzz bench clean
+.PHONY: all build demo test test-long vet fuzz bench clean deps
 
 all: build
 
@@ -23,12 +23,16 @@ demo: build
 vet:
 	$(GO) vet ./...
 
+# Debian packages the tests need (chromium, python3-requests, gcc), installed if missing.
+deps:
+	./.ci/deps.sh
+
 # Every test with the race detector; long runs are left to test-long.
-test: vet
+test: deps vet
 	$(GO) test -race -count=1 -timeout 11m ./...
 
 # Long end-to-end runs (e.g. 50 players / 10 referees).
-test-long:
+test-long: deps
 	$(GO) test -tags long -race -count=1 -timeout 60m -run Long ./...
 
 FUZZTIME ?= 10s

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromiumPath is Debian's chromium, which .ci/run installs.
+// chromiumPath is Debian's chromium, which make deps installs.
 const chromiumPath = "/usr/bin/chromium"
 
 // artifactDir is where tests leave files for people to look at: $AGENT_LEAGUE_ARTIFACTS
@@ -35,7 +35,7 @@ func artifactDir(t *testing.T) string {
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the browser test needs chromium at %s (.ci/run installs it: apt-get install -y chromium): %v", chromiumPath, err)
+		t.Fatalf("the browser test needs chromium at %s (make deps installs it: apt-get install -y chromium): %v", chromiumPath, err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath),

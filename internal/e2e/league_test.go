@@ -50,7 +50,7 @@ func TestSameSeedSameStandings(t *testing.T) {
 func TestPythonPlayerJoinsALeague(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Fatalf("python3 is needed for the interop test (.ci/run installs it): %v", err)
+		t.Fatalf("python3 is needed for the interop test (make deps installs it): %v", err)
 	}
 	script := filepath.Join(moduleRoot(), "internal", "e2e", "testdata", "python_player.py")
 	run := runLeague(t, leagueOpts{players: 3, referees: 1, seed: 9, extraPlayers: func(t *testing.T, lmURL string) int {

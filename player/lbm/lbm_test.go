@@ -110,7 +110,7 @@ func TestSeedTestScriptPasses(t *testing.T) {
 		}
 	}
 	if python == "" {
-		t.Fatal("no python3 with the requests module (.ci/run installs python3-requests)")
+		t.Fatal("no python3 with the requests module (make deps installs python3-requests)")
 	}
 	srv := serve(t, &Server{Strategy: "perfect", Auth: "Bearer secret"})
 	out, err := exec.Command(python, filepath.Join("testdata", "seed_test_script.py"), srv.URL, "secret").CombinedOutput()

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests need when they are missing (make test runs it):
+# gcc for cgo (SQLite), chromium for the browser test, python3 with requests for the
+# interop and model-API tests.
+set -euo pipefail
+need=()
+command -v gcc >/dev/null || need+=(gcc)
+command -v python3 >/dev/null || need+=(python3)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+for py in python3 /usr/bin/python3; do
+  if ! command -v "$py" >/dev/null || ! "$py" -c "import requests" 2>/dev/null; then
+    need+=(python3-requests)
+    break
+  fi
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "installing: ${need[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "run as root, or install these Debian packages: ${need[*]}" >&2
+  exit 1
+fi
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"
