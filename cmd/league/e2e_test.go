@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -132,40 +131,10 @@ func runLeague(t *testing.T, env []string, args ...string) (code int, stdout, st
 }
 
 // startLM starts `league serve` on 127.0.0.1:0 with its files in dir and waits for the
-// `league manager listening on <url>` line.
+// `league manager listening on <url>` line. It does not drain matches when stopped.
 func startLM(t *testing.T, dir string) *lmProc {
 	t.Helper()
-	p := &lmProc{t: t, stdout: newSyncBuffer(), stderr: newSyncBuffer(), done: make(chan error, 1)}
-	p.cmd = exec.Command(leagueBin, "serve", "--addr", "127.0.0.1:0", "--config", configPath(t),
-		"--db", filepath.Join(dir, "league.db"), "--audit", filepath.Join(dir, "audit.jsonl"), "--log", filepath.Join(dir, "league.log"), "--drain", "0s")
-	p.cmd.Env = append(os.Environ(), "LEAGUE_ADMIN_TOKEN="+e2eAdminToken)
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start league serve: %v", err)
-	}
-	go func() { p.done <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		if !p.stopped {
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case <-p.stdout.first:
-	case err := <-p.done:
-		p.stopped = true
-		t.Fatalf("league serve exited before listening: %v\nstderr:\n%s", err, p.stderr)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("league serve did not print its address\nstderr:\n%s", p.stderr)
-	}
-	line, _, _ := strings.Cut(p.stdout.String(), "\n")
-	m := regexp.MustCompile(`^league manager listening on (http://127\.0\.0\.1:\d+/mcp)$`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("first stdout line %q, want `league manager listening on <url>`", line)
-	}
-	p.url = m[1]
-	p.base = strings.TrimSuffix(p.url, "/mcp")
-	return p
+	return startServe(t, dir, "--drain", "0s")
 }
 
 // stop sends SIGINT and checks a clean exit.

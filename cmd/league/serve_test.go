@@ -13,7 +13,8 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// startServe starts `league serve` as startLM does, with extra flags.
+// startServe starts `league serve` on 127.0.0.1:0 with its files in dir and extra flags,
+// and waits for the `league manager listening on <url>` line.
 func startServe(t *testing.T, dir string, extra ...string) *lmProc {
 	t.Helper()
 	p := &lmProc{t: t, stdout: newSyncBuffer(), stderr: newSyncBuffer(), done: make(chan error, 1)}
