@@ -80,7 +80,7 @@ func demo(ctx context.Context, args []string) error {
 	err = procs.start("league_manager", filepath.Join(binDir, "league"), []string{"LEAGUE_ADMIN_TOKEN=" + adminToken},
 		"serve", "--config", *cfgPath, "--addr", fmt.Sprintf("127.0.0.1:%d", lmPort), "--db", dbPath, "--audit", auditPath,
 		"--log", filepath.Join(*logDir, "league_manager.log"), "--game", *gameType, "--seed", strconv.FormatInt(*seed, 10),
-		"--window", "3600")
+		"--window", "3600", "--drain", "2s")
 	if err != nil {
 		return err
 	}
