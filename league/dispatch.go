@@ -111,7 +111,7 @@ func (m *Manager) assign(mt *match, ref *agent) error {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		m.sendAssignment(mt.id, ref, msg)
+		m.sendAssignment(mt.id, now, ref, msg)
 	}()
 	return nil
 }
@@ -154,7 +154,7 @@ func (m *Manager) assignmentMessage(mt *match, ref *agent) (*protocol.Message, e
 
 // sendAssignment delivers one assignment; on refusal or failure the match goes back to
 // the pool and is offered again after a pause. It ends when the call ends or ctx does.
-func (m *Manager) sendAssignment(matchID string, ref *agent, msg *protocol.Message) {
+func (m *Manager) sendAssignment(matchID, assignedAt string, ref *agent, msg *protocol.Message) {
 	opt := protocol.CallOptions{
 		Timeout: time.Duration(m.cfg.LeagueTimeouts.RegistrationResponseMS) * time.Millisecond,
 		Retry: protocol.RetryPolicy{
@@ -176,7 +176,9 @@ func (m *Manager) sendAssignment(matchID string, ref *agent, msg *protocol.Messa
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := m.matches[matchID]
-	if mt == nil || mt.referee != ref.id || m.closed {
+	// A later assignment of the match (even to the same referee) owns it now; this
+	// call's outcome must not undo that one.
+	if mt == nil || mt.referee != ref.id || mt.assignedAt != assignedAt || m.closed {
 		return
 	}
 	if accepted {
