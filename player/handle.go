@@ -23,6 +23,28 @@ type match struct {
 	game     game.Game
 	strategy strategy.Strategy
 	opponent string
+	// referee is the sender of the invitation: a GAME_OVER from another referee (one
+	// the match was taken from) does not end this run of the match.
+	referee string
+}
+
+// reopen forgets that a match ended, for a match the League Manager gives to a referee
+// again (it only does so for matches without a result): the earlier outcome never
+// counted. Callers hold mu.
+func (p *Player) reopen(matchID string) {
+	outcome, over := p.finished[matchID]
+	if !over {
+		return
+	}
+	delete(p.finished, matchID)
+	switch outcome {
+	case game.Win:
+		p.wins--
+	case game.Draw:
+		p.draws--
+	case game.Loss:
+		p.losses--
+	}
 }
 
 // errMatchOver marks a message about a match whose GAME_OVER already arrived.
@@ -190,10 +212,21 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 	}
 	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("game_type", env.GameType).Logger()
 	ack := joinAck{Status: "accepted", MatchID: env.MatchID}
+	p.mu.Lock()
+	if live := p.matches[env.MatchID]; live != nil && live.referee != env.Sender {
+		// Reassigned to another referee: this invitation starts the match afresh.
+		delete(p.matches, env.MatchID)
+	} else if live == nil {
+		p.reopen(env.MatchID)
+	}
+	p.mu.Unlock()
 	m, err := p.match(ctx, env.MatchID, env.GameType, inv.GameParams)
-	if err == nil && len(inv.Opponents) > 0 {
+	if err == nil {
 		p.mu.Lock()
-		m.opponent = inv.Opponents[0]
+		m.referee = env.Sender
+		if len(inv.Opponents) > 0 {
+			m.opponent = inv.Opponents[0]
+		}
 		p.mu.Unlock()
 	}
 	switch {
@@ -330,6 +363,12 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid GAME_OVER payload")
 	}
 	p.mu.Lock()
+	if live := p.matches[env.MatchID]; live != nil && live.referee != "" && live.referee != env.Sender {
+		// The referee the match was taken from finished its own run: not this run's end.
+		p.mu.Unlock()
+		zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("referee", env.Sender).Msg("game over from a former referee of the match; ignored")
+		return p.matchReply(msg, protocol.GameOverAck, ack{Status: "acknowledged"})
+	}
 	delete(p.matches, env.MatchID)
 	_, repeated := p.finished[env.MatchID]
 	if !repeated {
@@ -418,6 +457,8 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	_, known := p.matches[mc.MatchID]
 	delete(p.matches, mc.MatchID)
 	_, over := p.finished[mc.MatchID]
+	// The match will be played again under its id: a new invitation must find it open.
+	p.reopen(mc.MatchID)
 	token := p.token
 	p.mu.Unlock()
 	zerolog.Ctx(ctx).Info().Str("match_id", mc.MatchID).Str("reason", mc.Reason).Bool("in_progress", known).Bool("over", over).
@@ -426,8 +467,12 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	if err != nil {
 		return nil, err
 	}
-	// As the schema's example shows: the match named, and the player's own token back.
-	out.Envelope.MatchID, out.Envelope.AuthToken = mc.MatchID, token
+	// The match named, and the player's own token back only to a sender that showed it:
+	// a League Manager that signs nothing must not be able to collect it.
+	out.Envelope.MatchID = mc.MatchID
+	if env.AuthToken != "" && protocol.TokenEqual(env.AuthToken, token) {
+		out.Envelope.AuthToken = token
+	}
 	return out, nil
 }
 

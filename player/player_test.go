@@ -500,15 +500,18 @@ func TestGameOverCountsOnceAndEndsTheMatch(t *testing.T) {
 	}
 	_, err := s.send(r.url, protocol.RequestMove, e, map[string]any{"step_number": 9, "step_context": map[string]any{}})
 	wantReason(t, err, protocol.ReasonStaleStep)
+	// The League Manager invites again only to a match it has no result for (its
+	// result was lost, e.g. to a crash): the match is played afresh and the earlier
+	// outcome no longer counts.
 	ans, err := s.invite(r, matchID, cred)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := decode[joinAck](t, ans); got.Status != "declined" {
-		t.Errorf("invitation to a finished match: %+v, want declined", got)
+	if got := decode[joinAck](t, ans); got.Status != "accepted" {
+		t.Errorf("invitation to a match played again: %+v, want accepted", got)
 	}
-	if n := r.Status().CurrentMatches; n != 0 {
-		t.Errorf("%d current matches, want 0", n)
+	if st := r.Status(); st.CurrentMatches != 1 || st.MatchesPlayed != 0 || st.Wins != 0 {
+		t.Errorf("status %+v, want the match current again and its old outcome forgotten", st)
 	}
 }
 
@@ -734,5 +737,31 @@ func TestLeagueRefusingAfterRegistration(t *testing.T) {
 	code := getJSON(t, strings.TrimSuffix(r.url, "/mcp")+"/standings", &body)
 	if want := "league manager refused: SUSPENDED"; code != http.StatusBadGateway || body["error"] != want {
 		t.Errorf("GET /standings: %d %v, want 502 with %q", code, body, want)
+	}
+}
+
+func TestGameOverFromAFormerRefereeDoesNotEndTheMatch(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	s := newSender(t)
+	const matchID = "R1M2"
+	cred := r.credential(matchID)
+	if _, err := s.invite(r, matchID, cred); err != nil {
+		t.Fatal(err)
+	}
+	old := envelope{sender: protocol.RefereeSender("ref9"), matchID: matchID, gameType: game.TypeTicTacToe, auth: cred}
+	if _, err := s.send(r.url, protocol.GameOver, old, map[string]any{"outcome": "loss", "final_state": map[string]any{}}); err != nil {
+		t.Fatalf("GAME_OVER from a former referee: %v", err)
+	}
+	if st := r.Status(); st.CurrentMatches != 1 || st.MatchesPlayed != 0 {
+		t.Errorf("status %+v: the match must still run with its current referee", st)
+	}
+	cur := envelope{matchID: matchID, gameType: game.TypeTicTacToe, auth: cred}
+	if _, err := s.send(r.url, protocol.GameOver, cur, map[string]any{"outcome": "win", "final_state": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Status(); st.CurrentMatches != 0 || st.Wins != 1 || st.Losses != 0 {
+		t.Errorf("status %+v, want the current referee's win", st)
 	}
 }
