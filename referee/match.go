@@ -23,6 +23,9 @@ type Caller interface {
 	Call(ctx context.Context, url string, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error)
 }
 
+// maxMoveMetadata bounds what a player's note beside a move may add to the result.
+const maxMoveMetadata = 1024
+
 // Move outcomes reported back to players in last_result (seed 001 section 5.2).
 const (
 	OutcomeSuccess = "SUCCESS"
@@ -506,7 +509,10 @@ func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view map[string]
 		case errors.Is(err, protocol.ErrBadResponse):
 			// A garbage answer is judged as a malformed move below when it has a payload.
 			if ans != nil {
-				return r.answerMove(s, ans, hash, step)
+				move, kind, detail, err := r.answerMove(s, ans, hash, step)
+				// What comes with an answer that broke its schema is not kept.
+				s.lastMeta = nil
+				return move, kind, detail, err
 			}
 			kind = "malformed_answer"
 		case protocol.ReasonOf(err) != "":
@@ -533,6 +539,10 @@ func (r *MatchRunner) answerMove(s *seat, ans *protocol.Message, hash string, st
 		return json.RawMessage("null"), "", "", nil
 	}
 	s.lastMeta = p.Metadata
+	if len(s.lastMeta) > maxMoveMetadata {
+		// The result report must stay well inside the League Manager's 1 MiB body cap.
+		s.lastMeta = json.RawMessage(`{"dropped":"metadata larger than 1024 bytes"}`)
+	}
 	if (p.StepNumber != nil && *p.StepNumber != step) || (p.ContextHash != "" && p.ContextHash != hash) {
 		err := fmt.Errorf("answer for another step or context (step %d expected)", step)
 		return nil, "stale_answer", err.Error(), err

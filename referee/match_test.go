@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -502,4 +503,39 @@ func TestCancelledMatchIsAbandoned(t *testing.T) {
 			t.Errorf("got %v, want context.Canceled", err)
 		}
 	})
+}
+
+func TestMoveMetadataIsKeptAndBounded(t *testing.T) {
+	g := ttt(t)
+	talker := func(note string) fakePlayer {
+		return func(ctx context.Context, m *protocol.Message, call int) (*protocol.Message, error) {
+			if m.Envelope.MessageType != protocol.RequestMove {
+				return scripted(g, "p1", firstLegal(g))(ctx, m, call)
+			}
+			var p map[string]any
+			_ = m.Decode(&p)
+			mv, _ := firstLegal(g)(ctx, m, p, call)
+			return reply(m, "p1", protocol.MoveResponse, map[string]any{"move_payload": mv, "step_number": p["step_number"], "metadata": map[string]string{"reasoning": note}})
+		}
+	}
+	for _, tc := range []struct {
+		name, note, want string
+	}{
+		{"short note kept", "centre first", `"reasoning":"centre first"`},
+		{"long note dropped", strings.Repeat("x", 2000), `"dropped"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := newFakeCaller(t, map[string]fakePlayer{"http://p1": talker(tc.note), "http://p2": scripted(g, "p2", firstLegal(g))})
+			rep, err := newRunner(t, game.TypeTicTacToe, fc).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(rep.Metadata.Moves[0].Metadata); !strings.Contains(got, tc.want) {
+				t.Errorf("got metadata %s, want %s", got, tc.want)
+			}
+			if rep.Metadata.Moves[1].Metadata != nil {
+				t.Errorf("p2 sent no metadata but got %s", rep.Metadata.Moves[1].Metadata)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package referee
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -358,7 +359,12 @@ func (r *Referee) reply(msg *protocol.Message, messageType string, payload any) 
 		return nil, err
 	}
 	r.mu.Lock()
-	out.Envelope.AuthToken, out.Envelope.LeagueID = r.token, r.leagueID
+	// The token goes back only to a sender that showed it, so a caller that merely
+	// claims to be the League Manager (possible when nothing is signed) cannot collect it.
+	if msg.Envelope.AuthToken != "" && protocol.TokenEqual(msg.Envelope.AuthToken, r.token) {
+		out.Envelope.AuthToken = r.token
+	}
+	out.Envelope.LeagueID = r.leagueID
 	r.mu.Unlock()
 	out.Envelope.MatchID = msg.Envelope.MatchID
 	return out, nil
@@ -510,6 +516,11 @@ func (r *Referee) report(ctx context.Context, a Assignment, rep *Report) error {
 		}
 		if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited && reason != protocol.ReasonInternal {
 			// The League Manager judged the report; sending it again cannot change that.
+			return err
+		}
+		var status *protocol.StatusError
+		if errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusTooManyRequests {
+			// The same bytes would be refused the same way (e.g. 413, too large).
 			return err
 		}
 		if ctx.Err() != nil {

@@ -314,8 +314,12 @@ func TestRefereeRequiresAnnouncedProtections(t *testing.T) {
 
 func TestRefereeWorksWithALeagueThatAnnouncesNothing(t *testing.T) {
 	f, _ := leagueWithAgents(t, nil, 1)
-	if _, err := f.send(t, f.assignment("m-python", false, false)); err != nil {
+	ack, err := f.send(t, f.assignment("m-python", false, false))
+	if err != nil {
 		t.Fatalf("unprotected assignment refused: %v", err)
+	}
+	if ack.Envelope.AuthToken != "" {
+		t.Errorf("the referee handed its token to a sender that did not show it")
 	}
 	res := f.waitResults(t, 1)
 	var p struct {

@@ -141,6 +141,12 @@ func (c *Client) Play(ctx context.Context, req PlayRequest) (PlayResponse, error
 	return p, nil
 }
 
+// Bounds of what a model's explanation may add to a move's record.
+const (
+	maxReasoningRunes    = 300
+	maxAlternativesBytes = 300
+)
+
 // deadlineMargin is kept back from the referee's deadline for the two hops around
 // the model call.
 const deadlineMargin = 100 * time.Millisecond
@@ -196,8 +202,17 @@ func (s *modelStrategy) MoveWithMetadata(req strategy.Request) (json.RawMessage,
 	if err != nil {
 		return fail(err)
 	}
+	// The note rides in the result report: keep it short (referees drop notes over 1 KiB).
+	reasoning := []rune(ans.Reasoning)
+	if len(reasoning) > maxReasoningRunes {
+		reasoning = append(reasoning[:maxReasoningRunes], '…')
+	}
+	alternatives := ans.Alternatives
+	if len(alternatives) > maxAlternativesBytes {
+		alternatives = nil
+	}
 	meta, _ := json.Marshal(map[string]any{"model": map[string]any{
-		"confidence": ans.Confidence, "reasoning": ans.Reasoning, "thinking_time_ms": ans.ThinkingTimeMS, "alternatives": ans.Alternatives,
+		"confidence": ans.Confidence, "reasoning": string(reasoning), "thinking_time_ms": ans.ThinkingTimeMS, "alternatives": alternatives,
 	}})
 	return move, meta, nil
 }
