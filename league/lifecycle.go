@@ -126,7 +126,9 @@ func (m *Manager) closeRegistration(why string) error {
 	m.log.Info().Str("why", why).Int("players", len(ids)).Int("rounds", len(sched.Rounds)).Int("matches", sched.TotalMatches()).Msg("registration closed, schedule built")
 	if m.opt.Audit != nil {
 		if err := m.opt.Audit.Note("SCHEDULE", scheduleNote(m.leagueID, gameType, m.cfg.League.Seed, ids, sched)); err != nil {
-			return fmt.Errorf("audit schedule: %w", err)
+			// The schedule is committed: stopping here would stall the league until a
+			// restart. The league goes on; replay will name the missing schedule.
+			m.log.Error().Err(err).Msg("audit schedule")
 		}
 	}
 	return m.activate()
