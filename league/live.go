@@ -48,6 +48,9 @@ const eventsKept = 10000
 // acknowledged and dropped.
 const maxLiveMoves = 5000
 
+// maxLiveView bounds the state kept with one move event.
+const maxLiveView = 16 << 10
+
 // publish hands an event to the hub, which never blocks. Callers hold mu, so the order of
 // events is the order of the decisions and a view read under mu carries the id of the
 // last event it reflects.
@@ -277,7 +280,9 @@ func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error
 		mt.liveMoves++
 		mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome}
 		var view any
-		if len(p.State) > 0 {
+		// Only the latest view of a match matters for memory; an oversized one (no game
+		// of ours comes near it) is not kept, the page reloads the match when it ends.
+		if len(p.State) > 0 && len(p.State) <= maxLiveView {
 			view = p.State
 		}
 		if last >= 0 && mt.live[last].Step == p.StepNumber {
