@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -339,6 +340,20 @@ func TestReportStopsWhenRefusedOrStopped(t *testing.T) {
 		}
 		if n := len(fl.sent(protocol.MatchResultReport)); n != 1 || time.Since(start) != 0 {
 			t.Errorf("got %d attempts over %v, want 1 at once", n, time.Since(start))
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		// A report too large for the League Manager (413) would be refused again.
+		fl := newFakeLeagueCaller(t, func(context.Context, *protocol.Message, int) (*protocol.Message, error) {
+			return nil, fmt.Errorf("report: %w", &protocol.StatusError{Code: http.StatusRequestEntityTooLarge})
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		a, rep := testReport()
+		if err := r.report(context.Background(), a, rep); err == nil {
+			t.Fatal("report refused with 413: got nil error")
+		}
+		if n := len(fl.sent(protocol.MatchResultReport)); n != 1 {
+			t.Errorf("got %d attempts after a 413, want 1", n)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
