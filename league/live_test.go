@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentleague/agentleague/league/events"
@@ -340,5 +341,30 @@ func TestLeagueView(t *testing.T) {
 	}
 	if second := v.Round.Matches[1]; second.Status != MatchInProgress || second.Outcome != nil {
 		t.Errorf("second match %+v", second)
+	}
+}
+
+// An oversized state view is acknowledged but not kept, so move events cannot grow the
+// League Manager's memory without bound.
+func TestMoveEventKeepsNoOversizedView(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	l := h.register([]string{"ref1"}, nil, playerIDs(2))
+	l.start()
+	h.settle()
+	_, ms := h.round()
+	mt := ms[0]
+	moves, views := tttPlay(t, [2]int{0, 0}, [2]int{1, 1})
+	big := map[string]any{}
+	for i := range 4 {
+		big[fmt.Sprintf("pad%d", i)] = strings.Repeat("x", 5000)
+	}
+	h.ok(h.moveEventMsg(mt.Referee, l.refTokens[mt.Referee], mt, 1, mt.Players[0], moves[0], views[0]))
+	h.ok(h.moveEventMsg(mt.Referee, l.refTokens[mt.Referee], mt, 2, mt.Players[1], moves[1], big))
+	v, err := h.m.MatchView(mt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Steps) != 2 || v.Steps[0].View == nil || v.Steps[1].View != nil {
+		t.Errorf("got steps %+v: want the first view kept and the oversized one dropped", v.Steps)
 	}
 }
