@@ -76,3 +76,19 @@ func errKind(err error) string {
 		return "other"
 	}
 }
+
+// checkParseMove parses raw as player's move in state: want is the canonical move, or
+// the error kind ("malformed" or "illegal") the parse must fail with.
+func checkParseMove(t *testing.T, state State, player int, raw, want string) {
+	t.Helper()
+	got, err := state.ParseMove(player, json.RawMessage(raw))
+	if err != nil {
+		if kind := errKind(err); kind != want {
+			t.Fatalf("got %s error %v, want %s", kind, err, want)
+		}
+		return
+	}
+	if string(got) != want {
+		t.Errorf("got move %s, want %s", got, want)
+	}
+}

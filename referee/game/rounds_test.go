@@ -86,16 +86,7 @@ func TestRoundsParseMove(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(gameType+" "+tt.name, func(t *testing.T) {
-				got, err := tt.state.ParseMove(tt.player, json.RawMessage(tt.raw))
-				if err != nil {
-					if kind := errKind(err); kind != tt.want {
-						t.Fatalf("got %s error %v, want %s", kind, err, tt.want)
-					}
-					return
-				}
-				if string(got) != tt.want {
-					t.Errorf("got move %s, want %s", got, tt.want)
-				}
+				checkParseMove(t, tt.state, tt.player, tt.raw, tt.want)
 			})
 		}
 	}
