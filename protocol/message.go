@@ -58,15 +58,56 @@ const (
 	MoveEventAck             = "MOVE_EVENT_ACK"
 	MatchCancelled           = "MATCH_CANCELLED"
 	MatchCancelledAck        = "MATCH_CANCELLED_ACK"
+	ResultReminder           = "RESULT_REMINDER"
+	ResultReminderAck        = "RESULT_REMINDER_ACK"
+	QueryMatch               = "QUERY_MATCH"
+	MatchInfo                = "MATCH_INFO"
 )
 
-// Features a League Manager may announce at registration: the protections it applies.
+// Features are named capabilities announced at registration: agents list theirs in the
+// registration request's features, the League Manager in the answer's. An extension is
+// used only with a peer that announced it; a peer that announced nothing gets plain
+// league.v2 (protocol/README.md, "Features").
 const (
-	// FeatureSignedAssignments: MATCH_ASSIGNMENT carries the referee's own token.
+	// FeatureSignedAssignments (League Manager): MATCH_ASSIGNMENT, MATCH_CANCELLED and
+	// RESULT_REMINDER carry the receiving referee's own token.
 	FeatureSignedAssignments = "signed_assignments"
-	// FeatureMatchCredentials: MATCH_ASSIGNMENT carries per-player match credentials.
+	// FeatureMatchCredentials (League Manager): MATCH_ASSIGNMENT carries per-player match
+	// credentials. (Referee): it shows them to players in auth_token. (Player): it checks
+	// them and answers with them.
 	FeatureMatchCredentials = "match_credentials"
+	// FeatureHeartbeats (League Manager): HEARTBEAT_REQUEST renews a lease. (Referee): it
+	// sends them at the heartbeat_interval_ms it was given.
+	FeatureHeartbeats = "heartbeats"
+	// FeatureMatchProgress: heartbeats carry match_progress, and the League Manager keeps a
+	// match alive while its step changes.
+	FeatureMatchProgress = "match_progress"
+	// FeatureResultReminders: RESULT_REMINDER (League Manager -> referee).
+	FeatureResultReminders = "result_reminders"
+	// FeatureMoveEvents: MOVE_EVENT (referee -> League Manager).
+	FeatureMoveEvents = "move_events"
+	// FeatureMatchCancellation: MATCH_CANCELLED (League Manager -> referee or player).
+	FeatureMatchCancellation = "match_cancellation"
+	// FeatureMatchQuery (League Manager): QUERY_MATCH is answered with MATCH_INFO.
+	FeatureMatchQuery = "match_query"
 )
+
+// Match phases in HEARTBEAT_REQUEST match_progress and RESULT_REMINDER_ACK.
+const (
+	PhaseQueued    = "queued"
+	PhaseJoining   = "joining"
+	PhasePlaying   = "playing"
+	PhaseReporting = "reporting"
+	// PhaseUnknown (RESULT_REMINDER_ACK only): the referee does not hold the match.
+	PhaseUnknown = "unknown"
+)
+
+// MatchProgress is one entry of HEARTBEAT_REQUEST match_progress.
+type MatchProgress struct {
+	MatchID string `json:"match_id"`
+	Step    int    `json:"step"`
+	Phase   string `json:"phase"`
+}
 
 // Sender identities.
 const (
