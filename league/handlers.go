@@ -132,8 +132,13 @@ type registrationAnswer struct {
 	LeaseMS             int      `json:"lease_ms,omitempty"`
 }
 
-// Features are the protections this League Manager applies, announced at registration.
-var Features = []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}
+// Features are the protections and extensions this League Manager applies, announced at
+// registration (protocol/README.md, "Features").
+var Features = []string{
+	protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats,
+	protocol.FeatureMatchProgress, protocol.FeatureResultReminders, protocol.FeatureMoveEvents,
+	protocol.FeatureMatchCancellation,
+}
 
 func (m *Manager) registrationAnswer(msg *protocol.Message, a *agent) (*protocol.Message, error) {
 	ans := registrationAnswer{Status: "registered", AuthToken: a.token, LeagueID: m.leagueID, Features: Features}
