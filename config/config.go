@@ -10,6 +10,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -55,6 +56,9 @@ type Config struct {
 	Sources Sources `yaml:"-"`
 
 	params GameParams
+	// copied marks the shared timeouts (by their league.yaml name) that shareTimeouts
+	// copied from one file to the other: their range is checked in the file that set them.
+	copied map[string]string
 }
 
 // League identifies the league and the game it plays.
@@ -99,6 +103,9 @@ type LeagueTimeouts struct {
 type Retries struct {
 	MaxAttempts int `yaml:"max_attempts"`
 	BackoffMS   int `yaml:"backoff_ms"`
+	// MaxMatchAttempts is how many times a match may fail (its referee lost, no progress,
+	// no result after the reminders) before it is abandoned instead of played again.
+	MaxMatchAttempts int `yaml:"max_match_attempts"`
 }
 
 // RateLimits caps the request rates the League Manager accepts.
@@ -217,13 +224,9 @@ func defaults() *Config {
 		},
 		Registration: Registration{WindowSeconds: 60, MinPlayers: 2, MaxPlayers: 100, MinReferees: 1, MaxReferees: 20},
 		Scheduling:   Scheduling{Algorithm: "round_robin", Cycles: 1, ConcurrentMatchesPerRound: true},
-		LeagueTimeouts: LeagueTimeouts{
-			RegistrationResponseMS: 5000,
-			MatchJoinAckMS:         10000,
-			MoveResponseMS:         30000,
-			ResultReportMS:         60000,
-		},
-		Retries:    Retries{MaxAttempts: 3, BackoffMS: 1000},
+		// The four timeouts both files may hold start unset; shareTimeouts fills them.
+		LeagueTimeouts: LeagueTimeouts{RegistrationResponseMS: unset, MatchJoinAckMS: unset, MoveResponseMS: unset, ResultReportMS: unset},
+		Retries:        Retries{MaxAttempts: 3, BackoffMS: 1000, MaxMatchAttempts: 3},
 		RateLimits: RateLimits{RegistrationPerSecond: 10, StandingsPerMinute: 100, ResultsPerSecond: 50},
 		Logging: Logging{
 			AuditLogPath:       "./logs/audit.jsonl",
@@ -276,12 +279,46 @@ func defaults() *Config {
 			},
 		},
 		Timeouts: TimeoutPolicy{
-			LeagueLevel: LeagueLevelTimeouts{Registration: 5000, ResultReport: 60000, HeartbeatIntervalMS: 2000, LeaseMS: 6000},
-			MatchLevel:  MatchLevelTimeouts{GameJoinAck: 10000, MoveResponse: 30000, MoveWarnings: 1, ForcedMoves: 1},
+			LeagueLevel: LeagueLevelTimeouts{Registration: unset, ResultReport: unset, HeartbeatIntervalMS: 2000, LeaseMS: 6000},
+			MatchLevel:  MatchLevelTimeouts{GameJoinAck: unset, MoveResponse: unset, MoveWarnings: 1, ForcedMoves: 1},
 			Enforcement: Enforcement{SuspendAfterViolations: 3, SuspensionDurationSeconds: 300},
 		},
 		Sources: Sources{League: LeagueFile, GameRegistry: GameRegistryFile, TimeoutPolicy: TimeoutPolicyFile},
 	}
+}
+
+// unset marks a shared timeout that no file has set yet.
+const unset = math.MinInt32
+
+// Built-in values of the four timeouts league.yaml and timeout_policy.yaml share.
+const (
+	defaultRegistrationMS = 5000
+	defaultJoinAckMS      = 10000
+	defaultMoveMS         = 30000
+	defaultResultReportMS = 60000
+)
+
+// shareTimeouts fills the four timeouts that league.yaml (timeouts) and
+// timeout_policy.yaml (league_level, match_level) may both hold: a value set in one file
+// is used for both, so an admin edits one file; set in neither, it takes its default.
+// Set in both, the values must agree (checkPolicy).
+func (c *Config) shareTimeouts() {
+	c.copied = map[string]string{}
+	share := func(name string, league, policy *int, def int) {
+		switch {
+		case *league == unset && *policy == unset:
+			*league, *policy = def, def
+		case *league == unset:
+			*league, c.copied[name] = *policy, LeagueFile
+		case *policy == unset:
+			*policy, c.copied[name] = *league, TimeoutPolicyFile
+		}
+	}
+	lt, ll, ml := &c.LeagueTimeouts, &c.Timeouts.LeagueLevel, &c.Timeouts.MatchLevel
+	share("registration_response_ms", &lt.RegistrationResponseMS, &ll.Registration, defaultRegistrationMS)
+	share("result_report_ms", &lt.ResultReportMS, &ll.ResultReport, defaultResultReportMS)
+	share("match_join_ack_ms", &lt.MatchJoinAckMS, &ml.GameJoinAck, defaultJoinAckMS)
+	share("move_response_ms", &lt.MoveResponseMS, &ml.MoveResponse, defaultMoveMS)
 }
 
 // Default returns the built-in configuration, identical to the shipped files, with the
@@ -292,6 +329,7 @@ func Default(games GameParams) (*Config, error) {
 	}
 	c := defaults()
 	c.params = games
+	c.shareTimeouts()
 	if err := c.finish(nil); err != nil {
 		return nil, fmt.Errorf("default config: %w", err)
 	}
@@ -335,6 +373,7 @@ func Load(leaguePath string, games GameParams) (*Config, error) {
 		problems = append(problems, p...)
 	}
 	c.Games, c.Timeouts = registry.Games, policy.Timeouts
+	c.shareTimeouts()
 	if err := c.finish(problems); err != nil {
 		return nil, err
 	}

@@ -98,7 +98,9 @@ func TestLoadShippedFilesEqualDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if want := mustDefault(t, games); !reflect.DeepEqual(got, want) {
+	want := mustDefault(t, games)
+	got.copied, want.copied = nil, nil // which file held a timeout is no part of its value
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load(shipped files) =\n%+v\nwant Default() =\n%+v", got, want)
 	}
 }
@@ -120,6 +122,7 @@ func TestLoadEachShippedFileAlone(t *testing.T) {
 			}
 			want := mustDefault(t, games)
 			want.Sources = got.Sources
+			got.copied, want.copied = nil, nil
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("Load(%s with empty siblings) =\n%+v\nwant\n%+v", name, got, want)
 			}
@@ -366,5 +369,68 @@ func TestDurations(t *testing.T) {
 				t.Errorf("%s() = %v, want %v", tt.name, tt.got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSharedTimeoutsLiveInOneFile: each of the four timeouts both files know may be set
+// in either file alone; set in both, the values must agree.
+func TestSharedTimeoutsLiveInOneFile(t *testing.T) {
+	games := newFakeGames()
+	policyOnly := "timeouts:\n  league_level:\n    result_report: 5000\n  match_level:\n    move_response: 1500\n"
+	leagueOnly := "timeouts:\n  result_report_ms: 7000\n  registration_response_ms: 900\n"
+	tests := []struct {
+		name                        string
+		files                       map[string]string
+		result, move, registration int
+		wantErr                     string
+	}{
+		{"shipped", nil, 60000, 30000, 5000, ""},
+		{"policy alone", map[string]string{TimeoutPolicyFile: policyOnly}, 5000, 1500, 5000, ""},
+		{"league.yaml alone", map[string]string{LeagueFile: leagueOnly, TimeoutPolicyFile: ""}, 7000, 30000, 900, ""},
+		{"neither", map[string]string{TimeoutPolicyFile: "", LeagueFile: ""}, 60000, 30000, 5000, ""},
+		{"both, different", map[string]string{TimeoutPolicyFile: policyOnly, LeagueFile: "timeouts:\n  result_report_ms: 7000\n"}, 0, 0, 0,
+			"timeout_policy.yaml: timeouts.league_level.result_report: is 5000 but timeouts.result_report_ms in league.yaml is 7000"},
+		{"both, equal", map[string]string{TimeoutPolicyFile: policyOnly, LeagueFile: "timeouts:\n  result_report_ms: 5000\n"}, 5000, 1500, 5000, ""},
+		{"explicit zero is refused", map[string]string{LeagueFile: "timeouts:\n  result_report_ms: 0\n"}, 0, 0, 0,
+			"league.yaml: timeouts.result_report_ms: must be between 1 and 600000, got 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(writeConfig(t, tt.files), games)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Load: got %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			lt, ll, ml := c.LeagueTimeouts, c.Timeouts.LeagueLevel, c.Timeouts.MatchLevel
+			if lt.ResultReportMS != tt.result || ll.ResultReport != tt.result {
+				t.Errorf("result report: league.yaml %d, policy %d, want %d", lt.ResultReportMS, ll.ResultReport, tt.result)
+			}
+			if lt.MoveResponseMS != tt.move || ml.MoveResponse != tt.move {
+				t.Errorf("move: league.yaml %d, policy %d, want %d", lt.MoveResponseMS, ml.MoveResponse, tt.move)
+			}
+			if lt.RegistrationResponseMS != tt.registration || ll.Registration != tt.registration {
+				t.Errorf("registration: league.yaml %d, policy %d, want %d", lt.RegistrationResponseMS, ll.Registration, tt.registration)
+			}
+		})
+	}
+}
+
+func TestMaxMatchAttemptsBounds(t *testing.T) {
+	games := newFakeGames()
+	for _, v := range []int{0, 11} {
+		_, err := Load(writeConfig(t, map[string]string{LeagueFile: fmt.Sprintf("retries:\n  max_match_attempts: %d\n", v)}), games)
+		want := fmt.Sprintf("league.yaml: retries.max_match_attempts: must be between 1 and 10, got %d", v)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("max_match_attempts %d: got %v, want %q", v, err, want)
+		}
+	}
+	c, err := Load(writeConfig(t, map[string]string{LeagueFile: "retries:\n  max_match_attempts: 5\n"}), games)
+	if err != nil || c.Retries.MaxMatchAttempts != 5 {
+		t.Fatalf("max_match_attempts 5: got %v, %+v", err, c)
 	}
 }

@@ -222,13 +222,19 @@ func (c *Config) checkLeague(k *checker) {
 	k.between(f, "scheduling.cycles", c.Scheduling.Cycles, 1, 2)
 
 	t := c.LeagueTimeouts
-	k.between(f, "timeouts.registration_response_ms", t.RegistrationResponseMS, 1, maxTimeoutMS)
-	k.between(f, "timeouts.match_join_ack_ms", t.MatchJoinAckMS, 1, maxTimeoutMS)
-	k.between(f, "timeouts.move_response_ms", t.MoveResponseMS, 1, maxTimeoutMS)
-	k.between(f, "timeouts.result_report_ms", t.ResultReportMS, 1, maxTimeoutMS)
+	for _, v := range []struct {
+		name  string
+		value int
+	}{{"registration_response_ms", t.RegistrationResponseMS}, {"match_join_ack_ms", t.MatchJoinAckMS}, {"move_response_ms", t.MoveResponseMS}, {"result_report_ms", t.ResultReportMS}} {
+		// A value copied from timeout_policy.yaml is checked there.
+		if c.copied[v.name] != LeagueFile {
+			k.between(f, "timeouts."+v.name, v.value, 1, maxTimeoutMS)
+		}
+	}
 
 	k.between(f, "retries.max_attempts", c.Retries.MaxAttempts, 1, maxRetryAttempts)
 	k.between(f, "retries.backoff_ms", c.Retries.BackoffMS, 0, maxBackoffMS)
+	k.between(f, "retries.max_match_attempts", c.Retries.MaxMatchAttempts, 1, maxRetryAttempts)
 
 	k.positive(f, "rate_limits.registration_per_second", c.RateLimits.RegistrationPerSecond, maxRate)
 	k.positive(f, "rate_limits.standings_per_minute", c.RateLimits.StandingsPerMinute, maxRate)
@@ -303,16 +309,19 @@ func paramsProblem(path, msg string) (string, string) {
 	return path + ".params", msg
 }
 
-// checkPolicy checks timeout_policy.yaml, including that the timeouts it shares with
-// league.yaml have the same values.
+// checkPolicy checks timeout_policy.yaml, including that a timeout set in both files has
+// the same value in both (shareTimeouts copies one set in only one file to the other).
 func (c *Config) checkPolicy(k *checker) {
 	f := c.Sources.TimeoutPolicy
 	l, m, e := c.Timeouts.LeagueLevel, c.Timeouts.MatchLevel, c.Timeouts.Enforcement
 	lt := c.LeagueTimeouts
 
 	same := func(path string, v int, leagueField string, leagueValue int) {
+		if c.copied[strings.TrimPrefix(leagueField, "timeouts.")] == TimeoutPolicyFile {
+			return // copied from league.yaml, and checked there
+		}
 		if k.between(f, path, v, 1, maxTimeoutMS) && leagueValue >= 1 && leagueValue <= maxTimeoutMS && v != leagueValue {
-			k.add(f, path, "must equal %s in %s (%d), got %d", leagueField, LeagueFile, leagueValue, v)
+			k.add(f, path, "is %d but %s in %s is %d: set it in one file only, or the same in both", v, leagueField, LeagueFile, leagueValue)
 		}
 	}
 	same("timeouts.league_level.registration", l.Registration, "timeouts.registration_response_ms", lt.RegistrationResponseMS)

@@ -188,12 +188,12 @@ func TestLoadRejects(t *testing.T) {
 			[]string{"game_registry.yaml: games[1].params.best_of: unknown parameter"}},
 
 		// timeout_policy.yaml rules.
-		{"registration differs from league.yaml", TimeoutPolicyFile, "timeouts: {league_level: {registration: 4000}}\n",
-			[]string{"timeout_policy.yaml: timeouts.league_level.registration: must equal timeouts.registration_response_ms in league.yaml (5000), got 4000"}},
+		{"registration differs between the files", LeagueFile, "timeouts: {registration_response_ms: 4000}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.registration: is 5000 but timeouts.registration_response_ms in league.yaml is 4000: set it in one file only, or the same in both"}},
 		{"zero registration", TimeoutPolicyFile, "timeouts: {league_level: {registration: 0}}\n",
 			[]string{"timeout_policy.yaml: timeouts.league_level.registration: must be between 1 and 600000, got 0"}},
-		{"result_report differs from league.yaml", TimeoutPolicyFile, "timeouts: {league_level: {result_report: 1}}\n",
-			[]string{"timeout_policy.yaml: timeouts.league_level.result_report: must equal timeouts.result_report_ms in league.yaml (60000), got 1"}},
+		{"result_report differs between the files", LeagueFile, "timeouts: {result_report_ms: 1}\n",
+			[]string{"timeout_policy.yaml: timeouts.league_level.result_report: is 60000 but timeouts.result_report_ms in league.yaml is 1: set it in one file only, or the same in both"}},
 		{"result_report too long", TimeoutPolicyFile, "timeouts: {league_level: {result_report: 600001}}\n",
 			[]string{"timeout_policy.yaml: timeouts.league_level.result_report: must be between 1 and 600000, got 600001"}},
 		{"zero heartbeat", TimeoutPolicyFile, "timeouts: {league_level: {heartbeat_interval_ms: 0}}\n",
@@ -204,12 +204,10 @@ func TestLoadRejects(t *testing.T) {
 			[]string{"timeout_policy.yaml: timeouts.league_level.lease_ms: must be >= 2 × heartbeat_interval_ms (4000), got 3999"}},
 		{"lease too long", TimeoutPolicyFile, "timeouts: {league_level: {lease_ms: 600001}}\n",
 			[]string{"timeout_policy.yaml: timeouts.league_level.lease_ms: must be <= 600000, got 600001"}},
-		{"game_join_ack differs from league.yaml", TimeoutPolicyFile, "timeouts: {match_level: {game_join_ack: 9000}}\n",
-			[]string{"timeout_policy.yaml: timeouts.match_level.game_join_ack: must equal timeouts.match_join_ack_ms in league.yaml (10000), got 9000"}},
-		{"move_response differs from league.yaml", TimeoutPolicyFile, "timeouts: {match_level: {move_response: 20000}}\n",
-			[]string{"timeout_policy.yaml: timeouts.match_level.move_response: must equal timeouts.move_response_ms in league.yaml (30000), got 20000"}},
+		{"game_join_ack differs between the files", LeagueFile, "timeouts: {match_join_ack_ms: 9000}\n",
+			[]string{"timeout_policy.yaml: timeouts.match_level.game_join_ack: is 10000 but timeouts.match_join_ack_ms in league.yaml is 9000: set it in one file only, or the same in both"}},
 		{"league.yaml move timeout differs from the policy", LeagueFile, "timeouts: {move_response_ms: 20000}\n",
-			[]string{"timeout_policy.yaml: timeouts.match_level.move_response: must equal timeouts.move_response_ms in league.yaml (20000), got 30000"}},
+			[]string{"timeout_policy.yaml: timeouts.match_level.move_response: is 30000 but timeouts.move_response_ms in league.yaml is 20000: set it in one file only, or the same in both"}},
 		{"zero move_response", TimeoutPolicyFile, "timeouts: {match_level: {move_response: 0}}\n",
 			[]string{"timeout_policy.yaml: timeouts.match_level.move_response: must be between 1 and 600000, got 0"}},
 		{"negative move_warnings", TimeoutPolicyFile, "timeouts: {match_level: {move_warnings: -1}}\n",
@@ -263,7 +261,7 @@ func TestValidateAfterOverride(t *testing.T) {
 		{"bad params", func(c *Config) { c.Games[0].Params = map[string]any{"rounds": 0} },
 			"game_registry.yaml: games[0].params.rounds: must be between 1 and 99 (got 0)"},
 		{"policy out of step", func(c *Config) { c.LeagueTimeouts.MoveResponseMS = 1000 },
-			"timeout_policy.yaml: timeouts.match_level.move_response: must equal timeouts.move_response_ms in league.yaml (1000), got 30000"},
+			"timeout_policy.yaml: timeouts.match_level.move_response: is 30000 but timeouts.move_response_ms in league.yaml is 1000: set it in one file only, or the same in both"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
