@@ -227,7 +227,7 @@ func defaults() *Config {
 		// The four timeouts both files may hold start unset; shareTimeouts fills them.
 		LeagueTimeouts: LeagueTimeouts{RegistrationResponseMS: unset, MatchJoinAckMS: unset, MoveResponseMS: unset, ResultReportMS: unset},
 		Retries:        Retries{MaxAttempts: 3, BackoffMS: 1000, MaxMatchAttempts: 3},
-		RateLimits: RateLimits{RegistrationPerSecond: 10, StandingsPerMinute: 100, ResultsPerSecond: 50},
+		RateLimits:     RateLimits{RegistrationPerSecond: 10, StandingsPerMinute: 100, ResultsPerSecond: 50},
 		Logging: Logging{
 			AuditLogPath:       "./logs/audit.jsonl",
 			ApplicationLogPath: "./logs/league_manager.log",

@@ -379,10 +379,10 @@ func TestSharedTimeoutsLiveInOneFile(t *testing.T) {
 	policyOnly := "timeouts:\n  league_level:\n    result_report: 5000\n  match_level:\n    move_response: 1500\n"
 	leagueOnly := "timeouts:\n  result_report_ms: 7000\n  registration_response_ms: 900\n"
 	tests := []struct {
-		name                        string
-		files                       map[string]string
+		name                       string
+		files                      map[string]string
 		result, move, registration int
-		wantErr                     string
+		wantErr                    string
 	}{
 		{"shipped", nil, 60000, 30000, 5000, ""},
 		{"policy alone", map[string]string{TimeoutPolicyFile: policyOnly}, 5000, 1500, 5000, ""},
