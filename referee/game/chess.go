@@ -57,6 +57,9 @@ type ChessContext struct {
 
 type chessGame struct{ maxPlies int }
 
+// MaxSteps implements Game: one ply per step, at most max_plies.
+func (g chessGame) MaxSteps() int { return g.maxPlies }
+
 var _ Game = chessGame{}
 
 func chessFactory() Factory {

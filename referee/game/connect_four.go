@@ -84,6 +84,9 @@ type ConnectFourContext struct {
 
 type connectFour struct{}
 
+// MaxSteps implements Game: one disc per step on a full board.
+func (connectFour) MaxSteps() int { return ConnectFourRows * ConnectFourCols }
+
 var _ Game = connectFour{}
 
 func connectFourFactory() Factory {

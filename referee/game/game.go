@@ -34,6 +34,9 @@ type Game interface {
 	// LegalMoves lists, in the game's canonical order, the moves a player may make given
 	// the step_context it was shown. Players use it; it never needs hidden state.
 	LegalMoves(stepContext json.RawMessage) ([]json.RawMessage, error)
+	// MaxSteps bounds the steps of any match, so a League Manager can tell how long a
+	// legal match may last without knowing the rules.
+	MaxSteps() int
 }
 
 // State is an immutable snapshot of a match. Methods never modify the receiver.

@@ -59,6 +59,9 @@ func (g roundsGame) Type() string { return g.rules.gameType }
 // Simultaneous implements Game: both players choose against the same snapshot.
 func (g roundsGame) Simultaneous() bool { return true }
 
+// MaxSteps implements Game: one round per step.
+func (g roundsGame) MaxSteps() int { return g.rounds }
+
 // NewState implements Game. The hidden numbers are drawn up front from the seed, so a replay
 // with the same seed sees the same numbers whatever the players do.
 func (g roundsGame) NewState(seed int64) State {

@@ -115,3 +115,36 @@ func TestLegalMovesAgreeWithParseMove(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxStepsBoundsEveryPlayout: MaxSteps is each game's documented bound (a full board,
+// every round, max_plies) and no random playout lasts more steps.
+func TestMaxStepsBoundsEveryPlayout(t *testing.T) {
+	want := map[string]int{TypeEvenOdd: 9, TypeRockPaperScissors: 9, TypeTicTacToe: 9, TypeConnectFour: 42, TypeChess: 60}
+	for _, b := range builtins {
+		t.Run(b.gameType, func(t *testing.T) {
+			g := mustGame(t, b.gameType, b.params)
+			if got := g.MaxSteps(); got != want[b.gameType] {
+				t.Fatalf("MaxSteps() = %d, want %d", got, want[b.gameType])
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			longest := 0
+			for game := range 200 {
+				s, steps := g.NewState(int64(game)), 0
+				for !s.Terminal() {
+					next, err := s.Apply(randomMoves(t, g, s, rng))
+					if err != nil {
+						t.Fatal(err)
+					}
+					s, steps = next, steps+1
+				}
+				if steps > g.MaxSteps() {
+					t.Fatalf("a playout took %d steps, MaxSteps() is %d", steps, g.MaxSteps())
+				}
+				longest = max(longest, steps)
+			}
+			if longest == 0 {
+				t.Fatal("no playout made a step")
+			}
+		})
+	}
+}

@@ -59,6 +59,9 @@ type TicTacToeContext struct {
 
 type ticTacToe struct{}
 
+// MaxSteps implements Game: one mark per step on a full board.
+func (ticTacToe) MaxSteps() int { return 9 }
+
 var _ Game = ticTacToe{}
 
 func ticTacToeFactory() Factory {
