@@ -58,7 +58,7 @@ func (m *Manager) dispatch() {
 		}
 	}
 	for _, mt := range m.rounds[m.current].matches {
-		if mt.status != MatchPending && mt.status != MatchFailed {
+		if (mt.status != MatchPending && mt.status != MatchFailed) || mt.cancelling {
 			continue
 		}
 		var best *agent
@@ -101,8 +101,8 @@ func (m *Manager) assign(mt *match, ref *agent) error {
 	mt.status, mt.referee, mt.assignedAt = MatchAssigned, ref.id, now
 	// The referee plays the match from its start: moves from an earlier run are gone.
 	mt.live, mt.liveMoves = nil, 0
-	mt.deadline = m.opt.Now().Add(m.cfg.ResultReportTimeout())
-	m.armDeadline(mt.deadline)
+	mt.progress, mt.reminders = progress{since: m.opt.Now()}, 0
+	m.setDeadline(mt)
 	msg, err := m.assignmentMessage(mt, ref)
 	if err != nil {
 		return err

@@ -95,7 +95,6 @@ package league
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
@@ -181,19 +180,22 @@ func (m *Manager) enforceDeadlines() {
 		m.metrics.timeouts.WithLabelValues("lease").Inc()
 		m.log.Warn().Str("referee_id", r.id).Msg("referee lease expired: referee lost, its matches are assigned again")
 		m.auditNote("REFEREE_LOST", map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
-		m.failMatches(m.matchesOf(r.id), "referee "+r.id+" lost its lease")
+		m.failMatches(m.matchesOf(r.id), "referee "+r.id+" lost its lease", true)
 	}
 	if m.current >= 0 {
+		// A failure may abandon a match and so complete the round: the round's matches
+		// are read before.
 		var late []*match
 		for _, mt := range m.rounds[m.current].matches {
-			if mt.inFlight() && !mt.deadline.IsZero() && !now.Before(mt.deadline) {
+			if mt.inFlight() && !mt.deadline.IsZero() && !now.Before(mt.deadline) && m.matchDue(mt, now) {
 				late = append(late, mt)
 			}
 		}
-		if len(late) > 0 {
+		// Each reason is its own failure, so the audit log says why each match failed.
+		for _, mt := range late {
 			changed = true
-			m.metrics.timeouts.WithLabelValues("result_report").Add(float64(len(late)))
-			m.failMatches(late, "no result within result_report_ms")
+			m.metrics.timeouts.WithLabelValues("match_deadline").Inc()
+			m.failMatches([]*match{mt}, m.dueReason(mt), true)
 		}
 	}
 	if changed {
@@ -216,48 +218,14 @@ func (m *Manager) matchesOf(refereeID string) []*match {
 	return out
 }
 
-// failMatches marks matches in flight FAILED so they are assigned again under the same
-// match_id (to another referee when one is free), and tells their players. Callers hold
-// mu; the caller dispatches.
-func (m *Manager) failMatches(ms []*match, why string) {
-	if len(ms) == 0 {
-		return
-	}
-	err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
-		for _, mt := range ms {
-			if _, err := tx.Exec(`UPDATE matches SET status = ? WHERE match_id = ?`, MatchFailed, mt.id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		m.log.Error().Err(err).Str("why", why).Msg("fail matches")
-		return
-	}
-	for _, mt := range ms {
-		mt.status, mt.deadline = MatchFailed, time.Time{}
-		mt.previousReferees[mt.referee] = true
-		if mt.refusedBy == nil {
-			mt.refusedBy = map[string]bool{}
-		}
-		mt.refusedBy[mt.referee] = true
-		m.log.Warn().Str("match_id", mt.id).Str("referee_id", mt.referee).Str("why", why).Msg("match failed; it is assigned again")
-		m.auditNote("MATCH_FAILED", map[string]any{"match_id": mt.id, "referee_id": mt.referee, "reason": why})
-		for _, id := range mt.players {
-			m.notifyCancelled(mt, m.players[id], why)
-		}
-	}
-}
-
-// notifyCancelled sends MATCH_CANCELLED to a player in the background: one attempt, a
-// short deadline, any answer accepted. Callers hold mu.
+// notifyCancelled sends MATCH_CANCELLED to a player that announced match_cancellation,
+// in the background: one attempt, a short deadline, any answer accepted. Callers hold mu.
 func (m *Manager) notifyCancelled(mt *match, pl *agent, why string) {
-	if m.closed {
+	if m.closed || !pl.has(protocol.FeatureMatchCancellation) {
 		return
 	}
 	msg, err := protocol.NewMessage(protocol.MatchCancelled, protocol.SenderLeagueManager, map[string]string{
-		"match_id": mt.id, "reason": why + "; the match is assigned again",
+		"match_id": mt.id, "reason": why,
 	})
 	if err != nil {
 		m.log.Error().Err(err).Str("match_id", mt.id).Msg("build MATCH_CANCELLED")
@@ -298,7 +266,8 @@ func (m *Manager) auditNote(kind string, body map[string]any) {
 }
 
 type heartbeat struct {
-	ActiveMatches []string `json:"active_matches"`
+	ActiveMatches []string                 `json:"active_matches"`
+	MatchProgress []protocol.MatchProgress `json:"match_progress"`
 }
 
 // heartbeat renews a referee's lease and brings a lost referee back.
@@ -321,6 +290,7 @@ func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 	}
 	ref.leaseUntil = m.opt.Now().Add(m.cfg.LeaseDuration())
 	m.armDeadline(ref.leaseUntil)
+	m.applyProgress(ref, p.MatchProgress)
 	log := m.log.Debug()
 	if ref.lost {
 		ref.lost = false

@@ -119,6 +119,7 @@ type registration struct {
 	GameTypes            []string `json:"game_types"`
 	MaxConcurrentMatches int      `json:"max_concurrent_matches"`
 	DisplayName          string   `json:"display_name"`
+	Features             []string `json:"features"`
 }
 
 type registrationAnswer struct {
@@ -138,6 +139,26 @@ var Features = []string{
 	protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats,
 	protocol.FeatureMatchProgress, protocol.FeatureResultReminders, protocol.FeatureMoveEvents,
 	protocol.FeatureMatchCancellation,
+}
+
+// features keeps the announced features this League Manager knows, sorted: others mean
+// nothing here, and the stored list stays small.
+func features(announced []string) []string {
+	out := []string{}
+	for _, f := range announced {
+		if slices.Contains(knownFeatures, f) && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// knownFeatures are the features an agent may announce that change what this League
+// Manager sends it.
+var knownFeatures = []string{
+	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
+	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMatchCancellation,
 }
 
 func (m *Manager) registrationAnswer(msg *protocol.Message, a *agent) (*protocol.Message, error) {
@@ -207,11 +228,12 @@ func (m *Manager) registerReferee(msg *protocol.Message) (*protocol.Message, err
 		maxMatches = m.cfg.Referees.MaxConcurrentMatches
 	}
 	a := &agent{id: p.RefereeID, kind: "referee", token: uuid.NewString(), endpoint: p.EndpointURL, status: AgentRegistered,
-		conversationID: msg.Envelope.ConversationID, games: games, maxMatches: maxMatches, registeredAt: m.now()}
+		conversationID: msg.Envelope.ConversationID, games: games, features: features(p.Features), maxMatches: maxMatches, registeredAt: m.now()}
 	gamesJSON, _ := json.Marshal(games)
+	featuresJSON, _ := json.Marshal(a.features)
 	err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
-		_, err := tx.Exec(`INSERT INTO referees (referee_id, league_id, auth_token, status, registered_at, endpoint_url, game_types, max_concurrent_matches, conversation_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.id, m.leagueID, a.token, a.status, a.registeredAt, a.endpoint, string(gamesJSON), a.maxMatches, a.conversationID)
+		_, err := tx.Exec(`INSERT INTO referees (referee_id, league_id, auth_token, status, registered_at, endpoint_url, game_types, features, max_concurrent_matches, conversation_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.id, m.leagueID, a.token, a.status, a.registeredAt, a.endpoint, string(gamesJSON), string(featuresJSON), a.maxMatches, a.conversationID)
 		return err
 	})
 	if err != nil {
@@ -253,11 +275,12 @@ func (m *Manager) registerPlayer(msg *protocol.Message) (*protocol.Message, erro
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s, which the player does not play", m.cfg.League.GameType)
 	}
 	a := &agent{id: p.PlayerID, kind: "player", token: uuid.NewString(), endpoint: p.EndpointURL, status: AgentRegistered,
-		conversationID: msg.Envelope.ConversationID, registeredAt: m.now()}
+		conversationID: msg.Envelope.ConversationID, features: features(p.Features), registeredAt: m.now()}
 	first := m.firstPlayerAt.IsZero()
+	featuresJSON, _ := json.Marshal(a.features)
 	err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, display_name, conversation_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.id, m.leagueID, a.token, a.status, a.registeredAt, a.endpoint, p.DisplayName, a.conversationID); err != nil {
+		if _, err := tx.Exec(`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, display_name, features, conversation_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.id, m.leagueID, a.token, a.status, a.registeredAt, a.endpoint, p.DisplayName, string(featuresJSON), a.conversationID); err != nil {
 			return err
 		}
 		if first {
@@ -364,7 +387,7 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not assigned to %s", mt.id, env.Sender)
 	}
 	if m.state != StateActive || (mt.status != MatchAssigned && mt.status != MatchInProgress) {
-		if mt.status == MatchFailed || mt.status == MatchPending {
+		if mt.status == MatchFailed || mt.status == MatchPending || mt.status == MatchAbandoned {
 			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match %s is no longer assigned to %s", mt.id, env.Sender)
 		}
 		return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "match %s cannot take a result now (league %s, match %s)", mt.id, m.state, mt.status)

@@ -328,10 +328,10 @@ func (h *harness) state() string {
 // fingerprintQueries read every table the League Manager writes.
 var fingerprintQueries = []string{
 	`SELECT league_id, status, coalesce(first_player_at, ''), coalesce(registration_closed_at, ''), coalesce(completed_at, ''), current_round FROM leagues`,
-	`SELECT referee_id, auth_token, status, endpoint_url, game_types, max_concurrent_matches, conversation_id FROM referees ORDER BY referee_id`,
-	`SELECT player_id, auth_token, status, endpoint_url, conversation_id FROM players ORDER BY player_id`,
+	`SELECT referee_id, auth_token, status, endpoint_url, game_types, features, max_concurrent_matches, conversation_id FROM referees ORDER BY referee_id`,
+	`SELECT player_id, auth_token, status, endpoint_url, features, conversation_id FROM players ORDER BY player_id`,
 	`SELECT round_id, status, coalesce(started_at, ''), coalesce(completed_at, '') FROM rounds ORDER BY round_number`,
-	`SELECT match_id, status, coalesce(referee_id, ''), coalesce(assigned_at, ''), assignments FROM matches ORDER BY match_id`,
+	`SELECT match_id, status, coalesce(referee_id, ''), coalesce(assigned_at, ''), assignments, failures FROM matches ORDER BY match_id`,
 	`SELECT match_id, outcome, points, coalesce(game_metadata, ''), reported_at, coalesce(referee_id, '') FROM match_results ORDER BY match_id`,
 	`SELECT player_id, points, wins, draws, losses, matches_played FROM standings ORDER BY player_id`,
 	`SELECT snapshot_id, coalesce(round_id, ''), computed_at FROM standings_snapshots ORDER BY snapshot_id`,
@@ -411,8 +411,11 @@ func refereeRegistration(tb testing.TB, id, endpoint string, extra map[string]an
 	return newMsg(tb, protocol.RegisterRefereeRequest, protocol.RefereeSender(id), p)
 }
 
+// playerFeatures are what the harness's players announce, as ours do.
+var playerFeatures = []string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation}
+
 func playerRegistration(tb testing.TB, id string) *protocol.Message {
-	return newMsg(tb, protocol.RegisterPlayerRequest, protocol.PlayerSender(id), map[string]any{"player_id": id, "endpoint_url": playerEndpoint(id)})
+	return newMsg(tb, protocol.RegisterPlayerRequest, protocol.PlayerSender(id), map[string]any{"player_id": id, "endpoint_url": playerEndpoint(id), "features": playerFeatures})
 }
 
 func withToken(msg *protocol.Message, token string) *protocol.Message {
@@ -477,8 +480,12 @@ type fakeReferee struct {
 
 	mu      sync.Mutex
 	got     []*protocol.Message
-	notices []*protocol.Message
-	reject  bool
+	notices []*protocol.Message // LEAGUE_SHUTDOWN
+	// calls holds every MATCH_ASSIGNMENT, MATCH_CANCELLED and RESULT_REMINDER in order.
+	calls  []*protocol.Message
+	reject bool
+	// reminderPhase is the phase RESULT_REMINDER_ACK reports ("" answers reporting).
+	reminderPhase string
 }
 
 func newFakeReferee(tb testing.TB, id string) *fakeReferee {
@@ -491,14 +498,27 @@ func newFakeReferee(tb testing.TB, id string) *fakeReferee {
 			f.mu.Unlock()
 			return msg.Reply(protocol.LeagueShutdownAck, protocol.RefereeSender(id), map[string]string{"status": "acknowledged"})
 		}
-		if msg.Envelope.MessageType != protocol.MatchAssignment {
-			return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "fake referee takes assignments only")
-		}
 		var p struct {
 			MatchID string `json:"match_id"`
 		}
 		if err := msg.Decode(&p); err != nil {
 			return nil, err
+		}
+		f.mu.Lock()
+		f.calls = append(f.calls, msg)
+		phase := f.reminderPhase
+		f.mu.Unlock()
+		switch msg.Envelope.MessageType {
+		case protocol.MatchCancelled:
+			return msg.Reply(protocol.MatchCancelledAck, protocol.RefereeSender(id), map[string]string{"status": "acknowledged", "match_id": p.MatchID})
+		case protocol.ResultReminder:
+			if phase == "" {
+				phase = protocol.PhaseReporting
+			}
+			return msg.Reply(protocol.ResultReminderAck, protocol.RefereeSender(id), map[string]any{"status": "acknowledged", "match_id": p.MatchID, "phase": phase})
+		case protocol.MatchAssignment:
+		default:
+			return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "fake referee does not take %s", msg.Envelope.MessageType)
 		}
 		f.mu.Lock()
 		f.got = append(f.got, msg)
@@ -525,6 +545,25 @@ func (f *fakeReferee) setReject(v bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reject = v
+}
+
+// received lists the MATCH_ASSIGNMENT, MATCH_CANCELLED and RESULT_REMINDER calls in order.
+func (f *fakeReferee) received(types ...string) []*protocol.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*protocol.Message
+	for _, m := range f.calls {
+		if slices.Contains(types, m.Envelope.MessageType) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (f *fakeReferee) setReminderPhase(phase string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reminderPhase = phase
 }
 
 func (f *fakeReferee) assignments() []*protocol.Message {
@@ -595,7 +634,7 @@ func (h *harness) registerWith(refIDs []string, refExtra map[string]any, players
 	for _, id := range players {
 		msg := playerRegistration(h.t, id)
 		if fp := srv[id]; fp != nil {
-			msg = withPayload(h.t, msg, map[string]any{"player_id": id, "endpoint_url": fp.url()})
+			msg = withPayload(h.t, msg, map[string]any{"player_id": id, "endpoint_url": fp.url(), "features": playerFeatures})
 		}
 		l.playerTokens[id] = l.registrationToken(h.ok(msg))
 	}

@@ -145,8 +145,9 @@ func TestLeaseExpiryReassignsMatches(t *testing.T) {
 	}
 }
 
-// A referee that never sent a heartbeat holds no lease; any match still without a
-// result result_report_ms after its assignment fails and is assigned again.
+// A referee that announced no match_progress (a foreign one) holds no lease; a match
+// still without a result after the longest legal match (join, 9 tic-tac-toe steps each
+// with the whole timeout ladder, GAME_OVER, margin) fails and is assigned again.
 func TestResultDeadlineReassignsMatches(t *testing.T) {
 	clock := newFakeClock()
 	h := newHarness(t, harnessOptions{clock: clock})
@@ -155,7 +156,13 @@ func TestResultDeadlineReassignsMatches(t *testing.T) {
 	h.settle()
 	_, ms := h.round()
 	mt := ms[0]
-	deadline := time.Duration(h.cfg.LeagueTimeouts.ResultReportMS) * time.Millisecond
+	ml := h.cfg.Timeouts.MatchLevel
+	join, move := time.Duration(ml.GameJoinAck)*time.Millisecond, time.Duration(ml.MoveResponse)*time.Millisecond
+	longest := join + 9*move*time.Duration(ml.MoveWarnings+ml.ForcedMoves+1) + join + h.cfg.LeaseDuration() + 2*time.Second
+	deadline := max(h.cfg.ResultReportTimeout(), longest)
+	if deadline <= h.cfg.ResultReportTimeout() {
+		t.Fatalf("the longest tic-tac-toe match (%s) should exceed result_report_ms here", longest)
+	}
 
 	clock.Advance(deadline - time.Millisecond)
 	if got := h.match(mt.ID); got.Status != MatchInProgress || got.Referee != "ref1" || h.agentStatus("referee", "ref1").Lost {

@@ -207,7 +207,7 @@ func (m *Manager) advance() error {
 
 func (m *Manager) roundDone(r *round) bool {
 	for _, mt := range r.matches {
-		if mt.status != MatchCompleted && mt.status != MatchCancelled {
+		if mt.status != MatchCompleted && mt.status != MatchCancelled && mt.status != MatchAbandoned {
 			return false
 		}
 	}

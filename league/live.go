@@ -100,7 +100,7 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 // matchCounts counts the matches by status, every status present. Callers hold mu.
 func (m *Manager) matchCounts() map[string]int {
 	out := map[string]int{}
-	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled} {
+	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled, MatchAbandoned} {
 		out[st] = 0
 	}
 	for _, mt := range m.matches {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -38,6 +39,9 @@ const (
 	MatchCompleted  = "COMPLETED"
 	MatchFailed     = "FAILED"
 	MatchCancelled  = "CANCELLED"
+	// MatchAbandoned: the match failed retries.max_match_attempts times and is not played
+	// again; it has no result and gives no points, and its round completes without it.
+	MatchAbandoned = "ABANDONED"
 )
 
 // Agent states.
@@ -80,6 +84,7 @@ type Timer interface {
 type agent struct {
 	id, kind, token, endpoint, status, conversationID string
 	games                                             []string
+	features                                          []string // extensions it announced at registration
 	maxMatches                                        int
 	registeredAt                                      string
 	violations                                        int
@@ -89,6 +94,9 @@ type agent struct {
 }
 
 func (a *agent) sender() string { return a.kind + ":" + a.id }
+
+// has reports whether the agent announced feature at registration.
+func (a *agent) has(feature string) bool { return slices.Contains(a.features, feature) }
 
 type round struct {
 	id, status    string
@@ -106,6 +114,15 @@ type match struct {
 	previousReferees                         map[string]bool
 	refusedBy                                map[string]bool // referees that did not take it
 	deadline                                 time.Time       // of its result while ASSIGNED or IN_PROGRESS
+	// failures counts the failures that count toward retries.max_match_attempts.
+	failures int
+	// progress is what its referee last said of it; reminders counts the RESULT_REMINDERs
+	// sent since play ended.
+	progress  progress
+	reminders int
+	// cancelling is set while MATCH_CANCELLED is on its way to the referee that lost the
+	// match: it is not assigned again before, so it is never played twice at once.
+	cancelling bool
 	// live holds the steps received in MOVE_EVENTs while the match runs at its current
 	// referee; liveMoves counts their moves (at most maxLiveMoves).
 	live      []web.Step
@@ -162,9 +179,10 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // outbound calls and timers in flight; each ends with ctx
 
-	games   *game.Registry
-	hub     *events.Hub
-	metrics *metrics
+	games    *game.Registry
+	maxSteps int // of the league's game: bounds a legal match's duration
+	hub      *events.Hub
+	metrics  *metrics
 }
 
 // NewManager loads the league from the database, creating it on first start.
@@ -190,7 +208,8 @@ func NewManager(opt Options) (*Manager, error) {
 		return nil, fmt.Errorf("game %q is not in the game registry", cfg.League.GameType)
 	}
 	// The match views re-play moves with these rules.
-	if _, err := opt.Games.New(cfg.League.GameType, entry.Params); err != nil {
+	rules, err := opt.Games.New(cfg.League.GameType, entry.Params)
+	if err != nil {
 		return nil, fmt.Errorf("rules of %s: %w", cfg.League.GameType, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -199,7 +218,7 @@ func NewManager(opt Options) (*Manager, error) {
 		referees: map[string]*agent{}, players: map[string]*agent{}, senders: map[string]*agent{},
 		tokens: map[string]*agent{}, matches: map[string]*match{}, current: -1,
 		limits: newLimiters(cfg), shutdownReq: make(chan string, 1), stats: map[string]*PlayerStats{},
-		ctx: ctx, cancel: cancel, games: opt.Games, hub: events.NewHub(eventsKept),
+		ctx: ctx, cancel: cancel, games: opt.Games, maxSteps: rules.MaxSteps(), hub: events.NewHub(eventsKept),
 	}
 	m.metrics = newMetrics(m)
 	if err := m.load(); err != nil {
@@ -259,7 +278,7 @@ func (m *Manager) load() error {
 }
 
 func (m *Manager) loadAgents(db *sql.DB) error {
-	rows, err := db.Query(`SELECT referee_id, auth_token, status, endpoint_url, game_types, max_concurrent_matches, conversation_id, registered_at,
+	rows, err := db.Query(`SELECT referee_id, auth_token, status, endpoint_url, game_types, features, max_concurrent_matches, conversation_id, registered_at,
 		violations, coalesce(suspended_until, '') FROM referees`)
 	if err != nil {
 		return fmt.Errorf("load referees: %w", err)
@@ -267,12 +286,15 @@ func (m *Manager) loadAgents(db *sql.DB) error {
 	defer rows.Close()
 	for rows.Next() {
 		a := &agent{kind: "referee"}
-		var games, until string
-		if err := rows.Scan(&a.id, &a.token, &a.status, &a.endpoint, &games, &a.maxMatches, &a.conversationID, &a.registeredAt, &a.violations, &until); err != nil {
+		var games, features, until string
+		if err := rows.Scan(&a.id, &a.token, &a.status, &a.endpoint, &games, &features, &a.maxMatches, &a.conversationID, &a.registeredAt, &a.violations, &until); err != nil {
 			return fmt.Errorf("load referees: %w", err)
 		}
 		if err := json.Unmarshal([]byte(games), &a.games); err != nil {
 			return fmt.Errorf("load referee %s games: %w", a.id, err)
+		}
+		if err := json.Unmarshal([]byte(features), &a.features); err != nil {
+			return fmt.Errorf("load referee %s features: %w", a.id, err)
 		}
 		if err := a.setSuspendedUntil(until); err != nil {
 			return err
@@ -282,16 +304,19 @@ func (m *Manager) loadAgents(db *sql.DB) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load referees: %w", err)
 	}
-	prow, err := db.Query(`SELECT player_id, auth_token, status, endpoint_url, conversation_id, registered_at, violations, coalesce(suspended_until, '') FROM players`)
+	prow, err := db.Query(`SELECT player_id, auth_token, status, endpoint_url, features, conversation_id, registered_at, violations, coalesce(suspended_until, '') FROM players`)
 	if err != nil {
 		return fmt.Errorf("load players: %w", err)
 	}
 	defer prow.Close()
 	for prow.Next() {
 		a := &agent{kind: "player"}
-		var until string
-		if err := prow.Scan(&a.id, &a.token, &a.status, &a.endpoint, &a.conversationID, &a.registeredAt, &a.violations, &until); err != nil {
+		var features, until string
+		if err := prow.Scan(&a.id, &a.token, &a.status, &a.endpoint, &features, &a.conversationID, &a.registeredAt, &a.violations, &until); err != nil {
 			return fmt.Errorf("load players: %w", err)
+		}
+		if err := json.Unmarshal([]byte(features), &a.features); err != nil {
+			return fmt.Errorf("load player %s features: %w", a.id, err)
 		}
 		if err := a.setSuspendedUntil(until); err != nil {
 			return err
@@ -343,7 +368,7 @@ func (m *Manager) loadSchedule(db *sql.DB) error {
 		return fmt.Errorf("load rounds: %w", err)
 	}
 	mrows, err := db.Query(`SELECT m.match_id, m.round_id, coalesce(m.referee_id, ''), m.players, m.status, coalesce(m.assigned_at, ''), m.match_seed, m.match_index,
-		r.outcome, r.points FROM matches m LEFT JOIN match_results r ON r.match_id = m.match_id ORDER BY m.match_index`)
+		m.failures, r.outcome, r.points FROM matches m LEFT JOIN match_results r ON r.match_id = m.match_id ORDER BY m.match_index`)
 	if err != nil {
 		return fmt.Errorf("load matches: %w", err)
 	}
@@ -352,7 +377,7 @@ func (m *Manager) loadSchedule(db *sql.DB) error {
 		mt := &match{previousReferees: map[string]bool{}}
 		var players string
 		var outcome, points sql.NullString
-		if err := mrows.Scan(&mt.id, &mt.roundID, &mt.referee, &players, &mt.status, &mt.assignedAt, &mt.seed, &mt.index, &outcome, &points); err != nil {
+		if err := mrows.Scan(&mt.id, &mt.roundID, &mt.referee, &players, &mt.status, &mt.assignedAt, &mt.seed, &mt.index, &mt.failures, &outcome, &points); err != nil {
 			return fmt.Errorf("load matches: %w", err)
 		}
 		var ps []string

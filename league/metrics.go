@@ -18,8 +18,9 @@ type metrics struct {
 	// resultSeconds is the time from a MATCH_RESULT_REPORT's arrival to its answer, for
 	// the results stored.
 	resultSeconds prometheus.Histogram
-	// timeouts by kind: lease (a referee's lease ran out), result_report (no result in
-	// time), assignment (an assignment could not be delivered).
+	// timeouts by kind: lease (a referee's lease ran out), result_report (a result late
+	// after play ended: a reminder), match_deadline (a match failed for want of progress
+	// or of its result), assignment (an assignment could not be delivered).
 	timeouts *prometheus.CounterVec
 	// violations by kind: the players' kinds of game_metadata.violations, and
 	// referee_undelivered for a referee that could not be reached with an assignment.
@@ -40,7 +41,7 @@ func newMetrics(m *Manager) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
 		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "league_timeouts_total", Help: "League-level timeouts by kind (lease, result_report, assignment).",
+			Name: "league_timeouts_total", Help: "League-level timeouts by kind (lease, result_report, match_deadline, assignment).",
 		}, []string{"kind"}),
 		violations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "league_violations_total", Help: "Violations counted against agents, by kind.",

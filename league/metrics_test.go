@@ -3,6 +3,7 @@ package league
 import (
 	"testing"
 
+	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/internal/promtext"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -23,7 +24,8 @@ func (h *harness) scrape() map[string]float64 {
 // active and suspended agents, move events.
 func TestMetricsMove(t *testing.T) {
 	clock := newFakeClock()
-	h := newHarness(t, harnessOptions{clock: clock})
+	// The suspension must outlast the longest legal match waited for below.
+	h := newHarness(t, harnessOptions{clock: clock, cfg: func(c *config.Config) { c.Timeouts.Enforcement.SuspensionDurationSeconds = 86400 }})
 	before := h.scrape()
 	l := h.register([]string{"ref1", "ref2"}, nil, playerIDs(4))
 	h.refused(refereeRegistration(t, "ref1", "http://127.0.0.1:9/other/mcp", nil), protocol.ReasonDuplicateRegistration)
@@ -41,7 +43,7 @@ func TestMetricsMove(t *testing.T) {
 	h.ok(heartbeatMsg(t, ms[1].Referee, l.refTokens[ms[1].Referee], ms[1].ID))
 	clock.Advance(h.cfg.LeaseDuration())
 	h.settle()
-	clock.Advance(h.cfg.ResultReportTimeout())
+	clock.Advance(max(h.cfg.ResultReportTimeout(), h.m.longestMatch()))
 	after := h.scrape()
 
 	tests := []struct {
@@ -56,7 +58,7 @@ func TestMetricsMove(t *testing.T) {
 		{`league_current_round`, 1},
 		{`league_result_processing_seconds_count`, 1},
 		{`league_timeouts_total{kind="lease"}`, 1},
-		{`league_timeouts_total{kind="result_report"}`, 1},
+		{`league_timeouts_total{kind="match_deadline"}`, 1},
 		{`league_violations_total{kind="timeout"}`, 3},
 		{`league_standings_queries_total`, 1},
 		{`league_agents_active{kind="player"}`, 3},

@@ -156,7 +156,7 @@ func (m *Manager) cancelUnfinished(reason string) error {
 	var open []*match
 	for _, r := range m.rounds {
 		for _, mt := range r.matches {
-			if mt.status != MatchCompleted && mt.status != MatchCancelled {
+			if mt.status != MatchCompleted && mt.status != MatchCancelled && mt.status != MatchAbandoned {
 				open = append(open, mt)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 )
 
 // schemaVersion must equal PRAGMA user_version set by sql/schema.sql.
-const schemaVersion = 1
+const schemaVersion = 2
 
 //go:embed sql/*.sql
 var sqlFiles embed.FS

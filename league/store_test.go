@@ -39,9 +39,9 @@ func TestOpenStoreChecksSchemaVersion(t *testing.T) {
 		{"new file", nil, nil},
 		{"empty database with another user_version", []string{"PRAGMA user_version = 5"}, nil},
 		{"database of a newer League Manager", []string{"CREATE TABLE leagues (league_id TEXT)", "PRAGMA user_version = 7"},
-			[]string{"user_version 7", "needs 1", "new database"}},
+			[]string{"user_version 7", "needs 2", "new database"}},
 		{"database without a version", []string{"CREATE TABLE something (x)"},
-			[]string{"user_version 0", "needs 1"}},
+			[]string{"user_version 0", "needs 2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

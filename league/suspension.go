@@ -69,7 +69,7 @@ func (m *Manager) apply(u agentUpdate) {
 		m.auditNote("AGENT_SUSPENDED", map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
 		m.armDeadline(a.suspendedUntil)
 		if a.kind == "referee" {
-			m.failMatches(m.matchesOf(a.id), "referee "+a.id+" is suspended")
+			m.failMatches(m.matchesOf(a.id), "referee "+a.id+" is suspended", true)
 		}
 	case was == AgentSuspended && a.status != AgentSuspended:
 		m.log.Info().Str(a.kind+"_id", a.id).Msg("suspension over")

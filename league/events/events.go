@@ -14,11 +14,13 @@ import (
 
 // Event types.
 const (
-	AgentRegistered  = "agent_registered"
-	RoundStarted     = "round_started"
-	MatchAssigned    = "match_assigned"
-	MoveMade         = "move_made"
-	MatchFinished    = "match_finished"
+	AgentRegistered = "agent_registered"
+	RoundStarted    = "round_started"
+	MatchAssigned   = "match_assigned"
+	MoveMade        = "move_made"
+	MatchFinished   = "match_finished"
+	// MatchAbandoned: the match failed too often and will not be played.
+	MatchAbandoned   = "match_abandoned"
 	StandingsChanged = "standings_changed"
 	LeagueCompleted  = "league_completed"
 	// Reset tells a client it asked to resume from an event the hub no longer holds:

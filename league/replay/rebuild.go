@@ -17,6 +17,9 @@ const (
 	EventRecovery = "AUDIT_RECOVERY"
 	// EventResult records a result the League Manager decided itself (e.g. a forfeit).
 	EventResult = "RESULT_RECORDED"
+	// EventAbandoned records a match that failed retries.max_match_attempts times: it has
+	// no result and its round completes without it.
+	EventAbandoned = "MATCH_ABANDONED"
 )
 
 // League is what the audit log says happened.
@@ -28,6 +31,7 @@ type League struct {
 	Referees   []string
 	Rounds     []Round
 	Results    map[string]*Result
+	Abandoned  map[string]int     // line of the MATCH_ABANDONED event, by match id
 	Scoring    map[string]Scoring // by match id, from its last assignment
 	Recoveries []int              // lines of AUDIT_RECOVERY records
 	matchRound map[string]int
@@ -90,7 +94,7 @@ type scheduleNote struct {
 // Rebuild reconstructs the league from the log alone: registrations, the schedule and
 // every acknowledged result.
 func Rebuild(entries []Entry) (*League, error) {
-	l := &League{Results: map[string]*Result{}, Scoring: map[string]Scoring{}, matchRound: map[string]int{}}
+	l := &League{Results: map[string]*Result{}, Abandoned: map[string]int{}, Scoring: map[string]Scoring{}, matchRound: map[string]int{}}
 	players := map[string]bool{}
 	referees := map[string]bool{}
 	for i := 0; i < len(entries); i++ {
@@ -196,6 +200,22 @@ func (l *League) applyEvent(e *Entry) error {
 		}
 		r.Line = e.Line
 		return l.addResult(&r)
+	case EventAbandoned:
+		var a struct {
+			MatchID string `json:"match_id"`
+		}
+		if err := json.Unmarshal(ev.Body, &a); err != nil {
+			return &LineError{Line: e.Line, Msg: "abandoned match cannot be read: " + err.Error()}
+		}
+		if _, ok := l.matchRound[a.MatchID]; !ok {
+			return &LineError{Line: e.Line, Msg: fmt.Sprintf("match %s is abandoned but not in the schedule", a.MatchID)}
+		}
+		if r := l.Results[a.MatchID]; r != nil {
+			return &LineError{Line: e.Line, Msg: fmt.Sprintf("match %s is abandoned but has a result (line %d)", a.MatchID, r.Line)}
+		}
+		if _, ok := l.Abandoned[a.MatchID]; !ok {
+			l.Abandoned[a.MatchID] = e.Line
+		}
 	}
 	return nil
 }
@@ -205,6 +225,9 @@ func (l *League) applyEvent(e *Entry) error {
 func (l *League) addResult(r *Result) error {
 	if _, ok := l.matchRound[r.MatchID]; !ok {
 		return &LineError{Line: r.Line, Msg: fmt.Sprintf("result for match %s, which is not in the schedule", r.MatchID)}
+	}
+	if line, ok := l.Abandoned[r.MatchID]; ok {
+		return &LineError{Line: r.Line, Msg: fmt.Sprintf("result for match %s, which was abandoned (line %d)", r.MatchID, line)}
 	}
 	if old, ok := l.Results[r.MatchID]; ok {
 		if !maps.Equal(old.Outcome, r.Outcome) || !maps.Equal(old.Points, r.Points) {
@@ -246,10 +269,10 @@ func (l *League) Match(id string) (Match, bool) {
 	return Match{}, false
 }
 
-// RoundComplete reports whether every match of round i has a result.
+// RoundComplete reports whether every match of round i has a result or was abandoned.
 func (l *League) RoundComplete(i int) bool {
 	for _, m := range l.Rounds[i].Matches {
-		if l.Results[m.ID] == nil {
+		if _, gone := l.Abandoned[m.ID]; l.Results[m.ID] == nil && !gone {
 			return false
 		}
 	}
@@ -286,8 +309,12 @@ func sortedKeys(m map[string]bool) []string {
 
 // WriteReport prints the league and its standings, after every round when rounds is set.
 func (l *League) WriteReport(w io.Writer, rounds bool) error {
-	fmt.Fprintf(w, "league %s, %s, seed %d: %d players, %d referees, %d rounds, %d results\n",
+	fmt.Fprintf(w, "league %s, %s, seed %d: %d players, %d referees, %d rounds, %d results",
 		l.LeagueID, l.GameType, l.Seed, len(l.Players), len(l.Referees), len(l.Rounds), len(l.Results))
+	if len(l.Abandoned) > 0 {
+		fmt.Fprintf(w, ", %d abandoned", len(l.Abandoned))
+	}
+	fmt.Fprintln(w)
 	if rounds {
 		for i, r := range l.Rounds {
 			if !l.RoundComplete(i) {

@@ -1,7 +1,7 @@
 -- League Manager schema. Table and column names of the architecture document (section 5.2)
 -- are binding; this file only adds tables, columns and CHECK values.
 -- Bump user_version (and schemaVersion in store.go) on any change: there are no migrations.
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 CREATE TABLE IF NOT EXISTS leagues (
     league_id TEXT PRIMARY KEY,
@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS referees (
     endpoint_url TEXT NOT NULL,
     game_types TEXT NOT NULL,            -- JSON array
     max_concurrent_matches INTEGER NOT NULL DEFAULT 1,
+    features TEXT NOT NULL DEFAULT '[]', -- JSON array: the extensions it announced
     conversation_id TEXT NOT NULL,       -- of the registration, so a retry gets the same answer
     violations INTEGER NOT NULL DEFAULT 0,
     suspended_until TEXT,
@@ -39,6 +40,7 @@ CREATE TABLE IF NOT EXISTS players (
     registered_at TEXT NOT NULL,
     endpoint_url TEXT NOT NULL,
     display_name TEXT,
+    features TEXT NOT NULL DEFAULT '[]', -- JSON array: the extensions it announced
     conversation_id TEXT NOT NULL,
     violations INTEGER NOT NULL DEFAULT 0,
     suspended_until TEXT,
@@ -63,11 +65,12 @@ CREATE TABLE IF NOT EXISTS matches (
     referee_id TEXT,
     game_type TEXT NOT NULL,
     players TEXT NOT NULL,               -- JSON array of two player ids, first mover first
-    status TEXT NOT NULL CHECK(status IN ('PENDING', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED')),
+    status TEXT NOT NULL CHECK(status IN ('PENDING', 'ASSIGNED', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'ABANDONED')),
     assigned_at TEXT,
     match_seed INTEGER NOT NULL,
     match_index INTEGER NOT NULL,
     assignments INTEGER NOT NULL DEFAULT 0, -- how many times it was handed to a referee
+    failures INTEGER NOT NULL DEFAULT 0,    -- failures that count toward retries.max_match_attempts
     FOREIGN KEY (round_id) REFERENCES rounds(round_id),
     FOREIGN KEY (referee_id) REFERENCES referees(referee_id)
 );
