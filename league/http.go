@@ -24,6 +24,30 @@ type Status struct {
 	Agents          []AgentStatus  `json:"agents"`
 	// ShuttingDown is set from the start of a graceful shutdown.
 	ShuttingDown bool `json:"shutting_down,omitempty"`
+	// Abandoned lists the matches that failed retries.max_match_attempts times.
+	Abandoned []AbandonedMatch `json:"abandoned"`
+}
+
+// AbandonedMatch is an abandoned match as /status shows it.
+type AbandonedMatch struct {
+	MatchID  string    `json:"match_id"`
+	RoundID  string    `json:"round_id"`
+	Players  [2]string `json:"players"`
+	Referee  string    `json:"last_referee_id"`
+	Failures int       `json:"failures"`
+}
+
+// abandoned lists the abandoned matches in schedule order. Callers hold mu.
+func (m *Manager) abandoned() []*match {
+	var out []*match
+	for _, r := range m.rounds {
+		for _, mt := range r.matches {
+			if mt.status == MatchAbandoned {
+				out = append(out, mt)
+			}
+		}
+	}
+	return out
 }
 
 // AgentStatus is one agent as /status shows it (never its token).
@@ -50,7 +74,10 @@ func (m *Manager) Status() Status {
 		State: m.state, LeagueID: m.leagueID, GameType: m.cfg.League.GameType,
 		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
 		MatchesTotal: len(m.matches), MatchesByStatus: m.matchCounts(), Agents: []AgentStatus{},
-		ShuttingDown: m.stopping,
+		ShuttingDown: m.stopping, Abandoned: []AbandonedMatch{},
+	}
+	for _, mt := range m.abandoned() {
+		s.Abandoned = append(s.Abandoned, AbandonedMatch{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players, Referee: mt.referee, Failures: mt.failures})
 	}
 	if m.current >= 0 {
 		s.CurrentRound = m.rounds[m.current].number

@@ -237,8 +237,11 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 	if got := l.m.State(); got != StateCompleted {
 		t.Fatalf("state %s, want %s: the abandoned match completes its round", got, StateCompleted)
 	}
-	if got := l.m.Status().MatchesByStatus[MatchAbandoned]; got != 1 {
-		t.Errorf("/status counts %d abandoned matches, want 1", got)
+	if st := l.m.Status(); st.MatchesByStatus[MatchAbandoned] != 1 || len(st.Abandoned) != 1 || st.Abandoned[0].MatchID != mt.ID || st.Abandoned[0].Failures != 2 {
+		t.Errorf("/status: %d abandoned, list %+v, want match %s with 2 failures", st.MatchesByStatus[MatchAbandoned], st.Abandoned, mt.ID)
+	}
+	if v, err := l.m.LeagueView(); err != nil || len(v.Abandoned) != 1 || v.Abandoned[0].MatchID != mt.ID {
+		t.Errorf("dashboard view: %+v (%v), want the abandoned match listed", v.Abandoned, err)
 	}
 	for _, row := range l.m.table.Rows() {
 		if row.Points != 0 || row.MatchesPlayed != 0 {

@@ -81,6 +81,10 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 	if v.Standings == nil {
 		v.Standings = []standings.Row{}
 	}
+	v.Abandoned = []web.MatchSummary{}
+	for _, mt := range m.abandoned() {
+		v.Abandoned = append(v.Abandoned, web.MatchSummary{MatchID: mt.id, Players: mt.players, Status: mt.status, Referee: mt.referee})
+	}
 	if m.current >= 0 {
 		r := m.rounds[m.current]
 		v.CurrentRound = r.number

@@ -33,7 +33,9 @@ type LeagueView struct {
 	MatchesTotal int             `json:"matches_total"`
 	Standings    []standings.Row `json:"standings"`
 	Round        *RoundView      `json:"round,omitempty"`
-	LastEventID  uint64          `json:"last_event_id"`
+	// Abandoned lists every abandoned match of the league, for an operator.
+	Abandoned   []MatchSummary `json:"abandoned"`
+	LastEventID uint64         `json:"last_event_id"`
 }
 
 // RoundView is a round and its matches.

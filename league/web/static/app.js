@@ -23,7 +23,7 @@ function stream(url, onEvent) {
   const es = new EventSource(url);
   es.onopen = () => { live.textContent = "live"; live.classList.add("on"); };
   es.onerror = () => { live.textContent = "reconnecting…"; live.classList.remove("on"); };
-  const types = ["agent_registered", "round_started", "match_assigned", "move_made", "match_finished", "standings_changed", "league_completed", "reset"];
+  const types = ["agent_registered", "round_started", "match_assigned", "move_made", "match_finished", "match_abandoned", "standings_changed", "league_completed", "reset"];
   for (const t of types) es.addEventListener(t, (m) => onEvent(t, m.data ? JSON.parse(m.data) : {}));
   return es;
 }
@@ -40,7 +40,9 @@ function dashboard() {
     const kv = document.getElementById("league");
     kv.replaceChildren();
     const done = (v.matches_by_status || {}).COMPLETED || 0;
-    for (const [k, val] of [["State", v.state], ["Round", v.current_round + " / " + v.total_rounds], ["Matches", done + " / " + v.matches_total], ["Players", v.players], ["Referees", v.referees]]) {
+    const gone = (v.matches_by_status || {}).ABANDONED || 0;
+    const matches = done + " / " + v.matches_total + (gone ? " (" + gone + " abandoned)" : "");
+    for (const [k, val] of [["State", v.state], ["Round", v.current_round + " / " + v.total_rounds], ["Matches", matches], ["Players", v.players], ["Referees", v.referees]]) {
       kv.append(el("dt", {}, k), el("dd", {}, val));
     }
     const sb = document.querySelector("#standings tbody");
@@ -56,6 +58,14 @@ function dashboard() {
       el("td", {}, el("a", { href: "/match?id=" + encodeURIComponent(m.match_id) }, m.match_id)),
       el("td", {}, m.players[0] + " vs " + m.players[1]),
       el("td", {}, el("span", { class: "badge " + m.status }, m.status)),
+      el("td", {}, m.referee_id || ""))));
+    // Abandoned matches stay listed for an operator, whatever round is showing.
+    const ab = v.abandoned || [];
+    document.getElementById("abandoned").hidden = ab.length === 0;
+    document.querySelector("#abandoned tbody").replaceChildren(...ab.map((m) => el("tr", {},
+      el("td", {}, el("a", { href: "/match?id=" + encodeURIComponent(m.match_id) }, m.match_id)),
+      el("td", {}, m.players[0] + " vs " + m.players[1]),
+      el("td", {}, el("span", { class: "badge ABANDONED" }, "ABANDONED")),
       el("td", {}, m.referee_id || ""))));
   };
   const refresh = debounce(() => getJSON("/api/league").then(render).catch(() => {}), 100);
