@@ -26,9 +26,8 @@ func fastConfig(t *testing.T, patch func(league, policy map[string]any)) string 
 		return m
 	}
 	league, policy, games := load("league.yaml"), load("timeout_policy.yaml"), load("game_registry.yaml")
-	lt := league["timeouts"].(map[string]any)
-	lt["registration_response_ms"], lt["match_join_ack_ms"], lt["move_response_ms"], lt["result_report_ms"] = 500, 300, 300, 3000
-	league["retries"] = map[string]any{"max_attempts": 3, "backoff_ms": 50}
+	// Timeouts live in timeout_policy.yaml alone; league.yaml does not repeat them.
+	league["retries"] = map[string]any{"max_attempts": 3, "backoff_ms": 50, "max_match_attempts": 3}
 	pt := policy["timeouts"].(map[string]any)
 	ll := pt["league_level"].(map[string]any)
 	ll["registration"], ll["result_report"], ll["heartbeat_interval_ms"], ll["lease_ms"] = 500, 3000, 100, 400
