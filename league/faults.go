@@ -23,12 +23,10 @@ package league
 //     {status: acknowledged, lease_ms}; each heartbeat grants a lease of lease_ms from its
 //     arrival. A referee that never sent one holds no lease and is never lost.
 //   - When a lease runs out the referee is lost (GET /status: lost): it gets no match
-//     until its next heartbeat. Each of its ASSIGNED or IN_PROGRESS matches becomes
-//     FAILED, both players get MATCH_CANCELLED {match_id, reason} (best effort: one
-//     attempt, short deadline; UNSUPPORTED_MESSAGE is fine), and the match is assigned
-//     again under the same match_id, to another referee when one is free.
-//   - A match still without a result result_report_ms after its assignment is failed and
-//     assigned again the same way, whatever its referee.
+//     until its next heartbeat, and each of its ASSIGNED or IN_PROGRESS matches fails.
+//   - How long a match may run, reminders, failures and abandonment: lifetime.go.
+//   - MATCH_CANCELLED {match_id, reason} goes to the players and the referee of a failed
+//     match that announced match_cancellation (best effort: one attempt, short deadline).
 //   - A report from a referee that no longer holds the match is refused with
 //     STALE_ASSIGNMENT.
 //   - Leases live in memory: after a restart no referee holds one until it heartbeats.
@@ -90,7 +88,7 @@ package league
 // or that stays idle between requests for 60 s (DefaultHTTPTimeouts).
 //
 // The audit log records these decisions as events beside the message exchanges:
-// RESULT_RECORDED (a forfeit), MATCH_FAILED, REFEREE_LOST, REFEREE_BACK,
+// RESULT_RECORDED (a forfeit), MATCH_FAILED, MATCH_ABANDONED, REFEREE_LOST, REFEREE_BACK,
 // AGENT_SUSPENDED, AGENT_REINSTATED, LEAGUE_SHUTDOWN and LEAGUE_RESUMED.
 
 import (
