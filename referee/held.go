@@ -223,10 +223,20 @@ func (r *Referee) sendReport(ctx context.Context, msg *protocol.Message) error {
 
 // judged says the League Manager answered a report in a way that sending the same
 // bytes again cannot change: a refusal with a reason other than RATE_LIMITED or
-// INTERNAL, or an HTTP 4xx other than 429 (e.g. 413, too large).
+// INTERNAL, an error of a League Manager's own without a reason (one written from the
+// seeds) unless its code is the JSON-RPC internal error, or an HTTP 4xx other than 429
+// (e.g. 413, too large).
 func judged(err error) bool {
-	if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited && reason != protocol.ReasonInternal {
-		return true
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		switch reason := protocol.ReasonOf(perr); reason {
+		case protocol.ReasonRateLimited, protocol.ReasonInternal:
+			return false
+		case "":
+			return perr.Code != protocol.CodeInternalError
+		default:
+			return true
+		}
 	}
 	var status *protocol.StatusError
 	return errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusTooManyRequests

@@ -376,6 +376,26 @@ func TestReportStopsWhenRefusedOrStopped(t *testing.T) {
 			t.Errorf("got %d attempts over %v, want 1 at once", n, time.Since(start))
 		}
 	})
+	// A League Manager written from the seeds refuses with errors of its own, without
+	// data.reason: final, unless it is the JSON-RPC internal error.
+	for _, tc := range []struct {
+		code         int
+		wantAttempts int
+	}{{-32000, 1}, {-32602, 1}, {protocol.CodeInternalError, 3}} {
+		synctest.Test(t, func(t *testing.T) {
+			fl := newFakeLeagueCaller(t, func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+				if n == 2 {
+					return leagueReply(m, protocol.MatchResultAck, map[string]string{"status": "acknowledged", "match_id": m.Envelope.MatchID})
+				}
+				return nil, fmt.Errorf("report: %w", &protocol.Error{Code: tc.code, Message: "Authentication failed", Data: &protocol.ErrorData{}})
+			})
+			r := registeredReferee(t, fl, zerolog.Nop(), nil)
+			_ = r.report(context.Background(), testReport(t, r), nil)
+			if n := len(fl.sent(protocol.MatchResultReport)); n != tc.wantAttempts {
+				t.Errorf("error %d without a reason: got %d attempts, want %d", tc.code, n, tc.wantAttempts)
+			}
+		})
+	}
 	synctest.Test(t, func(t *testing.T) {
 		// A report too large for the League Manager (413) would be refused again.
 		fl := newFakeLeagueCaller(t, func(context.Context, *protocol.Message, int) (*protocol.Message, error) {
