@@ -10,6 +10,8 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 )
@@ -250,8 +252,35 @@ func (s *Server) finish(ex Exchange, resp *Response) []byte {
 	return out
 }
 
+// maxDetailsBytes bounds data.details: the violations of a large request could otherwise
+// make the answer larger than the request.
+const maxDetailsBytes = 4096
+
+// errorResponse answers with e, filling data.details (seed 004 section 4.1) when the
+// error does not carry its own: the violations joined by "; ", else the message.
+// INTERNAL says nothing more than "internal error", so it gets none.
 func errorResponse(id json.RawMessage, e *Error) *Response {
+	if e.Data != nil && e.Data.Details == "" && e.Data.Reason != ReasonInternal {
+		d := e.Message
+		if len(e.Data.Violations) > 0 {
+			d = strings.Join(e.Data.Violations, "; ")
+		}
+		e.Data.Details = truncateUTF8(d, maxDetailsBytes)
+	}
 	return &Response{JSONRPC: JSONRPCVersion, Error: e, ID: id}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character, marking the cut.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	cut := n - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
 }
 
 // requestID reads the id member: present or not, and whether it has a legal type.

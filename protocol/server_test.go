@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -252,6 +253,14 @@ func TestServerRefusals(t *testing.T) {
 			}
 			if string(resp.ID) != tt.wantID {
 				t.Errorf("got id %s, want %s", resp.ID, tt.wantID)
+			}
+			// data.details (seed 004 section 4.1) is the specific cause: every violation, else the message.
+			wantDetails := resp.Error.Message
+			if len(resp.Error.Data.Violations) > 0 {
+				wantDetails = strings.Join(resp.Error.Data.Violations, "; ")
+			}
+			if resp.Error.Data.Details != wantDetails {
+				t.Errorf("got data.details %q, want %q", resp.Error.Data.Details, wantDetails)
 			}
 			if tt.wantViolations != nil && !reflect.DeepEqual(resp.Error.Data.Violations, tt.wantViolations) {
 				t.Errorf("got violations %q, want %q", resp.Error.Data.Violations, tt.wantViolations)
@@ -564,6 +573,14 @@ func TestServerHandlerErrors(t *testing.T) {
 			if resp.Error.Data.ConversationID != m.Envelope.ConversationID {
 				t.Errorf("got data.conversation_id %q, want %q", resp.Error.Data.ConversationID, m.Envelope.ConversationID)
 			}
+			// INTERNAL says nothing beyond its message; every other reason names its cause.
+			wantDetails := tt.wantMsg
+			if tt.wantReason == protocol.ReasonInternal {
+				wantDetails = ""
+			}
+			if resp.Error.Data.Details != wantDetails {
+				t.Errorf("got data.details %q, want %q", resp.Error.Data.Details, wantDetails)
+			}
 			for _, leak := range []string{secret, "hunter2", testToken} {
 				if bytes.Contains(out, []byte(leak)) {
 					t.Errorf("answer %s leaks %q", out, leak)
@@ -573,6 +590,38 @@ func TestServerHandlerErrors(t *testing.T) {
 	}
 	if shared.Data.ConversationID != "" {
 		t.Errorf("server wrote conversation id %q into the handler's shared error", shared.Data.ConversationID)
+	}
+}
+
+// TestServerErrorDetails checks data.details beyond the defaults: a handler's own details
+// are kept, and details are bounded without splitting a character.
+func TestServerErrorDetails(t *testing.T) {
+	own := protocol.Errorf(protocol.ReasonBusy, "busy")
+	own.Data.Details = "3 of 3 matches running, 16 of 16 queued"
+	long := protocol.Errorf(protocol.ReasonInvalidResult, "%s", strings.Repeat("é", 5000))
+	tests := []struct {
+		name   string
+		err    *protocol.Error
+		check  func(d string) bool
+		expect string
+	}{
+		{"handler's own details", own, func(d string) bool { return d == own.Data.Details }, "the handler's details"},
+		{"long cause", long, func(d string) bool {
+			return len(d) <= 4096 && utf8.ValidString(d) && strings.HasSuffix(d, "…") && strings.HasPrefix(d, "éé")
+		}, "at most 4096 bytes of valid UTF-8 ending in …"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serve(t, protocol.HandlerFunc(func(context.Context, *protocol.Message) (*protocol.Message, error) { return nil, tt.err }), nil)
+			_, out := post(t, srv.URL, call(t, 1, heartbeat(t)))
+			resp := decodeResponse(t, out)
+			if resp.Error == nil || resp.Error.Data == nil {
+				t.Fatalf("got %s, want an error with data", out)
+			}
+			if d := resp.Error.Data.Details; !tt.check(d) {
+				t.Errorf("got data.details of %d bytes %.60q, want %s", len(d), d, tt.expect)
+			}
+		})
 	}
 }
 

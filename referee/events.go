@@ -11,10 +11,10 @@ import (
 )
 
 // Move events are best effort: they feed the League Manager's live view and never slow
-// or fail a match. Each applied move becomes one MOVE_EVENT in a bounded queue per match
-// (a full queue drops the event), drained by one goroutine that sends each event once
-// with a short deadline. A League Manager that does not know MOVE_EVENT
-// (UNSUPPORTED_MESSAGE) gets none for the rest of the referee's life.
+// or fail a match. They go only to a League Manager that announced move_events. Each
+// applied move becomes one MOVE_EVENT in a bounded queue per match (a full queue drops
+// the event), drained by one goroutine that sends each event once with a short
+// deadline; an error answer, whatever its reason, only counts as a failed event.
 const (
 	moveEventQueue   = 64
 	moveEventTimeout = time.Second
@@ -34,12 +34,12 @@ type moveEvents struct {
 }
 
 // startMoveEvents starts the sender of a match's move events. Its goroutine ends once
-// finish was called and the queue is sent, or at stop, or when the referee's matches end.
-func (r *Referee) startMoveEvents(a Assignment, log zerolog.Logger) *moveEvents {
+// finish was called and the queue is sent, or at stop, or when ctx (the match's) ends.
+func (r *Referee) startMoveEvents(ctx context.Context, a Assignment, log zerolog.Logger) *moveEvents {
 	r.mu.Lock()
 	token, leagueID := r.token, r.leagueID
 	r.mu.Unlock()
-	ctx, cancel := context.WithCancel(r.ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	ev := &moveEvents{r: r, a: a, token: token, leagueID: leagueID, log: log,
 		queue: make(chan *protocol.Message, moveEventQueue), cancel: cancel, done: make(chan struct{})}
 	go ev.run(ctx)
@@ -48,9 +48,6 @@ func (r *Referee) startMoveEvents(a Assignment, log zerolog.Logger) *moveEvents 
 
 // add queues the event of one applied move (MatchRunner.OnMove). It never blocks.
 func (ev *moveEvents) add(rec MoveRecord, state game.State) {
-	if ev.r.noMoveEvents.Load() {
-		return
-	}
 	msg, err := protocol.NewMessage(protocol.MoveEvent, protocol.RefereeSender(ev.r.cfg.ID), map[string]any{
 		"step_number": rec.Step, "player_id": rec.Player, "move": rec.Move, "outcome": rec.Outcome, "state": state.Final(),
 	})
@@ -93,19 +90,12 @@ func (ev *moveEvents) run(ctx context.Context) {
 
 // send makes one attempt at one event.
 func (ev *moveEvents) send(ctx context.Context, msg *protocol.Message) {
-	if ev.r.noMoveEvents.Load() {
-		return
-	}
 	_, err := ev.r.league.Call(ctx, ev.r.cfg.LeagueURL, msg, protocol.CallOptions{
 		Timeout: moveEventTimeout, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.SenderLeagueManager,
 	})
 	switch {
 	case err == nil:
 		ev.r.metrics.moveEvents.WithLabelValues("sent").Inc()
-	case protocol.ReasonOf(err) == protocol.ReasonUnsupportedMessage:
-		if !ev.r.noMoveEvents.Swap(true) {
-			ev.log.Info().Msg("the League Manager does not take move events: none are sent any more")
-		}
 	default:
 		ev.r.metrics.moveEvents.WithLabelValues("failed").Inc()
 		ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Msg("move event not delivered")

@@ -164,7 +164,8 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 		})
 		logs := &syncBuffer{}
 		r := registeredReferee(t, fl, zerolog.New(logs), nil)
-		r.running["m-2"], r.running["m-1"] = &Assignment{MatchID: "m-2"}, &Assignment{MatchID: "m-1"}
+		hold(r, "m-2", protocol.PhasePlaying, 3)
+		hold(r, "m-1", protocol.PhaseJoining, 0)
 
 		ctx, stop := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -172,7 +173,7 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 		start := time.Now()
 		time.Sleep(2500 * time.Millisecond)
 		r.mu.Lock()
-		delete(r.running, "m-2")
+		delete(r.held, "m-2")
 		r.mu.Unlock()
 		time.Sleep(3 * time.Second) // 5.5 s: five ticks
 		stop()
@@ -195,18 +196,20 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 			if b.opt.Timeout != time.Second || b.opt.Retry.Attempts != 1 {
 				t.Errorf("heartbeat %d options %+v, want a 1 s deadline and no retry", i, b.opt)
 			}
-			var p struct {
-				Active []string `json:"active_matches"`
-			}
+			var p map[string]any
 			if err := b.msg.Decode(&p); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"m-1", "m-2"}
+			want := []any{"m-1", "m-2"}
 			if i >= 2 {
-				want = []string{"m-1"}
+				want = []any{"m-1"}
 			}
-			if !slices.Equal(p.Active, want) {
-				t.Errorf("heartbeat %d active_matches %v, want %v", i, p.Active, want)
+			if !slices.Equal(p["active_matches"].([]any), want) {
+				t.Errorf("heartbeat %d active_matches %v, want %v", i, p["active_matches"], want)
+			}
+			// The League Manager did not announce match_progress.
+			if _, ok := p["match_progress"]; ok {
+				t.Errorf("heartbeat %d carries match_progress %v, want none", i, p["match_progress"])
 			}
 		}
 		if n := len(logs.entries(t, "warn", "suspended")); n != 1 {
@@ -218,19 +221,33 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 	})
 }
 
+// hold makes r hold a match in phase at step, as if it had been assigned.
+func hold(r *Referee, id, phase string, step int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held[id] = &heldMatch{a: Assignment{MatchID: id}, phase: phase, step: step}
+}
+
+// A heartbeat to a League Manager that announced match_progress lists every held match
+// with its phase and step, matches holding a slot first, within the schema's bounds.
 func TestHeartbeatListsAtMostTheSchemaLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
 			return leagueReply(m, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": 3000})
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		r.leagueFeatures = []string{protocol.FeatureHeartbeats, protocol.FeatureMatchProgress}
 		for i := range 70 {
-			id := fmt.Sprintf("m-%02d", i)
-			r.running[id] = &Assignment{MatchID: id}
+			hold(r, fmt.Sprintf("m-%02d", i), protocol.PhasePlaying, i)
 		}
+		for i := range 250 {
+			hold(r, fmt.Sprintf("q-%03d", i), protocol.PhaseQueued, 0)
+		}
+		hold(r, "z-reported", protocol.PhaseReporting, 9)
 		r.sendHeartbeat(context.Background(), time.Second)
 		var p struct {
-			Active []string `json:"active_matches"`
+			Active   []string                 `json:"active_matches"`
+			Progress []protocol.MatchProgress `json:"match_progress"`
 		}
 		if err := fl.sent(protocol.HeartbeatRequest)[0].msg.Decode(&p); err != nil {
 			t.Fatal(err)
@@ -238,11 +255,24 @@ func TestHeartbeatListsAtMostTheSchemaLimit(t *testing.T) {
 		if len(p.Active) != maxHeartbeatMatches || p.Active[0] != "m-00" {
 			t.Errorf("got %d active matches starting %v, want %d", len(p.Active), p.Active[:1], maxHeartbeatMatches)
 		}
+		if len(p.Progress) != maxHeartbeatProgress {
+			t.Fatalf("got %d match_progress entries, want %d", len(p.Progress), maxHeartbeatProgress)
+		}
+		want := []protocol.MatchProgress{
+			{MatchID: "m-00", Step: 0, Phase: protocol.PhasePlaying},
+			{MatchID: "m-69", Step: 69, Phase: protocol.PhasePlaying},
+			{MatchID: "z-reported", Step: 9, Phase: protocol.PhaseReporting},
+			{MatchID: "q-000", Step: 0, Phase: protocol.PhaseQueued},
+		}
+		got := []protocol.MatchProgress{p.Progress[0], p.Progress[69], p.Progress[70], p.Progress[71]}
+		if !slices.Equal(got, want) {
+			t.Errorf("got match_progress entries %v at 0, 69, 70, 71, want %v", got, want)
+		}
 	})
 }
 
 func TestRunSendsHeartbeatsUntilItReturns(t *testing.T) {
-	a := startAgents(t, agents{features: []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}, heartbeatMS: 10})
+	a := startAgents(t, agents{features: []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats}, heartbeatMS: 10})
 	f := a.league
 	for range 3 {
 		select {
@@ -277,13 +307,18 @@ func TestRunSendsHeartbeatsUntilItReturns(t *testing.T) {
 	}
 }
 
-// report is what every report test sends.
-func testReport() (Assignment, *Report) {
+// testReport is the MATCH_RESULT_REPORT every report test sends.
+func testReport(t *testing.T, r *Referee) *protocol.Message {
+	t.Helper()
 	a := Assignment{MatchID: "r01-m01", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}
-	return a, &Report{
+	msg, err := r.resultMessage(a, &Report{
 		Outcome: map[string]string{"p1": "win", "p2": "loss"}, Points: map[string]int{"p1": 3, "p2": 0},
 		Metadata: Metadata{Termination: EndNormal, Moves: []MoveRecord{}, Violations: []Violation{}, GameParams: map[string]any{}, FinalState: map[string]any{}},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return msg
 }
 
 func TestReportRetriesWithBackoffUntilAcknowledged(t *testing.T) {
@@ -298,9 +333,9 @@ func TestReportRetriesWithBackoffUntilAcknowledged(t *testing.T) {
 			return leagueReply(m, protocol.MatchResultAck, map[string]string{"status": "acknowledged", "match_id": m.Envelope.MatchID})
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), func(c *Config) { c.ReportTimeout = 300 * time.Millisecond })
-		a, rep := testReport()
+		msg := testReport(t, r)
 		start := time.Now()
-		if err := r.report(context.Background(), a, rep); err != nil {
+		if err := r.report(context.Background(), msg, nil); err != nil {
 			t.Fatalf("report: %v", err)
 		}
 		calls := fl.sent(protocol.MatchResultReport)
@@ -311,8 +346,8 @@ func TestReportRetriesWithBackoffUntilAcknowledged(t *testing.T) {
 			if c.opt.Timeout != 300*time.Millisecond {
 				t.Errorf("attempt %d deadline %v, want the report timeout 300ms", i, c.opt.Timeout)
 			}
-			if c.msg.Envelope.ConversationID != calls[0].msg.Envelope.ConversationID || c.msg.Envelope.AuthToken != r.token {
-				t.Errorf("attempt %d envelope %+v, want the first attempt's conversation and the referee's token", i, c.msg.Envelope)
+			if c.msg != msg || c.msg.Envelope.AuthToken != r.token {
+				t.Errorf("attempt %d envelope %+v, want the one report message with the referee's token", i, c.msg.Envelope)
 			}
 		}
 		// Backoffs with jitter: [125, 250] ms, then [250, 500] ms.
@@ -332,9 +367,8 @@ func TestReportStopsWhenRefusedOrStopped(t *testing.T) {
 			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match r01-m01 was reassigned")
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
-		a, rep := testReport()
 		start := time.Now()
-		err := r.report(context.Background(), a, rep)
+		err := r.report(context.Background(), testReport(t, r), nil)
 		if protocol.ReasonOf(err) != protocol.ReasonStaleAssignment {
 			t.Fatalf("report: %v, want STALE_ASSIGNMENT", err)
 		}
@@ -342,14 +376,33 @@ func TestReportStopsWhenRefusedOrStopped(t *testing.T) {
 			t.Errorf("got %d attempts over %v, want 1 at once", n, time.Since(start))
 		}
 	})
+	// A League Manager written from the seeds refuses with errors of its own, without
+	// data.reason: final, unless it is the JSON-RPC internal error.
+	for _, tc := range []struct {
+		code         int
+		wantAttempts int
+	}{{-32000, 1}, {-32602, 1}, {protocol.CodeInternalError, 3}} {
+		synctest.Test(t, func(t *testing.T) {
+			fl := newFakeLeagueCaller(t, func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+				if n == 2 {
+					return leagueReply(m, protocol.MatchResultAck, map[string]string{"status": "acknowledged", "match_id": m.Envelope.MatchID})
+				}
+				return nil, fmt.Errorf("report: %w", &protocol.Error{Code: tc.code, Message: "Authentication failed", Data: &protocol.ErrorData{}})
+			})
+			r := registeredReferee(t, fl, zerolog.Nop(), nil)
+			_ = r.report(context.Background(), testReport(t, r), nil)
+			if n := len(fl.sent(protocol.MatchResultReport)); n != tc.wantAttempts {
+				t.Errorf("error %d without a reason: got %d attempts, want %d", tc.code, n, tc.wantAttempts)
+			}
+		})
+	}
 	synctest.Test(t, func(t *testing.T) {
 		// A report too large for the League Manager (413) would be refused again.
 		fl := newFakeLeagueCaller(t, func(context.Context, *protocol.Message, int) (*protocol.Message, error) {
 			return nil, fmt.Errorf("report: %w", &protocol.StatusError{Code: http.StatusRequestEntityTooLarge})
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
-		a, rep := testReport()
-		if err := r.report(context.Background(), a, rep); err == nil {
+		if err := r.report(context.Background(), testReport(t, r), nil); err == nil {
 			t.Fatal("report refused with 413: got nil error")
 		}
 		if n := len(fl.sent(protocol.MatchResultReport)); n != 1 {
@@ -361,10 +414,9 @@ func TestReportStopsWhenRefusedOrStopped(t *testing.T) {
 			return nil, fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
-		a, rep := testReport()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := r.report(ctx, a, rep); !errors.Is(err, syscall.ECONNREFUSED) {
+		if err := r.report(ctx, testReport(t, r), nil); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("report: %v, want the last failure", err)
 		}
 		// Waits of 250 ms doubling to 5 s, each with up to half off: 10 to 16 attempts in 30 s.

@@ -147,6 +147,9 @@ type MatchRunner struct {
 	Penalties                Penalties
 	// OnMove, when set, sees every applied move (used for live move events).
 	OnMove func(MoveRecord, game.State)
+	// Progress, when set, hears where the match stands: joining when the invitations
+	// go out, then playing with the steps completed so far, after each applied step.
+	Progress func(phase string, step int)
 }
 
 type seat struct {
@@ -182,6 +185,7 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 	md := Metadata{MatchSeed: r.A.MatchSeed, GameParams: r.A.GameParams, Moves: []MoveRecord{}, Violations: []Violation{}, Referee: r.RefereeID, StartedAt: protocol.Now(time.Now())}
 	state := r.Game.NewState(r.A.MatchSeed)
 
+	r.progress(protocol.PhaseJoining, 0)
 	joined := r.invite(ctx, seats, &md)
 	var outcome [2]game.Outcome
 	switch {
@@ -198,6 +202,7 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 		outcome = technicalLoss(loser)
 		md.Termination, md.Loser = EndNoShow, seats[loser].id
 	default:
+		r.progress(protocol.PhasePlaying, 0)
 		var err error
 		state, err = r.loop(ctx, seats, state, &md)
 		var le *lossError
@@ -234,6 +239,12 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 	}
 	r.announce(ctx, seats, rep)
 	return rep, nil
+}
+
+func (r *MatchRunner) progress(phase string, step int) {
+	if r.Progress != nil {
+		r.Progress(phase, step)
+	}
 }
 
 func technicalLoss(loser int) [2]game.Outcome {
@@ -415,6 +426,7 @@ func (r *MatchRunner) loop(ctx context.Context, seats [2]*seat, state game.State
 		state = next
 		md.Moves = append(md.Moves, records...)
 		md.Steps = step
+		r.progress(protocol.PhasePlaying, step)
 		if r.OnMove != nil {
 			for _, rec := range records {
 				r.OnMove(rec, state)

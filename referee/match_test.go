@@ -57,12 +57,13 @@ func (f *fakeCaller) Call(ctx context.Context, url string, m *protocol.Message, 
 	return p(ctx, m, n)
 }
 
+// sent lists the requests of messageType ("" for any) sent with auth token to ("" for any).
 func (f *fakeCaller) sent(messageType, to string) []*protocol.Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []*protocol.Message
 	for _, m := range f.requests {
-		if m.Envelope.MessageType == messageType && (to == "" || m.Envelope.AuthToken == to) {
+		if (messageType == "" || m.Envelope.MessageType == messageType) && (to == "" || m.Envelope.AuthToken == to) {
 			out = append(out, m)
 		}
 	}

@@ -3,16 +3,13 @@ package referee
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"regexp"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentleague/agentleague/internal/httpserve"
@@ -29,9 +26,14 @@ type Config struct {
 	Addr      string
 	LeagueURL string
 	// Games the referee offers; empty means every game of the registry.
-	Games      []string
+	Games []string
+	// MaxMatches is how many matches run at once (1 to MaxMatchesLimit; 0 means 1).
 	MaxMatches int
-	Registry   *game.Registry
+	// MaxQueued bounds the assignments accepted beyond MaxMatches, which wait for a slot
+	// in arrival order (1 to MaxQueuedLimit; 0 means DefaultMaxQueued). An assignment
+	// beyond both is refused with BUSY.
+	MaxQueued int
+	Registry  *game.Registry
 	// Defaults for assignments that do not carry deadlines or policies.
 	JoinTimeout time.Duration
 	MoveTimeout time.Duration
@@ -51,11 +53,25 @@ type Config struct {
 	Stdout io.Writer
 }
 
-// Defaults of Config.
+// Defaults and limits of Config.
 const (
 	DefaultReportTimeout = 5 * time.Second
 	DefaultDrainTimeout  = 10 * time.Second
+	DefaultMaxQueued     = 16
+	// MaxMatchesLimit is the most max_concurrent_matches a registration may announce.
+	MaxMatchesLimit = 64
+	// MaxQueuedLimit keeps every held match within the 256 entries of a heartbeat's
+	// match_progress: up to 64 running plus 192 queued.
+	MaxQueuedLimit = 192
 )
+
+// Features are the extensions this referee implements, announced at registration
+// (protocol/README.md, "Features"). Each is used only if the League Manager announced it
+// too; a League Manager that announced nothing gets plain league.v2.
+var Features = []string{
+	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
+	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMatchCancellation,
+}
 
 // Backoff between MATCH_RESULT_REPORT attempts: doubling from reportBackoff to
 // reportMaxBackoff, with jitter.
@@ -64,8 +80,12 @@ const (
 	reportMaxBackoff = 5 * time.Second
 )
 
-// maxHeartbeatMatches is the most match ids HEARTBEAT_REQUEST may list (its schema's maxItems).
-const maxHeartbeatMatches = 64
+// Bounds of HEARTBEAT_REQUEST (its schema's maxItems): match ids in active_matches,
+// entries in match_progress.
+const (
+	maxHeartbeatMatches  = 64
+	maxHeartbeatProgress = 256
+)
 
 // Referee is a referee process: an HTTP server taking assignments from the League
 // Manager and a runner per match.
@@ -74,30 +94,41 @@ type Referee struct {
 	log       zerolog.Logger
 	validator *protocol.Validator
 	client    *protocol.Client
-	// league carries every call to the League Manager; r.client outside tests.
-	league Caller
+	// league carries every call to the League Manager, players every call to a player;
+	// both are r.client outside tests.
+	league  Caller
+	players Caller
 
-	mu        sync.Mutex
-	token     string
-	leagueID  string
-	features  []string
-	heartbeat time.Duration // heartbeat_interval_ms of the registration answer; 0: none
-	state     string
-	running   map[string]*Assignment
-	// closed is set before Run waits for the matches: no match starts after it.
+	mu       sync.Mutex
+	token    string
+	leagueID string
+	// leagueFeatures are the features the League Manager announced at registration.
+	leagueFeatures []string
+	heartbeat      time.Duration // heartbeat_interval_ms of the registration answer; 0: none
+	state          string
+	// held are the matches from assignment to the end of their report; queue the ones
+	// waiting for a slot, oldest first; playing the slots taken (a cancelled match keeps
+	// its slot until its goroutine has stopped playing).
+	held    map[string]*heldMatch
+	queue   []*heldMatch
+	playing int
+	// recent are the last acknowledged results, recentOrder their ids oldest first.
+	recent      map[string]*reportedResult
+	recentOrder []string
+	// closed is set before Run waits for the matches: no match or resend starts after it.
 	closed    bool
 	completed int
 	reported  int
 
 	shutdown chan struct{}
 	stopOnce sync.Once
-	ctx      context.Context // matches run under it; cancelled when Run returns
-	matches  sync.WaitGroup
+	// ctx is what matches run under; cancelMatches ends it when Run stops.
+	ctx           context.Context
+	cancelMatches context.CancelFunc
+	// matches counts the goroutines of matches and of reminder resends.
+	matches sync.WaitGroup
 
 	metrics *metrics
-	// noMoveEvents is set once the League Manager answered UNSUPPORTED_MESSAGE to a
-	// MOVE_EVENT.
-	noMoveEvents atomic.Bool
 }
 
 // New checks cfg and builds a referee.
@@ -118,6 +149,15 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	}
 	if cfg.MaxMatches <= 0 {
 		cfg.MaxMatches = 1
+	}
+	if cfg.MaxMatches > MaxMatchesLimit {
+		return nil, fmt.Errorf("max matches %d: at most %d", cfg.MaxMatches, MaxMatchesLimit)
+	}
+	if cfg.MaxQueued == 0 {
+		cfg.MaxQueued = DefaultMaxQueued
+	}
+	if cfg.MaxQueued < 0 || cfg.MaxQueued > MaxQueuedLimit {
+		return nil, fmt.Errorf("max queued %d: want 1 to %d", cfg.MaxQueued, MaxQueuedLimit)
 	}
 	if cfg.JoinTimeout <= 0 {
 		cfg.JoinTimeout = 10 * time.Second
@@ -149,20 +189,21 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	}
 	client := protocol.NewClient(v, nil)
 	return &Referee{
-		cfg: cfg, log: log, validator: v, client: client, league: client,
-		state: "STARTING", running: map[string]*Assignment{}, shutdown: make(chan struct{}), metrics: newMetrics(),
+		cfg: cfg, log: log, validator: v, client: client, league: client, players: client,
+		state: "STARTING", held: map[string]*heldMatch{}, recent: map[string]*reportedResult{},
+		shutdown: make(chan struct{}), metrics: newMetrics(),
 	}, nil
 }
 
 // Run serves, registers, and runs matches until ctx ends or the League Manager sends
 // LEAGUE_SHUTDOWN. After LEAGUE_SHUTDOWN, matches in progress are finished and reported
 // for up to cfg.DrainTimeout, then abandoned; when ctx ends they are abandoned at once.
-// While Run serves, it sends heartbeats if the League Manager asked for them.
+// Matches still queued at LEAGUE_SHUTDOWN or when ctx ends are dropped. While Run
+// serves, it sends heartbeats if the League Manager announced them.
 func (r *Referee) Run(ctx context.Context) error {
 	defer r.client.Close()
-	matchCtx, cancelMatches := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelMatches()
-	r.ctx = matchCtx
+	r.startMatches(ctx)
+	defer r.cancelMatches()
 	srv, err := httpserve.Start(r.cfg.Addr, r.routes())
 	if err != nil {
 		return err
@@ -176,9 +217,7 @@ func (r *Referee) Run(ctx context.Context) error {
 	defer stopBeats()
 	var beats sync.WaitGroup
 	stop := func() {
-		r.closeAssignments()
-		cancelMatches()
-		r.matches.Wait()
+		r.stopMatches()
 		stopBeats()
 		beats.Wait()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -201,23 +240,42 @@ func (r *Referee) Run(ctx context.Context) error {
 		r.log.Info().Msg("signal: stopping")
 	case <-r.shutdown:
 		r.log.Info().Dur("drain_timeout", r.cfg.DrainTimeout).Msg("league shutdown: finishing matches in progress")
-		r.drain(ctx, cancelMatches)
+		r.drain(ctx)
 	}
 	stop()
 	return nil
 }
 
-// closeAssignments refuses every later assignment, so no match starts (and no
-// r.matches.Add happens) once Run waits for the matches.
+// startMatches makes the context matches run under: it outlives ctx until
+// stopMatches, so that a drain can let them finish.
+func (r *Referee) startMatches(ctx context.Context) {
+	r.ctx, r.cancelMatches = context.WithCancel(context.WithoutCancel(ctx))
+}
+
+// stopMatches refuses later assignments, drops the queue, cancels the matches and waits
+// for every match and resend goroutine.
+func (r *Referee) stopMatches() {
+	r.closeAssignments()
+	r.cancelMatches()
+	r.matches.Wait()
+}
+
+// closeAssignments refuses every later assignment and drops the queued matches, so no
+// match starts (and no r.matches.Add happens) once Run waits for the matches.
 func (r *Referee) closeAssignments() {
 	r.mu.Lock()
+	first := !r.closed
 	r.closed = true
+	dropped := r.dropQueuedLocked()
 	r.mu.Unlock()
+	if first && len(dropped) > 0 {
+		r.log.Info().Strs("match_ids", dropped).Msg("stopping: queued matches dropped")
+	}
 }
 
 // drain lets the matches in progress finish and report, until cfg.DrainTimeout passes
 // or ctx ends; then it cancels them and waits for their goroutines.
-func (r *Referee) drain(ctx context.Context, cancelMatches context.CancelFunc) {
+func (r *Referee) drain(ctx context.Context) {
 	r.closeAssignments()
 	done := make(chan struct{})
 	// Ends once every match goroutine has; cancelMatches below bounds that.
@@ -236,13 +294,14 @@ func (r *Referee) drain(ctx context.Context, cancelMatches context.CancelFunc) {
 	case <-ctx.Done():
 		r.log.Info().Msg("signal while draining: abandoning the matches still running")
 	}
-	cancelMatches()
+	r.cancelMatches()
 	<-done
 }
 
 func (r *Referee) register(ctx context.Context, url string) error {
 	msg, err := protocol.NewMessage(protocol.RegisterRefereeRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{
 		"referee_id": r.cfg.ID, "endpoint_url": url, "game_types": r.cfg.Games, "max_concurrent_matches": r.cfg.MaxMatches,
+		"features": Features,
 	})
 	if err != nil {
 		return err
@@ -269,8 +328,10 @@ func (r *Referee) register(ctx context.Context, url string) error {
 		return fmt.Errorf("register: %w", err)
 	}
 	r.mu.Lock()
-	r.token, r.leagueID, r.features, r.state = p.AuthToken, p.LeagueID, p.Features, "REGISTERED"
-	r.heartbeat = time.Duration(max(p.HeartbeatIntervalMS, 0)) * time.Millisecond
+	r.token, r.leagueID, r.leagueFeatures, r.state = p.AuthToken, p.LeagueID, p.Features, "REGISTERED"
+	if slices.Contains(p.Features, protocol.FeatureHeartbeats) {
+		r.heartbeat = time.Duration(max(p.HeartbeatIntervalMS, 0)) * time.Millisecond
+	}
 	r.mu.Unlock()
 	r.log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).
 		Int("heartbeat_interval_ms", p.HeartbeatIntervalMS).Int("lease_ms", p.LeaseMS).Msg("registered")
@@ -305,27 +366,35 @@ func (r *Referee) routes() http.Handler {
 
 // Status is the GET /status document.
 type Status struct {
-	RefereeID        string   `json:"referee_id"`
-	State            string   `json:"state"`
-	LeagueID         string   `json:"league_id"`
-	Games            []string `json:"game_types"`
-	MaxMatches       int      `json:"max_concurrent_matches"`
-	ActiveMatches    []string `json:"active_matches"`
-	MatchesCompleted int      `json:"matches_completed"`
-	ResultsReported  int      `json:"results_reported"`
+	RefereeID  string   `json:"referee_id"`
+	State      string   `json:"state"`
+	LeagueID   string   `json:"league_id"`
+	Games      []string `json:"game_types"`
+	MaxMatches int      `json:"max_concurrent_matches"`
+	MaxQueued  int      `json:"max_queued_matches"`
+	// ActiveMatches are the matches holding a slot (joining or playing), by id.
+	ActiveMatches []string `json:"active_matches"`
+	// Matches are every held match with its phase and steps: slots first, then those
+	// being reported, then the queue.
+	Matches          []protocol.MatchProgress `json:"matches"`
+	MatchesCompleted int                      `json:"matches_completed"`
+	ResultsReported  int                      `json:"results_reported"`
 }
 
-// Status reports the referee's state: REGISTERED, ACTIVE (running matches) or IDLE.
+// Status reports the referee's state: REGISTERED, ACTIVE (holding matches) or IDLE.
 func (r *Referee) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Status{RefereeID: r.cfg.ID, State: r.state, LeagueID: r.leagueID, Games: r.cfg.Games, MaxMatches: r.cfg.MaxMatches,
-		ActiveMatches: []string{}, MatchesCompleted: r.completed, ResultsReported: r.reported}
-	for id := range r.running {
-		s.ActiveMatches = append(s.ActiveMatches, id)
+		MaxQueued: r.cfg.MaxQueued, ActiveMatches: []string{}, Matches: r.progressLocked(),
+		MatchesCompleted: r.completed, ResultsReported: r.reported}
+	for _, m := range s.Matches {
+		if m.Phase == protocol.PhaseJoining || m.Phase == protocol.PhasePlaying {
+			s.ActiveMatches = append(s.ActiveMatches, m.MatchID)
+		}
 	}
 	slices.Sort(s.ActiveMatches)
-	if len(s.ActiveMatches) > 0 {
+	if len(s.Matches) > 0 {
 		s.State = "ACTIVE"
 	}
 	return s
@@ -341,6 +410,10 @@ func (r *Referee) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 	switch msg.Envelope.MessageType {
 	case protocol.MatchAssignment:
 		return r.assignment(ctx, msg)
+	case protocol.ResultReminder:
+		return r.resultReminder(ctx, msg)
+	case protocol.MatchCancelled:
+		return r.matchCancelled(ctx, msg)
 	case protocol.LeagueShutdown:
 		if err := r.fromLeague(&msg.Envelope); err != nil {
 			return nil, err
@@ -381,19 +454,46 @@ func (r *Referee) fromLeague(env *protocol.Envelope) error {
 	if r.token == "" {
 		return protocol.Errorf(protocol.ReasonUnauthorized, "referee is not registered yet")
 	}
-	if slices.Contains(r.features, protocol.FeatureSignedAssignments) && !protocol.TokenEqual(env.AuthToken, r.token) {
+	if slices.Contains(r.leagueFeatures, protocol.FeatureSignedAssignments) && !protocol.TokenEqual(env.AuthToken, r.token) {
 		return protocol.Errorf(protocol.ReasonUnauthorized, "%s does not carry this referee's token", env.MessageType)
 	}
 	return nil
 }
 
-func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+// leagueHas says whether the League Manager announced feature at registration.
+func (r *Referee) leagueHas(feature string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.leagueFeatures, feature)
+}
+
+func (r *Referee) leagueIDOf() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leagueID
+}
+
+// sameMatch refuses a message whose envelope names another match than its payload.
+func sameMatch(msg *protocol.Message, payloadMatchID string) error {
+	if e := msg.Envelope.MatchID; e != "" && e != payloadMatchID {
+		return protocol.Errorf(protocol.ReasonSchemaViolation, "envelope match_id %q and payload match_id %q differ", e, payloadMatchID)
+	}
+	return nil
+}
+
+// assignment takes a MATCH_ASSIGNMENT: the match starts at once if a slot is free, else
+// waits in the queue; BUSY only when the queue is full too. A retried assignment of a
+// match the referee holds is acknowledged again and changes nothing.
+func (r *Referee) assignment(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	if err := r.fromLeague(&msg.Envelope); err != nil {
 		return nil, err
 	}
 	var a Assignment
 	if err := msg.Decode(&a); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "assignment payload cannot be read")
+	}
+	if err := sameMatch(msg, a.MatchID); err != nil {
+		return nil, err
 	}
 	if !slices.Contains(r.cfg.Games, a.GameType) {
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "referee %s does not run %s", r.cfg.ID, a.GameType)
@@ -407,9 +507,10 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "no endpoint for player %s", id)
 		}
 	}
+	ack := map[string]string{"status": "acknowledged", "match_id": a.MatchID}
+	log := r.log.With().Str("match_id", a.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	r.mu.Lock()
-	features := r.features
-	if slices.Contains(features, protocol.FeatureMatchCredentials) {
+	if slices.Contains(r.leagueFeatures, protocol.FeatureMatchCredentials) {
 		for _, id := range a.Players {
 			if a.MatchCredentials[id] == "" {
 				r.mu.Unlock()
@@ -417,127 +518,83 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 			}
 		}
 	}
-	if _, dup := r.running[a.MatchID]; dup {
-		// A retried assignment: the match is already running.
+	if hm, dup := r.held[a.MatchID]; dup {
+		// A retried assignment: the match is queued, running or being reported.
+		phase := hm.phase
 		r.mu.Unlock()
-		return r.reply(msg, protocol.MatchAssignmentAck, map[string]string{"status": "acknowledged", "match_id": a.MatchID})
+		log.Info().Str("phase", phase).Msg("assignment of a held match acknowledged again")
+		return r.reply(msg, protocol.MatchAssignmentAck, ack)
 	}
 	if r.closed {
 		r.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ReasonShuttingDown, "referee %s is shutting down", r.cfg.ID)
 	}
-	if len(r.running) >= r.cfg.MaxMatches {
+	hm := &heldMatch{a: a, game: g, log: log, phase: protocol.PhaseQueued}
+	// A slot is free only when the queue is empty: ending play starts the oldest queued match.
+	switch {
+	case r.playing < r.cfg.MaxMatches:
+		r.held[a.MatchID] = hm
+		r.startLocked(hm)
+	case len(r.queue) < r.cfg.MaxQueued:
+		r.held[a.MatchID] = hm
+		r.queue = append(r.queue, hm)
+		log.Info().Int("queue_position", len(r.queue)).Msg("match queued")
+	default:
+		err := protocol.Errorf(protocol.ReasonBusy, "referee %s runs %d of %d matches, %d of %d queued",
+			r.cfg.ID, r.playing, r.cfg.MaxMatches, len(r.queue), r.cfg.MaxQueued)
 		r.mu.Unlock()
-		return nil, protocol.Errorf(protocol.ReasonBusy, "referee %s runs %d of %d matches", r.cfg.ID, len(r.running), r.cfg.MaxMatches)
+		return nil, err
 	}
-	r.running[a.MatchID] = &a
-	leagueID := r.leagueID
-	r.matches.Add(1)
 	r.mu.Unlock()
 	r.metrics.assigned.Inc()
-
-	log := r.log.With().Str("match_id", a.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Logger()
-	runner := &MatchRunner{
-		RefereeID: r.cfg.ID, LeagueID: leagueID, Game: g, A: a, Caller: r.client, Log: log,
-		JoinTimeout: r.cfg.JoinTimeout, MoveTimeout: r.cfg.MoveTimeout, Policy: r.cfg.Policy, Penalties: r.cfg.Penalties,
-	}
-	// The match goroutine ends when the match is reported or r.ctx is cancelled.
-	go func() {
-		defer r.matches.Done()
-		r.play(runner, log)
-	}()
-	return r.reply(msg, protocol.MatchAssignmentAck, map[string]string{"status": "acknowledged", "match_id": a.MatchID})
+	return r.reply(msg, protocol.MatchAssignmentAck, ack)
 }
 
-func (r *Referee) play(runner *MatchRunner, log zerolog.Logger) {
-	a := runner.A
-	log.Info().Strs("players", a.Players).Msg("match started")
-	ev := r.startMoveEvents(a, log)
-	// Events still queued once the result is reported are dropped: the League Manager
-	// ignores the events of a finished match.
-	defer ev.stop()
-	runner.OnMove = func(rec MoveRecord, st game.State) {
-		r.metrics.moveLatency.Observe(float64(rec.ElapsedMS) / 1000)
-		ev.add(rec, st)
+// resultReminder answers RESULT_REMINDER with where the match stands, sending its
+// report again when the referee holds it (remind).
+func (r *Referee) resultReminder(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	if err := r.fromLeague(&msg.Envelope); err != nil {
+		return nil, err
 	}
-	start := time.Now()
-	rep, err := runner.Run(r.ctx)
-	ev.finish()
-	// The slot is free once the game is over: the League Manager may assign the next
-	// match as soon as it has the result, possibly before the report call returns.
-	r.mu.Lock()
-	delete(r.running, a.MatchID)
-	if err == nil {
-		r.completed++
+	var p struct {
+		MatchID string `json:"match_id"`
+		Attempt int    `json:"attempt"`
+		Reason  string `json:"reason"`
 	}
-	r.mu.Unlock()
-	if err != nil {
-		log.Warn().Err(err).Msg("match abandoned")
-		return
+	if err := msg.Decode(&p); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "reminder payload cannot be read")
 	}
-	r.metrics.completed.Inc()
-	r.metrics.duration.Observe(time.Since(start).Seconds())
-	r.metrics.countViolations(rep.Metadata.Violations)
-	log.Info().Str("termination", rep.Metadata.Termination).Interface("outcome", rep.Outcome).Msg("match finished")
-	if err := r.report(r.ctx, a, rep); err != nil {
-		log.Error().Err(err).Msg("result not acknowledged")
-		return
+	if err := sameMatch(msg, p.MatchID); err != nil {
+		return nil, err
 	}
-	r.mu.Lock()
-	r.reported++
-	r.mu.Unlock()
-}
-
-// report sends MATCH_RESULT_REPORT until the League Manager acknowledges it, refuses it,
-// or ctx ends. Each attempt has cfg.ReportTimeout; failed attempts (no answer, a
-// malformed one, RATE_LIMITED or INTERNAL) are retried with a doubling backoff. Every
-// attempt carries the same message, so the League Manager recognises a retry and never
-// counts a result twice.
-func (r *Referee) report(ctx context.Context, a Assignment, rep *Report) error {
-	r.mu.Lock()
-	token, leagueID := r.token, r.leagueID
-	r.mu.Unlock()
-	msg, err := protocol.NewMessage(protocol.MatchResultReport, protocol.RefereeSender(r.cfg.ID), map[string]any{
-		"game_type": a.GameType, "players": a.Players, "outcome": rep.Outcome, "points": rep.Points,
-		"game_metadata": rep.Metadata, "match_id": a.MatchID, "round_id": a.RoundID,
+	phase, resent := r.remind(p.MatchID)
+	r.log.Info().Str("match_id", p.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Int("attempt", p.Attempt).
+		Str("reason", p.Reason).Str("phase", phase).Bool("resent", resent).Msg("result reminder")
+	return r.reply(msg, protocol.ResultReminderAck, map[string]any{
+		"status": "acknowledged", "match_id": p.MatchID, "phase": phase, "resent": resent,
 	})
-	if err != nil {
-		return err
+}
+
+// matchCancelled stops a match the League Manager took back (cancelMatch). An unknown
+// match is acknowledged too: the cancellation may be a retry.
+func (r *Referee) matchCancelled(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	if err := r.fromLeague(&msg.Envelope); err != nil {
+		return nil, err
 	}
-	e := &msg.Envelope
-	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = token, leagueID, a.RoundID, a.MatchID, a.GameType
-	wait := reportBackoff
-	for attempt := 1; ; attempt++ {
-		_, err := r.league.Call(ctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
-			Timeout: r.cfg.ReportTimeout, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.SenderLeagueManager,
-		})
-		if err == nil {
-			return nil
-		}
-		if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited && reason != protocol.ReasonInternal {
-			// The League Manager judged the report; sending it again cannot change that.
-			return err
-		}
-		var status *protocol.StatusError
-		if errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusTooManyRequests {
-			// The same bytes would be refused the same way (e.g. 413, too large).
-			return err
-		}
-		if ctx.Err() != nil {
-			return err
-		}
-		// Jitter in [wait/2, wait] keeps referees that failed together from retrying together.
-		d := wait/2 + rand.N(wait/2+1)
-		r.log.Warn().Err(err).Int("attempt", attempt).Dur("retry_in", d).Str("match_id", a.MatchID).Msg("result report failed; retrying")
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		wait = min(2*wait, reportMaxBackoff)
+	var p struct {
+		MatchID string `json:"match_id"`
+		Reason  string `json:"reason"`
 	}
+	if err := msg.Decode(&p); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "cancellation payload cannot be read")
+	}
+	if err := sameMatch(msg, p.MatchID); err != nil {
+		return nil, err
+	}
+	phase := r.cancelMatch(p.MatchID)
+	r.log.Info().Str("match_id", p.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Str("reason", p.Reason).
+		Str("phase", phase).Msg("match cancelled by the League Manager")
+	return r.reply(msg, protocol.MatchCancelledAck, map[string]string{"status": "acknowledged", "match_id": p.MatchID})
 }
 
 // heartbeats sends HEARTBEAT_REQUEST every interval until ctx ends.
@@ -555,15 +612,19 @@ func (r *Referee) heartbeats(ctx context.Context, every time.Duration) {
 	}
 }
 
-// sendHeartbeat sends one HEARTBEAT_REQUEST naming the matches in progress. A failure is
+// sendHeartbeat sends one HEARTBEAT_REQUEST naming the matches in progress and, when
+// the League Manager announced match_progress, where every held match stands. A failure is
 // logged; the next tick is the retry. An attempt never outlasts the interval, so
 // heartbeats do not pile up behind a slow League Manager.
 func (r *Referee) sendHeartbeat(ctx context.Context, every time.Duration) {
-	active := r.Status().ActiveMatches
-	if len(active) > maxHeartbeatMatches {
-		active = active[:maxHeartbeatMatches]
+	st := r.Status()
+	active := st.ActiveMatches[:min(len(st.ActiveMatches), maxHeartbeatMatches)]
+	payload := map[string]any{"active_matches": active}
+	if r.leagueHas(protocol.FeatureMatchProgress) {
+		// Bounded, slots first (Status.Matches is in that order).
+		payload["match_progress"] = st.Matches[:min(len(st.Matches), maxHeartbeatProgress)]
 	}
-	msg, err := protocol.NewMessage(protocol.HeartbeatRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{"active_matches": active})
+	msg, err := protocol.NewMessage(protocol.HeartbeatRequest, protocol.RefereeSender(r.cfg.ID), payload)
 	if err != nil {
 		r.log.Error().Err(err).Msg("build heartbeat")
 		return

@@ -3,8 +3,10 @@ package referee
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +34,10 @@ type fakeLeague struct {
 	got        chan struct{}
 	heartbeats []*protocol.Message
 	beat       chan struct{}
+	// received counts every request by message type; registrations keeps the payloads
+	// of referee registrations.
+	received      map[string]int
+	registrations []map[string]any
 }
 
 func startFakeLeague(t *testing.T, features []string) *fakeLeague {
@@ -40,7 +46,8 @@ func startFakeLeague(t *testing.T, features []string) *fakeLeague {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeLeague{features: features, tokens: map[string]string{}, endpoints: map[string]string{}, got: make(chan struct{}, 16), beat: make(chan struct{}, 1024)}
+	f := &fakeLeague{features: features, tokens: map[string]string{}, endpoints: map[string]string{}, got: make(chan struct{}, 16),
+		beat: make(chan struct{}, 1024), received: map[string]int{}}
 	f.srv, err = httpserve.Start("127.0.0.1:0", protocol.NewServer(protocol.HandlerFunc(f.handle), v, nil, zerolog.Nop()))
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +62,10 @@ func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.M
 	e := m.Envelope
 	var p map[string]any
 	_ = m.Decode(&p)
+	f.received[e.MessageType]++
+	if e.MessageType == protocol.RegisterRefereeRequest {
+		f.registrations = append(f.registrations, p)
+	}
 	var out *protocol.Message
 	var err error
 	switch e.MessageType {
@@ -312,8 +323,12 @@ func TestRefereeRequiresAnnouncedProtections(t *testing.T) {
 	}
 }
 
+// A League Manager written from the seeds alone announces no features (here it still
+// offers a heartbeat interval): the referee announces its own, then speaks plain
+// league.v2: no heartbeat, no move event, no signed or credentialed assignment needed.
 func TestRefereeWorksWithALeagueThatAnnouncesNothing(t *testing.T) {
-	f, _ := leagueWithAgents(t, nil, 1)
+	a := startAgents(t, agents{heartbeatMS: 10})
+	f := a.league
 	ack, err := f.send(t, f.assignment("m-python", false, false))
 	if err != nil {
 		t.Fatalf("unprotected assignment refused: %v", err)
@@ -329,34 +344,50 @@ func TestRefereeWorksWithALeagueThatAnnouncesNothing(t *testing.T) {
 	if p.Metadata.Termination != EndNormal {
 		t.Errorf("got termination %s (violations %+v)", p.Metadata.Termination, p.Metadata.Violations)
 	}
-	// A league that asks for no heartbeats gets none.
+	time.Sleep(50 * time.Millisecond) // five heartbeat intervals
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.heartbeats) != 0 {
-		t.Errorf("got %d heartbeats, want none", len(f.heartbeats))
+	for _, typ := range []string{protocol.HeartbeatRequest, protocol.MoveEvent} {
+		if n := f.received[typ]; n != 0 {
+			t.Errorf("got %d %s, want none", n, typ)
+		}
+	}
+	if len(f.registrations) != 1 || fmt.Sprint(f.registrations[0]["features"]) != fmt.Sprint(Features) {
+		t.Errorf("registrations %v, want one announcing %v", f.registrations, Features)
 	}
 }
 
-func TestRefereeCapacityAndRetriedAssignments(t *testing.T) {
-	f, ref := leagueWithAgents(t, []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}, 1)
+func TestRefereeCapacityQueueAndRetriedAssignments(t *testing.T) {
+	a := startAgents(t, agents{
+		features: []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials},
+		referee:  func(c *Config) { c.MaxQueued = 1 },
+	})
+	f, ref := a.league, a.ref
 	// Occupy the only slot as if match m-1 were running.
 	ref.mu.Lock()
-	ref.running["m-1"] = &Assignment{MatchID: "m-1"}
+	ref.held["m-1"] = &heldMatch{a: Assignment{MatchID: "m-1"}, phase: protocol.PhasePlaying, step: 2}
+	ref.playing = 1
 	ref.mu.Unlock()
 	// The same assignment again (a retry) is acknowledged without starting a second match.
 	if _, err := f.send(t, f.assignment("m-1", true, true)); err != nil {
 		t.Fatalf("retried assignment refused: %v", err)
 	}
-	if _, err := f.send(t, f.assignment("m-2", true, true)); protocol.ReasonOf(err) != protocol.ReasonBusy {
-		t.Errorf("got %v, want BUSY", err)
+	// Beyond the slot, an assignment waits in the queue; its retry is not queued twice.
+	for range 2 {
+		if _, err := f.send(t, f.assignment("m-2", true, true)); err != nil {
+			t.Fatalf("assignment beyond the slot refused: %v", err)
+		}
 	}
-	if st := ref.Status(); len(st.ActiveMatches) != 1 || st.State != "ACTIVE" {
-		t.Errorf("got status %+v", st)
+	_, err := f.send(t, f.assignment("m-3", true, true))
+	var perr *protocol.Error
+	if !errors.As(err, &perr) || perr.Data.Reason != protocol.ReasonBusy || perr.Data.Details != "referee ref1 runs 1 of 1 matches, 1 of 1 queued" {
+		t.Errorf("got %v, want BUSY naming the full slot and queue", err)
 	}
-	ref.mu.Lock()
-	delete(ref.running, "m-1")
-	ref.mu.Unlock()
-	m := f.assignment("m-3", true, true)
+	want := []protocol.MatchProgress{{MatchID: "m-1", Step: 2, Phase: protocol.PhasePlaying}, {MatchID: "m-2", Phase: protocol.PhaseQueued}}
+	if st := ref.Status(); !slices.Equal(st.ActiveMatches, []string{"m-1"}) || !slices.Equal(st.Matches, want) || st.State != "ACTIVE" {
+		t.Errorf("got status %+v, want m-1 active and m-2 queued", st)
+	}
+	m := f.assignment("m-4", true, true)
 	var p map[string]any
 	_ = json.Unmarshal(m.Payload, &p)
 	p["game_type"] = "no_such_game"
@@ -365,9 +396,21 @@ func TestRefereeCapacityAndRetriedAssignments(t *testing.T) {
 	if _, err := f.send(t, m); protocol.ReasonOf(err) != protocol.ReasonUnsupportedGame {
 		t.Errorf("got %v, want UNSUPPORTED_GAME", err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.results) != 0 {
-		t.Errorf("got %d results, want none", len(f.results))
+	// The slot frees: the queued match runs between the real players and is reported.
+	ref.mu.Lock()
+	delete(ref.held, "m-1")
+	ref.playing--
+	ref.startQueuedLocked()
+	ref.mu.Unlock()
+	res := f.waitResults(t, 1)
+	if len(res) != 1 || res[0].Envelope.MatchID != "m-2" {
+		t.Fatalf("got %d results, want the one of m-2", len(res))
+	}
+	// The acknowledgement reaches the referee just after the fake league recorded the report.
+	for deadline := time.Now().Add(5 * time.Second); ref.Status().ResultsReported != 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if st := ref.Status(); len(st.Matches) != 0 || st.State != "IDLE" || st.MatchesCompleted != 1 {
+		t.Errorf("got status %+v after the report, want an idle referee holding nothing", st)
 	}
 }

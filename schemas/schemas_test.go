@@ -329,6 +329,7 @@ func TestInvalidMessages(t *testing.T) {
 		{"referee as league manager", "MATCH_ASSIGNMENT", "/envelope/sender", quoted("referee:ref1"), "/envelope/sender"},
 		{"player as admin", "ADMIN_START_LEAGUE_REQUEST", "/envelope/sender", quoted("player:p01"), "/envelope/sender"},
 		{"admin as agent", "AGENT_READY_REQUEST", "/envelope/sender", quoted("admin"), "/envelope/sender"},
+		{"league manager acknowledging a cancellation", "MATCH_CANCELLED_ACK", "/envelope/sender", quoted("league_manager"), "/envelope/sender"},
 		{"sender id with a space", "MOVE_EVENT", "/envelope/sender", quoted("referee:ref 1"), "/envelope/sender"},
 		{"oversize display name", "REGISTER_PLAYER_REQUEST", "/payload/display_name", quoted(strings.Repeat("n", 129)), "/payload/display_name"},
 		{"oversize reason", "LEAGUE_SHUTDOWN", "/payload/reason", quoted(strings.Repeat("r", 257)), "/payload/reason"},
@@ -386,6 +387,7 @@ func TestValidVariants(t *testing.T) {
 		{"draw without winner", "GAME_OVER", "/payload/winner", "null"},
 		{"move as a string", "MOVE_RESPONSE", "/payload/move_payload", quoted("e2e4")},
 		{"match credential as token", "MOVE_RESPONSE", "/envelope/auth_token", quoted(strings.Repeat("ab", 32))},
+		{"referee acknowledging a cancellation", "MATCH_CANCELLED_ACK", "/envelope/sender", quoted("referee:ref1")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,7 +32,9 @@ func run(ctx context.Context, args []string) int {
 	addr := fset.String("addr", "127.0.0.1:8001", "address to listen on (port 0 picks a free port)")
 	leagueURL := fset.String("league", "http://127.0.0.1:8000/mcp", "League Manager endpoint")
 	games := fset.String("games", "", "comma-separated games to offer (default: every game)")
-	maxMatches := fset.Int("max-matches", 1, "matches run at once")
+	maxMatches := fset.Int("max-matches", 1, fmt.Sprintf("matches run at once (1 to %d)", referee.MaxMatchesLimit))
+	maxQueued := fset.Int("max-queued", referee.DefaultMaxQueued,
+		fmt.Sprintf("assignments accepted beyond --max-matches, run in arrival order as slots free (1 to %d); BUSY beyond", referee.MaxQueuedLimit))
 	logDir := fset.String("log-dir", "logs", "folder of referee_<id>.log")
 	policy := fset.String("illegal-move-policy", "", "loss or forced, when the League Manager does not say")
 	moveMS := fset.Int("move-timeout-ms", 30000, "move deadline when the League Manager does not say")
@@ -48,11 +51,15 @@ func run(ctx context.Context, args []string) int {
 		return 2
 	}
 	for _, f := range []struct {
-		name string
-		ms   int
-	}{{"move-timeout-ms", *moveMS}, {"join-timeout-ms", *joinMS}, {"report-timeout-ms", *reportMS}, {"drain-timeout-ms", *drainMS}} {
-		if f.ms <= 0 {
-			fmt.Fprintf(os.Stderr, "referee: --%s must be positive\n", f.name)
+		name    string
+		v, most int
+	}{
+		{"move-timeout-ms", *moveMS, math.MaxInt}, {"join-timeout-ms", *joinMS, math.MaxInt},
+		{"report-timeout-ms", *reportMS, math.MaxInt}, {"drain-timeout-ms", *drainMS, math.MaxInt},
+		{"max-matches", *maxMatches, referee.MaxMatchesLimit}, {"max-queued", *maxQueued, referee.MaxQueuedLimit},
+	} {
+		if f.v <= 0 || f.v > f.most {
+			fmt.Fprintf(os.Stderr, "referee: --%s must be between 1 and %d\n", f.name, f.most)
 			return 2
 		}
 	}
@@ -68,7 +75,7 @@ func run(ctx context.Context, args []string) int {
 	defer f.Close()
 	log = log.With().Str("referee_id", *id).Logger()
 	ref, err := referee.New(referee.Config{
-		ID: *id, Addr: *addr, LeagueURL: *leagueURL, Games: gameList, MaxMatches: *maxMatches,
+		ID: *id, Addr: *addr, LeagueURL: *leagueURL, Games: gameList, MaxMatches: *maxMatches, MaxQueued: *maxQueued,
 		Policy: *policy, MoveTimeout: time.Duration(*moveMS) * time.Millisecond, JoinTimeout: time.Duration(*joinMS) * time.Millisecond,
 		ReportTimeout: time.Duration(*reportMS) * time.Millisecond, DrainTimeout: time.Duration(*drainMS) * time.Millisecond,
 		Penalties: referee.Penalties{MoveWarnings: 1, ForcedMoves: 1},

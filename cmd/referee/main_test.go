@@ -18,6 +18,10 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"negative drain timeout", []string{"--id", "ref1", "--drain-timeout-ms", "-5"}},
 		{"zero move timeout", []string{"--id", "ref1", "--move-timeout-ms", "0"}},
 		{"report timeout not a number", []string{"--id", "ref1", "--report-timeout-ms", "5s"}},
+		{"zero max matches", []string{"--id", "ref1", "--max-matches", "0"}},
+		{"too many max matches", []string{"--id", "ref1", "--max-matches", "65"}},
+		{"zero max queued", []string{"--id", "ref1", "--max-queued", "0"}},
+		{"too long a queue", []string{"--id", "ref1", "--max-queued", "193"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
