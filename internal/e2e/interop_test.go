@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // python returns the python3 interpreter and the path of a script in testdata.
@@ -100,4 +105,62 @@ func TestPythonPlayersAnswerWithOwnNoOrWrongToken(t *testing.T) {
 	if noShows == 0 {
 		t.Error("py-wrong never lost as a no-show: its wrong token was not refused by the referee")
 	}
+}
+
+// A referee written from the seeds alone (no features, no heartbeats, no credentials
+// shown, only seed messages) referees a whole league of our League Manager and players:
+// the players confirm it with QUERY_MATCH and play every match to its end.
+func TestSeedOnlyRefereeRunsALeague(t *testing.T) {
+	bin, script := python(t, "seed_referee.py")
+	run := runLeague(t, leagueOpts{players: 4, seed: 31, extraReferees: func(t *testing.T, lmURL string) int {
+		startProc(t, "seed-referee", nil, bin, script, "--id", "seedref", "--league", lmURL)
+		return 1
+	}})
+	run.checkLeague(t, 1)
+	rs := results(t, run)
+	for _, r := range rs {
+		final, _ := r.metadata["final_state"].(map[string]any)
+		if r.referee != "seedref" || r.forfeit != "" || final == nil || final["outcome"] == "IN_PROGRESS" {
+			t.Errorf("match %v: referee %q, forfeit %q, final state %v; want seedref's result of a game played to its end", r.players, r.referee, r.forfeit, final)
+		}
+	}
+	if len(rs) != 6 {
+		t.Errorf("%d results, want 6", len(rs))
+	}
+	// Each player confirmed each of its invitations once.
+	kinds := auditKinds(t, run.audit)
+	if kinds[protocol.QueryMatch] != 12 || kinds[protocol.MatchInfo] != 12 {
+		t.Errorf("the audit log has %d QUERY_MATCH and %d MATCH_INFO, want 12 of each", kinds[protocol.QueryMatch], kinds[protocol.MatchInfo])
+	}
+	out, err := exec.Command(filepath.Join(binDir, "league"), "verify", run.audit).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "6 matches record no moves") {
+		t.Errorf("league verify: %v\n%s\nwant the 6 matches without moves listed", err, out)
+	}
+}
+
+// auditKinds counts the messages of each type in an audit log, requests and answers.
+func auditKinds(t *testing.T, path string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var e struct {
+			Message struct {
+				Params *protocol.Message `json:"params"`
+				Result *protocol.Message `json:"result"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatalf("audit line: %v", err)
+		}
+		for _, m := range []*protocol.Message{e.Message.Params, e.Message.Result} {
+			if m != nil {
+				kinds[m.Envelope.MessageType]++
+			}
+		}
+	}
+	return kinds
 }
