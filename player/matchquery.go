@@ -106,10 +106,10 @@ func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) err
 	info, err := p.queryMatch(ctx, env.MatchID)
 	if err != nil {
 		log.Warn().Err(err).Msg("cannot confirm an invitation without credential")
-		if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited {
+		if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited && reason != protocol.ReasonInternal {
 			return protocol.Errorf(protocol.ReasonUnauthorized, "the league manager does not confirm match %s: %s", env.MatchID, reason)
 		}
-		// Unreachable, or busy: the invitation may be sent again later.
+		// Unreachable, busy or failing: the invitation may be sent again later.
 		return protocol.Errorf(protocol.ReasonBusy, "cannot confirm match %s with the league manager now", env.MatchID)
 	}
 	holder := ""

@@ -214,6 +214,8 @@ func TestInvitationCredentials(t *testing.T) {
 		}, none, protocol.ReasonUnauthorized, true},
 		{"no credential, league manager unreachable", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer("drop") }, none, protocol.ReasonBusy, true},
 		{"no credential, league manager rate limits", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonRateLimited)) }, none, protocol.ReasonBusy, true},
+		{"no credential, league manager fails", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonInternal)) }, none, protocol.ReasonBusy, true},
+		{"no credential, player suspended", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonSuspended)) }, none, protocol.ReasonUnauthorized, true},
 		{"no credential, credentials announced without match_query", credentialsOnly, nil, none, "", false},
 		{"signed assignments only, no credential", []string{protocol.FeatureSignedAssignments}, nil, none, "", false},
 		{"nothing announced, no credential", nil, nil, none, "", false},
