@@ -48,6 +48,8 @@ func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 		return m.adminShutdown(msg)
 	case protocol.MoveEvent:
 		return m.moveEvent(msg)
+	case protocol.QueryMatch:
+		return m.queryMatch(msg)
 	}
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept %s", env.MessageType)
 }
@@ -138,7 +140,7 @@ type registrationAnswer struct {
 var Features = []string{
 	protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats,
 	protocol.FeatureMatchProgress, protocol.FeatureResultReminders, protocol.FeatureMoveEvents,
-	protocol.FeatureMatchCancellation,
+	protocol.FeatureMatchCancellation, protocol.FeatureMatchQuery,
 }
 
 // features keeps the announced features this League Manager knows, sorted: others mean

@@ -16,6 +16,9 @@ const (
 	limitRegistration limitKind = iota
 	limitResults
 	limitStandings
+	// limitMatchQueries (QUERY_MATCH) has the standings rate but its own bucket, so that
+	// polling standings never keeps a player from confirming a match.
+	limitMatchQueries
 	limitKinds
 )
 
@@ -25,6 +28,8 @@ func (k limitKind) String() string {
 		return "registrations"
 	case limitResults:
 		return "result reports"
+	case limitMatchQueries:
+		return "match queries"
 	default:
 		return "standings queries"
 	}
@@ -65,7 +70,7 @@ func (l *limiters) bucket(k limitKind) *rate.Limiter {
 	case limitResults:
 		return newBucket(l.cfg.ResultsPerSecond, l.cfg.ResultsPerSecond)
 	default:
-		// A minute's worth at once, then the per-minute rate.
+		// Standings and match queries: a minute's worth at once, then the per-minute rate.
 		return newBucket(l.cfg.StandingsPerMinute/60, l.cfg.StandingsPerMinute)
 	}
 }

@@ -1,9 +1,12 @@
 package player
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +25,8 @@ const testLeagueID = "league-test"
 
 // fakeLeague is a League Manager reduced to what a player talks to: registration (refused
 // with NO_REFEREE_REGISTERED the first refusals times, or always with refuseWith),
-// AGENT_READY and QUERY_STANDINGS.
+// AGENT_READY, QUERY_STANDINGS and QUERY_MATCH (answered from the matches set with
+// setMatch).
 type fakeLeague struct {
 	features   []string
 	refusals   int
@@ -39,13 +43,78 @@ type fakeLeague struct {
 	conversations map[string][]string // player id -> conversation id of every attempt
 	registrations map[string]map[string]any
 	ready         map[string]int
+	matches       map[string]fakeMatch // by match id, for QUERY_MATCH
+	queries       map[string]int       // QUERY_MATCH received, by match id
+	// queryAnswer, when set, answers QUERY_MATCH instead of matches: "drop" closes the
+	// connection unanswered, a reason refuses it with that reason.
+	queryAnswer string
+}
+
+// fakeMatch is what the fake League Manager says of a match in MATCH_INFO.
+type fakeMatch struct {
+	players   [2]string
+	refereeID string // "" for null
+	status    string
+}
+
+// setMatch makes QUERY_MATCH about matchID answer with m.
+func (f *fakeLeague) setMatch(matchID string, m fakeMatch) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.matches[matchID] = m
+}
+
+// setQueryAnswer sets queryAnswer.
+func (f *fakeLeague) setQueryAnswer(a string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queryAnswer = a
+}
+
+// queryCount is the number of QUERY_MATCH received about matchID.
+func (f *fakeLeague) queryCount(matchID string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.queries[matchID]
+}
+
+// dropQueries closes the connection of a QUERY_MATCH unanswered while queryAnswer is
+// "drop", as a League Manager that went away does.
+func (f *fakeLeague) dropQueries(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "read body", http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		drop := f.queryAnswer == "drop" && bytes.Contains(body, []byte(`"`+protocol.QueryMatch+`"`))
+		if drop {
+			var req struct {
+				Params struct {
+					Payload struct {
+						MatchID string `json:"match_id"`
+					} `json:"payload"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(body, &req)
+			f.queries[req.Params.Payload.MatchID]++
+		}
+		f.mu.Unlock()
+		if drop {
+			panic(http.ErrAbortHandler)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 func startLeague(t *testing.T, f *fakeLeague) *fakeLeague {
 	t.Helper()
 	f.tokens, f.conversations, f.registrations, f.ready = map[string]string{}, map[string][]string{}, map[string]map[string]any{}, map[string]int{}
+	f.matches, f.queries = map[string]fakeMatch{}, map[string]int{}
 	rpc := protocol.NewServer(protocol.HandlerFunc(f.handle), validator(t), nil, testLogger(t).With().Str("component", "fake_league").Logger())
-	srv, err := httpserve.Start("127.0.0.1:0", rpc)
+	srv, err := httpserve.Start("127.0.0.1:0", f.dropQueries(rpc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +167,42 @@ func (f *fakeLeague) handle(ctx context.Context, m *protocol.Message) (*protocol
 				{"rank": 1, "player_id": id, "points": 3, "wins": 1, "draws": 0, "losses": 0, "matches_played": 1},
 			},
 		})
+	case protocol.QueryMatch:
+		if err := f.authenticate(m, id); err != nil {
+			return nil, err
+		}
+		return f.queryMatch(m, id)
 	}
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "fake league does not accept %s", m.Envelope.MessageType)
+}
+
+func (f *fakeLeague) queryMatch(m *protocol.Message, playerID string) (*protocol.Message, error) {
+	var q struct {
+		MatchID string `json:"match_id"`
+	}
+	if err := m.Decode(&q); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.queries[q.MatchID]++
+	mt, known := f.matches[q.MatchID]
+	answer := f.queryAnswer
+	f.mu.Unlock()
+	switch {
+	case answer != "":
+		return nil, protocol.Errorf(protocol.Reason(answer), "refused")
+	case !known:
+		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "no match %s", q.MatchID)
+	case mt.players[0] != playerID && mt.players[1] != playerID:
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "not a player of %s", q.MatchID)
+	}
+	var referee any
+	if mt.refereeID != "" {
+		referee = mt.refereeID
+	}
+	return f.reply(m, protocol.MatchInfo, map[string]any{
+		"match_id": q.MatchID, "round_id": "round-1", "players": mt.players, "referee_id": referee, "status": mt.status,
+	})
 }
 
 func (f *fakeLeague) register(ctx context.Context, m *protocol.Message, id string) (*protocol.Message, error) {

@@ -101,22 +101,6 @@ func (p *Player) awaitRegistration(ctx context.Context) error {
 	}
 }
 
-// authorizeMatch checks the match credential when the League Manager announced that it
-// hands them to referees; without the announcement (e.g. the Python League Manager) the
-// player cannot tell a credential from noise and accepts the message.
-func (p *Player) authorizeMatch(env *protocol.Envelope) error {
-	p.mu.Lock()
-	token, required := p.token, slices.Contains(p.features, protocol.FeatureMatchCredentials)
-	p.mu.Unlock()
-	if !required {
-		return nil
-	}
-	if env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, protocol.MatchCredential(token, env.MatchID)) {
-		return protocol.Errorf(protocol.ReasonUnauthorized, "missing or wrong match credential for match %s", env.MatchID)
-	}
-	return nil
-}
-
 // reply builds an answer from this player, with the league id once known.
 func (p *Player) reply(msg *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
 	out, err := msg.Reply(messageType, protocol.PlayerSender(p.cfg.ID), payload)
@@ -200,7 +184,7 @@ type joinAck struct {
 // invitation finds the state and answers the same.
 func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
-	if err := p.authorizeMatch(env); err != nil {
+	if err := p.authorizeMatch(ctx, env, true); err != nil {
 		return nil, err
 	}
 	var inv invitationPayload
@@ -273,7 +257,7 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	if p.crashed(ctx, env.MatchID) {
 		return nil, p.unanswered(ctx)
 	}
-	if err := p.authorizeMatch(env); err != nil {
+	if err := p.authorizeMatch(ctx, env, false); err != nil {
 		return nil, err
 	}
 	var req moveRequest
@@ -355,7 +339,7 @@ type ack struct {
 // gameOver records the player's outcome once per match and drops the match state.
 func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
-	if err := p.authorizeMatch(env); err != nil {
+	if err := p.authorizeMatch(ctx, env, false); err != nil {
 		return nil, err
 	}
 	var over gameOverPayload
@@ -456,6 +440,8 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	p.mu.Lock()
 	_, known := p.matches[mc.MatchID]
 	delete(p.matches, mc.MatchID)
+	// Its next referee must be confirmed afresh.
+	p.confirmed.forget(mc.MatchID)
 	_, over := p.finished[mc.MatchID]
 	// The match will be played again under its id: a new invitation must find it open.
 	p.reopen(mc.MatchID)

@@ -20,7 +20,12 @@ type registerRequest struct {
 	EndpointURL string   `json:"endpoint_url"`
 	DisplayName string   `json:"display_name,omitempty"`
 	GameTypes   []string `json:"game_types,omitempty"`
+	Features    []string `json:"features"`
 }
+
+// Features are the extensions a player announces at registration: it checks match
+// credentials and answers with them, and takes MATCH_CANCELLED.
+var Features = []string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation}
 
 type registerAnswer struct {
 	AuthToken string   `json:"auth_token"`
@@ -36,6 +41,7 @@ func (p *Player) register(ctx context.Context, endpoint string) error {
 		// A model server plays only what it listed; the League Manager refuses a league
 		// of another game at once.
 		GameTypes: p.modelGames,
+		Features:  Features,
 	})
 	if err != nil {
 		return err

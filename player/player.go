@@ -167,9 +167,11 @@ type Player struct {
 	// finished keeps the outcome of every match that ended, so a repeated GAME_OVER is
 	// not counted twice and a late message cannot revive the match.
 	finished map[string]game.Outcome
-	wins     int
-	draws    int
-	losses   int
+	// confirmed are the referees without credential the League Manager confirmed.
+	confirmed confirmations
+	wins      int
+	draws     int
+	losses    int
 }
 
 // New checks cfg, fills in defaults and builds a player. log should carry the component

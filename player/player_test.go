@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-var allFeatures = []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}
+// allFeatures are the protections our League Manager announces to players.
+var allFeatures = []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials, protocol.FeatureMatchQuery}
 
 func TestNewValidatesConfig(t *testing.T) {
 	valid := Config{ID: "p01", Addr: "127.0.0.1:0", LeagueURL: "http://127.0.0.1:8000/mcp", Strategy: "random"}
@@ -90,6 +91,9 @@ func TestRegistrationRetriesWithTheSameConversation(t *testing.T) {
 	}
 	if _, ok := reg["game_types"]; ok {
 		t.Errorf("registration payload has game_types: %v", reg)
+	}
+	if got, want := fmt.Sprint(reg["features"]), fmt.Sprint([]string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation}); got != want {
+		t.Errorf("registration announces features %s, want %s", got, want)
 	}
 	if n := lg.readyCount("p01"); n != 1 {
 		t.Errorf("%d AGENT_READY requests, want 1", n)
@@ -180,27 +184,56 @@ func TestStopWhileRegisteringIsClean(t *testing.T) {
 
 func TestInvitationCredentials(t *testing.T) {
 	const matchID = "R1M1"
+	// The League Manager's view of the match: the invitations come from ref1.
+	held := func(referee, status string) func(*fakeLeague) {
+		return func(lg *fakeLeague) {
+			lg.setMatch(matchID, fakeMatch{players: [2]string{"p01", "p99"}, refereeID: referee, status: status})
+		}
+	}
+	none := func(*running) string { return "" }
+	credentialsOnly := []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}
 	tests := []struct {
 		name       string
 		features   []string
+		league     func(*fakeLeague) // the League Manager's answer to QUERY_MATCH
 		credential func(r *running) string
 		wantReason protocol.Reason // "" means accepted
+		wantQuery  bool
 	}{
-		{"right credential", allFeatures, func(r *running) string { return r.credential(matchID) }, ""},
-		{"credential of another match", allFeatures, func(r *running) string { return r.credential("R1M2") }, protocol.ReasonUnauthorized},
-		{"player token instead of credential", allFeatures, func(r *running) string { return r.league.token("p01") }, protocol.ReasonUnauthorized},
-		{"no credential while announced", allFeatures, func(*running) string { return "" }, protocol.ReasonUnauthorized},
-		{"signed assignments only, no credential", []string{protocol.FeatureSignedAssignments}, func(*running) string { return "" }, ""},
-		{"nothing announced, no credential", nil, func(*running) string { return "" }, ""},
-		{"nothing announced, some credential", nil, func(*running) string { return "c0ffee" }, ""},
+		{"right credential", allFeatures, nil, func(r *running) string { return r.credential(matchID) }, "", false},
+		{"credential of another match", allFeatures, nil, func(r *running) string { return r.credential("R1M2") }, protocol.ReasonUnauthorized, false},
+		{"player token instead of credential", allFeatures, nil, func(r *running) string { return r.league.token("p01") }, protocol.ReasonUnauthorized, false},
+		{"no credential, confirmed in progress", allFeatures, held("ref1", "IN_PROGRESS"), none, "", true},
+		{"no credential, confirmed assigned", allFeatures, held("ref1", "ASSIGNED"), none, "", true},
+		{"no credential, the match is another referee's", allFeatures, held("ref2", "IN_PROGRESS"), none, protocol.ReasonUnauthorized, true},
+		{"no credential, the match is held by no referee", allFeatures, held("", "PENDING"), none, protocol.ReasonUnauthorized, true},
+		{"no credential, the match is over", allFeatures, held("ref1", "COMPLETED"), none, protocol.ReasonUnauthorized, true},
+		{"no credential, a match the league manager does not know", allFeatures, nil, none, protocol.ReasonUnauthorized, true},
+		{"no credential, a match of other players", allFeatures, func(lg *fakeLeague) {
+			lg.setMatch(matchID, fakeMatch{players: [2]string{"p98", "p99"}, refereeID: "ref1", status: "IN_PROGRESS"})
+		}, none, protocol.ReasonUnauthorized, true},
+		{"no credential, league manager unreachable", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer("drop") }, none, protocol.ReasonBusy, true},
+		{"no credential, league manager rate limits", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonRateLimited)) }, none, protocol.ReasonBusy, true},
+		{"no credential, league manager fails", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonInternal)) }, none, protocol.ReasonBusy, true},
+		{"no credential, player suspended", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonSuspended)) }, none, protocol.ReasonUnauthorized, true},
+		{"no credential, credentials announced without match_query", credentialsOnly, nil, none, "", false},
+		{"signed assignments only, no credential", []string{protocol.FeatureSignedAssignments}, nil, none, "", false},
+		{"nothing announced, no credential", nil, nil, none, "", false},
+		{"nothing announced, some credential", nil, nil, func(*running) string { return "c0ffee" }, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			lg := startLeague(t, &fakeLeague{features: tt.features})
+			if tt.league != nil {
+				tt.league(lg)
+			}
 			r := startPlayer(t, lg, Config{ID: "p01"}, nil)
 			r.waitState(t, StateActive)
 			cred := tt.credential(r)
 			ans, err := newSender(t).invite(r, matchID, cred)
+			if asked := lg.queryCount(matchID) > 0; asked != tt.wantQuery {
+				t.Errorf("asked the league manager: %v, want %v", asked, tt.wantQuery)
+			}
 			if tt.wantReason != "" {
 				wantReason(t, err, tt.wantReason)
 				if n := r.Status().CurrentMatches; n != 0 {
@@ -222,6 +255,89 @@ func TestInvitationCredentials(t *testing.T) {
 				t.Errorf("%d current matches, want 1", n)
 			}
 		})
+	}
+}
+
+// A referee without credential that the League Manager confirmed plays the whole match
+// on that one confirmation; any other referee without credential is refused.
+func TestConfirmedRefereeWithoutCredential(t *testing.T) {
+	const matchID = "R1M1"
+	lg := startLeague(t, &fakeLeague{features: allFeatures})
+	lg.setMatch(matchID, fakeMatch{players: [2]string{"p01", "p99"}, refereeID: "ref1", status: "IN_PROGRESS"})
+	lg.setMatch("R1M2", fakeMatch{players: [2]string{"p01", "p98"}, refereeID: "ref1", status: "IN_PROGRESS"})
+	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+	r.waitState(t, StateActive)
+	s := newSender(t)
+	move := func(from, match string) (*protocol.Message, error) {
+		return s.send(r.url, protocol.RequestMove, envelope{sender: protocol.RefereeSender(from), matchID: match, gameType: game.TypeTicTacToe},
+			map[string]any{"step_number": 1, "step_context": map[string]any{"board": [][]string{{"", "", ""}, {"", "", ""}, {"", "", ""}}, "your_mark": "X", "move_number": 1}})
+	}
+	// Before any invitation nothing is confirmed, and a move request does not ask.
+	_, err := move("ref1", matchID)
+	wantReason(t, err, protocol.ReasonUnauthorized)
+	if _, err := s.invite(r, matchID, ""); err != nil {
+		t.Fatalf("invitation: %v", err)
+	}
+	ans, err := move("ref1", matchID)
+	if err != nil {
+		t.Fatalf("move request of the confirmed referee: %v", err)
+	}
+	if ans.Envelope.AuthToken != "" {
+		t.Errorf("answer to a referee without credential carries auth_token %q", ans.Envelope.AuthToken)
+	}
+	_, err = move("ref2", matchID)
+	wantReason(t, err, protocol.ReasonUnauthorized)
+	_, err = move("ref1", "R1M2") // confirmed for R1M1 only
+	wantReason(t, err, protocol.ReasonUnauthorized)
+	if _, err := s.send(r.url, protocol.GameOver, envelope{sender: protocol.RefereeSender("ref2"), matchID: matchID, gameType: game.TypeTicTacToe},
+		map[string]any{"outcome": "loss", "final_state": map[string]any{}}); protocol.ReasonOf(err) != protocol.ReasonUnauthorized {
+		t.Errorf("GAME_OVER from an unconfirmed referee: %v, want UNAUTHORIZED", err)
+	}
+	if _, err := s.send(r.url, protocol.GameOver, envelope{matchID: matchID, gameType: game.TypeTicTacToe},
+		map[string]any{"outcome": "win", "final_state": map[string]any{}}); err != nil {
+		t.Fatalf("GAME_OVER of the confirmed referee: %v", err)
+	}
+	if st := r.Status(); st.Wins != 1 || st.Losses != 0 || st.CurrentMatches != 0 {
+		t.Errorf("status %+v, want the confirmed referee's win only", st)
+	}
+	if n := lg.queryCount(matchID); n != 1 {
+		t.Errorf("%d QUERY_MATCH about %s, want 1 (the invitation's)", n, matchID)
+	}
+	if n := lg.queryCount("R1M2"); n != 0 {
+		t.Errorf("%d QUERY_MATCH about R1M2, want none (no invitation)", n)
+	}
+
+	// MATCH_CANCELLED: the match's next referee must be confirmed again.
+	if _, err := s.send(r.url, protocol.MatchCancelled, envelope{sender: protocol.SenderLeagueManager, matchID: matchID, gameType: game.TypeTicTacToe, auth: lg.token("p01")},
+		map[string]any{"match_id": matchID, "reason": "referee ref1 lost its lease"}); err != nil {
+		t.Fatalf("MATCH_CANCELLED: %v", err)
+	}
+	_, err = move("ref1", matchID)
+	wantReason(t, err, protocol.ReasonUnauthorized)
+}
+
+// Confirmations are bounded: the oldest is dropped first, and forgetting one keeps the
+// order of the others.
+func TestConfirmationsAreBounded(t *testing.T) {
+	var c confirmations
+	for i := range maxConfirmed + 1 {
+		c.confirm(fmt.Sprintf("m%d", i), "referee:ref1")
+	}
+	if len(c.referee) != maxConfirmed || len(c.order) != maxConfirmed {
+		t.Fatalf("%d confirmations (%d in order), want %d", len(c.referee), len(c.order), maxConfirmed)
+	}
+	if c.holds("m0", "referee:ref1") || !c.holds("m1", "referee:ref1") || !c.holds(fmt.Sprintf("m%d", maxConfirmed), "referee:ref1") {
+		t.Error("the oldest confirmation must go first")
+	}
+	c.confirm("m1", "referee:ref2") // a newer answer for a known match replaces the referee
+	if c.holds("m1", "referee:ref1") || !c.holds("m1", "referee:ref2") || len(c.order) != maxConfirmed {
+		t.Errorf("re-confirming m1: ref1 %v ref2 %v, %d in order", c.holds("m1", "referee:ref1"), c.holds("m1", "referee:ref2"), len(c.order))
+	}
+	c.forget("m2")
+	c.confirm("m2", "referee:ref1")
+	c.confirm("new", "referee:ref1") // drops m1, the oldest, and not the re-added m2
+	if c.holds("m1", "referee:ref2") || !c.holds("m2", "referee:ref1") || len(c.referee) != maxConfirmed || len(c.order) != maxConfirmed {
+		t.Errorf("after forget and re-add: m1 %v, m2 %v, %d confirmations, %d in order", c.holds("m1", "referee:ref2"), c.holds("m2", "referee:ref1"), len(c.referee), len(c.order))
 	}
 }
 

@@ -302,8 +302,11 @@ func (r *MatchRunner) message(s *seat, messageType string, payload any) (*protoc
 	return m, nil
 }
 
-// checkAnswer accepts an answer without a credential (third-party agents) but refuses
-// one carrying a wrong credential or naming another match.
+// checkAnswer refuses an answer from another sender or naming another match. Its
+// auth_token may be the player's match credential, the player's own league token (a
+// player following seed 004 §8.2: its HMAC over the match id is the credential), or
+// empty (agents that send none); any other value is refused. Without a credential
+// (the League Manager sent none) there is nothing to check a token against.
 func checkAnswer(s *seat, ans *protocol.Message, matchID string) error {
 	e := ans.Envelope
 	if e.Sender != protocol.PlayerSender(s.id) {
@@ -312,10 +315,13 @@ func checkAnswer(s *seat, ans *protocol.Message, matchID string) error {
 	if e.MatchID != "" && e.MatchID != matchID {
 		return fmt.Errorf("answer names match %s", e.MatchID)
 	}
-	if e.AuthToken != "" && s.credential != "" && !protocol.TokenEqual(e.AuthToken, s.credential) {
-		return errors.New("answer carries a wrong match credential")
+	if e.AuthToken == "" || s.credential == "" || protocol.TokenEqual(e.AuthToken, s.credential) {
+		return nil
 	}
-	return nil
+	if protocol.TokenEqual(protocol.MatchCredential(e.AuthToken, matchID), s.credential) {
+		return nil
+	}
+	return errors.New("answer carries neither the match credential nor the player's token")
 }
 
 // invite sends GAME_INVITATION to both players at once; a player joins by answering

@@ -414,6 +414,74 @@ func TestWrongCredentialInAnswerIsRefused(t *testing.T) {
 	})
 }
 
+func TestCheckAnswerTokens(t *testing.T) {
+	const matchID = "r01-m01-abc"
+	token := "player-token-p1"
+	s := &seat{id: "p1", credential: protocol.MatchCredential(token, matchID)}
+	for _, tc := range []struct {
+		name, token string
+		ok          bool
+	}{
+		{"match credential", s.credential, true},
+		{"player's own token", token, true},
+		{"no token", "", true},
+		{"wrong token", "some-other-token", false},
+		{"another player's token", "player-token-p2", false},
+		{"own token's credential for another match", protocol.MatchCredential(token, "r01-m02-xyz"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ans, err := protocol.NewMessage(protocol.MoveResponse, protocol.PlayerSender("p1"), map[string]any{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ans.Envelope.MatchID, ans.Envelope.AuthToken = matchID, tc.token
+			err = checkAnswer(s, ans, matchID)
+			if got := err == nil; got != tc.ok {
+				t.Errorf("got error %v, want accepted %v", err, tc.ok)
+			}
+		})
+	}
+	// A referee given no credential has nothing to check a token against.
+	ans, err := protocol.NewMessage(protocol.MoveResponse, protocol.PlayerSender("p1"), map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans.Envelope.AuthToken = "anything"
+	if err := checkAnswer(&seat{id: "p1"}, ans, matchID); err != nil {
+		t.Errorf("without a credential: got %v, want accepted", err)
+	}
+}
+
+func TestPlayerAnsweringWithItsOwnTokenPlays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := ttt(t)
+		tokens := map[string]string{"p1": "token-of-p1", "p2": "token-of-p2"}
+		// Seed 004 §8.2: the player puts its own league token in every answer.
+		ownToken := func(id string) fakePlayer {
+			return func(ctx context.Context, m *protocol.Message, call int) (*protocol.Message, error) {
+				ans, err := scripted(g, id, firstLegal(g))(ctx, m, call)
+				if ans != nil {
+					ans.Envelope.AuthToken = tokens[id]
+				}
+				return ans, err
+			}
+		}
+		fc := newFakeCaller(t, map[string]fakePlayer{"http://p1": ownToken("p1"), "http://p2": ownToken("p2")})
+		r := newRunner(t, game.TypeTicTacToe, fc)
+		r.A.MatchCredentials = map[string]string{}
+		for id, tok := range tokens {
+			r.A.MatchCredentials[id] = protocol.MatchCredential(tok, r.A.MatchID)
+		}
+		rep, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Metadata.Termination != EndNormal || len(rep.Metadata.Violations) != 0 {
+			t.Errorf("got termination %s, violations %+v", rep.Metadata.Termination, rep.Metadata.Violations)
+		}
+	})
+}
+
 func TestNoShows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := ttt(t)

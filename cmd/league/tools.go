@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/league/export"
@@ -108,7 +109,12 @@ func verifyCmd(args []string) error {
 	if len(problems) > 0 {
 		return fmt.Errorf("%d of %d matches do not follow the rules", len(problems), len(l.Results))
 	}
-	fmt.Printf("verified %d lines: hash chain intact, %d matches re-played, every outcome and score as the rules give\n", len(entries), len(l.Results))
+	unrecorded := l.Unrecorded()
+	fmt.Printf("verified %d lines: hash chain intact, %d matches re-played, every outcome and score as the rules give\n", len(entries), len(l.Results)-len(unrecorded))
+	if len(unrecorded) > 0 {
+		// Their referees keep no moves (game_metadata is opaque to the league).
+		fmt.Printf("%d matches record no moves and were not re-played (outcomes and points checked only): %s\n", len(unrecorded), strings.Join(unrecorded, " "))
+	}
 	return nil
 }
 

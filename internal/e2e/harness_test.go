@@ -147,6 +147,7 @@ type leagueOpts struct {
 	game, strategy    string
 	seed              int64
 	extraPlayers      func(t *testing.T, lmURL string) int // starts other players, returns how many
+	extraReferees     func(t *testing.T, lmURL string) int // starts other referees, returns how many
 	maxMatches        int
 	// config is a league.yaml to use instead of the repository's.
 	config string
@@ -206,7 +207,11 @@ func startLeague(t *testing.T, o leagueOpts) *leagueRun {
 			"--id", fmt.Sprintf("ref%d", i), "--addr", "127.0.0.1:0", "--league", run.lm.url, "--log-dir", logs,
 			"--max-matches", fmt.Sprint(o.maxMatches)))
 	}
-	waitStatus(t, run.lm, 20*time.Second, func(s statusDoc) bool { return s.Referees == o.referees })
+	referees := o.referees
+	if o.extraReferees != nil {
+		referees += o.extraReferees(t, run.lm.url)
+	}
+	waitStatus(t, run.lm, 20*time.Second, func(s statusDoc) bool { return s.Referees == referees })
 	for i := 1; i <= o.players; i++ {
 		id := fmt.Sprintf("p%02d", i)
 		run.playerIDs = append(run.playerIDs, id)

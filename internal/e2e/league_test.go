@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -44,26 +42,5 @@ func TestSameSeedSameStandings(t *testing.T) {
 	b := runLeague(t, leagueOpts{players: 6, referees: 3, seed: 77})
 	if got, want := fmt.Sprint(b.standings(t)), fmt.Sprint(a.standings(t)); got != want {
 		t.Errorf("same seed, different standings:\n%s\n%s", got, want)
-	}
-}
-
-func TestPythonPlayerJoinsALeague(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is needed for the interop test (make deps installs it): %v", err)
-	}
-	script := filepath.Join(moduleRoot(), "internal", "e2e", "testdata", "python_player.py")
-	run := runLeague(t, leagueOpts{players: 3, referees: 1, seed: 9, extraPlayers: func(t *testing.T, lmURL string) int {
-		startProc(t, "python-player", nil, python, script, "--id", "py01", "--league", lmURL)
-		return 1
-	}})
-	run.checkLeague(t, 1)
-	db := run.openDB(t)
-	var played int
-	if err := db.QueryRow(`SELECT count(*) FROM matches m JOIN match_results r ON r.match_id = m.match_id WHERE m.players LIKE '%"py01"%' AND r.game_metadata LIKE '%"termination":"normal"%'`).Scan(&played); err != nil {
-		t.Fatal(err)
-	}
-	if played != 3 {
-		t.Errorf("the python player finished %d matches normally, want 3", played)
 	}
 }

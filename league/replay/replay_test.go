@@ -177,6 +177,32 @@ func TestCutAndTornLogsAreFound(t *testing.T) {
 	}
 }
 
+// A result that records no moves (a referee written from the seeds alone, as the Python
+// implementation's) is not re-played, is listed by Unrecorded, and passes when its
+// outcomes fit together and score as the rules say.
+func TestResultsWithoutMovesAreListedNotReplayed(t *testing.T) {
+	var matchID string
+	l, err := Rebuild(forge(t, func(p map[string]any) {
+		md := p["game_metadata"].(map[string]any)
+		delete(md, "moves")
+		md["final_state"] = map[string]any{"board": "in the referee's own shape"}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := l.VerifyMatches(game.Default()); len(problems) != 0 {
+		t.Fatalf("got %v, want no problem", problems)
+	}
+	for id, r := range l.Results {
+		if !bytes.Contains(r.Metadata, []byte(`"moves"`)) {
+			matchID = id
+		}
+	}
+	if got := l.Unrecorded(); len(got) != 1 || got[0] != matchID {
+		t.Errorf("Unrecorded() = %v, want [%s]", got, matchID)
+	}
+}
+
 // forge changes the first acknowledged result report with change and re-chains the
 // log, as a lying referee whose report was accepted would leave it.
 func forge(t *testing.T, change func(payload map[string]any)) []Entry {
@@ -225,6 +251,20 @@ func TestMisreportedResultsAreFound(t *testing.T) {
 			}
 		}, "the rules give"},
 		{"points inflated", func(p map[string]any) {
+			pts := p["points"].(map[string]any)
+			for k := range pts {
+				pts[k] = 3
+			}
+		}, "points"},
+		{"moves dropped, two winners", func(p map[string]any) {
+			delete(p["game_metadata"].(map[string]any), "moves")
+			o := p["outcome"].(map[string]any)
+			for k := range o {
+				o[k] = "win"
+			}
+		}, "do not fit together"},
+		{"moves dropped, points inflated", func(p map[string]any) {
+			delete(p["game_metadata"].(map[string]any), "moves")
 			pts := p["points"].(map[string]any)
 			for k := range pts {
 				pts[k] = 3

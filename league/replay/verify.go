@@ -47,7 +47,9 @@ type moveRecord struct {
 var technical = map[string]bool{"illegal_move": true, "timeout": true, "no_show": true}
 
 // VerifyMatches re-plays every acknowledged result through the game rules and checks
-// that the reported outcome and points are what the rules give.
+// that the reported outcome and points are what the rules give. A result that records no
+// moves (Unrecorded) cannot be re-played: its outcomes must fit together and its points
+// match them.
 func (l *League) VerifyMatches(reg *game.Registry) []Problem {
 	ids := make([]string, 0, len(l.Results))
 	for id := range l.Results {
@@ -69,32 +71,73 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	if !ok {
 		return bad(0, "not in the schedule")
 	}
-	var md metadata
-	if err := json.Unmarshal(r.Metadata, &md); err != nil {
+	md, err := readMetadata(r)
+	if err != nil {
 		return bad(0, "game_metadata cannot be read: %v", err)
 	}
-	gameType := r.GameType
-	if gameType == "" {
-		gameType = l.GameType
-	}
-	want, err := l.expectedOutcome(reg, gameType, m, &md)
-	if err != nil {
-		return []Problem{*err}
-	}
-	for i, id := range m.Players {
-		if r.Outcome[id] != want[i] {
-			return bad(0, "reported %s for %s, the rules give %s", r.Outcome[id], id, want[i])
+	if unrecorded(&md) {
+		// Nothing to re-play; the outcomes must still fit together (a double forfeit
+		// is two losses) and score as the rules say.
+		switch pair := r.Outcome[m.Players[0]] + "/" + r.Outcome[m.Players[1]]; pair {
+		case "win/loss", "loss/win", "draw/draw", "loss/loss":
+		default:
+			return bad(0, "outcomes %s do not fit together", pair)
+		}
+	} else {
+		gameType := r.GameType
+		if gameType == "" {
+			gameType = l.GameType
+		}
+		want, err := l.expectedOutcome(reg, gameType, m, &md)
+		if err != nil {
+			return []Problem{*err}
+		}
+		for i, id := range m.Players {
+			if r.Outcome[id] != want[i] {
+				return bad(0, "reported %s for %s, the rules give %s", r.Outcome[id], id, want[i])
+			}
 		}
 	}
 	if sc, ok := l.Scoring[r.MatchID]; ok {
-		for i, id := range m.Players {
-			due := map[string]int{"win": sc.Win, "draw": sc.Draw, "loss": sc.Loss}[want[i]]
+		for _, id := range m.Players {
+			o := r.Outcome[id] // the rules' outcome, when the match was re-played
+			due := map[string]int{"win": sc.Win, "draw": sc.Draw, "loss": sc.Loss}[o]
 			if r.Points[id] != due {
-				return bad(0, "reported %d points for %s, a %s scores %d", r.Points[id], id, want[i], due)
+				return bad(0, "reported %d points for %s, a %s scores %d", r.Points[id], id, o, due)
 			}
 		}
 	}
 	return nil
+}
+
+// readMetadata decodes a result's game_metadata; a report without one (the member is
+// optional) has an empty one.
+func readMetadata(r *Result) (metadata, error) {
+	var md metadata
+	if len(r.Metadata) == 0 {
+		return md, nil
+	}
+	err := json.Unmarshal(r.Metadata, &md)
+	return md, err
+}
+
+// unrecorded reports whether a referee's result records no moves at all (no "moves"
+// member, or null), as a referee written from the seeds alone may send it: game_metadata
+// is opaque to the league. Our referee always records them ([] for a no-show), and a
+// forfeit the League Manager decided has none to record.
+func unrecorded(md *metadata) bool { return md.Moves == nil && md.Forfeit == "" }
+
+// Unrecorded lists, sorted, the matches whose result records no moves: VerifyMatches
+// checks only that their outcomes fit together and score as the rules say.
+func (l *League) Unrecorded() []string {
+	var out []string
+	for id, r := range l.Results {
+		if md, err := readMetadata(r); err == nil && unrecorded(&md) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // expectedOutcome re-plays the moves and returns the outcome the rules give, indexed

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A minimal league.v2 tic-tac-toe player, standard library only, written from the wire
 captures of the Python implementation (shared/interop). It ignores match credentials, as
-third-party agents may."""
+third-party agents may. What it puts in auth_token of its answers to a referee is chosen
+with --auth: none (like the Python implementation), own (its league token, as seed 004
+§8.2 reads), or wrong (a token nobody issued)."""
 import argparse
 import json
 import sys
@@ -18,11 +20,20 @@ def now():
 
 
 class Player:
-    def __init__(self, pid, league):
+    def __init__(self, pid, league, auth):
         self.pid = pid
         self.league = league
+        self.auth = auth
         self.token = None
         self.shutdown = threading.Event()
+
+    def answer_token(self):
+        """The auth_token of an answer to a referee, as --auth says."""
+        if self.auth == "own":
+            return self.token
+        if self.auth == "wrong":
+            return str(uuid.uuid4())
+        return None
 
     def envelope(self, message_type, conversation_id, **extra):
         env = {"protocol": "league.v2", "message_type": message_type, "sender": "player:" + self.pid,
@@ -81,7 +92,8 @@ def make_handler(player):
             if mt is None:
                 out = {"jsonrpc": "2.0", "id": req.get("id"), "error": {"code": -32015, "message": "unsupported", "data": {"reason": "UNSUPPORTED_MESSAGE"}}}
             else:
-                env = player.envelope(mt, req["params"]["envelope"]["conversation_id"], match_id=match_id)
+                token = player.answer_token() if match_id is not None else None
+                env = player.envelope(mt, req["params"]["envelope"]["conversation_id"], match_id=match_id, auth_token=token)
                 out = {"jsonrpc": "2.0", "id": req.get("id"), "result": {"envelope": env, "payload": payload}}
             body = json.dumps(out).encode()
             self.send_response(200)
@@ -97,8 +109,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--id", required=True)
     ap.add_argument("--league", required=True)
+    ap.add_argument("--auth", choices=("none", "own", "wrong"), default="none")
     args = ap.parse_args()
-    player = Player(args.id, args.league)
+    player = Player(args.id, args.league, args.auth)
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(player))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     endpoint = "http://127.0.0.1:%d/mcp" % server.server_address[1]

@@ -1,0 +1,158 @@
+package player
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/rs/zerolog"
+)
+
+// Confirming a referee that shows no match credential (protocol/README.md,
+// "Authentication on every hop").
+const (
+	// maxConfirmed bounds the remembered confirmations; the oldest is dropped first.
+	maxConfirmed = 1024
+	// matchQueryTimeout bounds each QUERY_MATCH attempt: the answer must come well inside
+	// the referee's join deadline (10 s by default).
+	matchQueryTimeout = 2 * time.Second
+)
+
+// matchInfo is what the player reads of MATCH_INFO.
+type matchInfo struct {
+	MatchID   string  `json:"match_id"`
+	RefereeID *string `json:"referee_id"`
+	Status    string  `json:"status"`
+}
+
+// Match states of MATCH_INFO in which a referee plays the match.
+const (
+	matchAssigned   = "ASSIGNED"
+	matchInProgress = "IN_PROGRESS"
+)
+
+// confirmations remember, per match, the referee the League Manager named in MATCH_INFO,
+// so that this referee's later REQUEST_MOVE and GAME_OVER without a credential are
+// accepted. Callers hold the Player's mu.
+type confirmations struct {
+	referee map[string]string // match id -> referee sender
+	order   []string          // match ids, oldest first
+}
+
+func (c *confirmations) confirm(matchID, referee string) {
+	if c.referee == nil {
+		c.referee = map[string]string{}
+	}
+	if _, known := c.referee[matchID]; !known {
+		c.order = append(c.order, matchID)
+		if len(c.order) > maxConfirmed {
+			delete(c.referee, c.order[0])
+			c.order = slices.Delete(c.order, 0, 1)
+		}
+	}
+	c.referee[matchID] = referee
+}
+
+func (c *confirmations) forget(matchID string) {
+	if _, known := c.referee[matchID]; !known {
+		return
+	}
+	delete(c.referee, matchID)
+	c.order = slices.DeleteFunc(c.order, func(id string) bool { return id == matchID })
+}
+
+func (c *confirmations) holds(matchID, referee string) bool {
+	return c.referee[matchID] == referee
+}
+
+// authorizeMatch decides whether a referee's match message (GAME_INVITATION,
+// REQUEST_MOVE, GAME_OVER) is taken:
+//   - the League Manager did not announce match_credentials: there is nothing to check
+//     against (e.g. the Python League Manager), so it is;
+//   - the message shows a credential: it must be this player's credential for the match;
+//   - it shows none and the League Manager announced match_query: an invitation is
+//     confirmed with QUERY_MATCH (invite), and later messages are taken only from the
+//     referee so confirmed;
+//   - it shows none and the League Manager cannot be asked: plain league.v2, taken.
+func (p *Player) authorizeMatch(ctx context.Context, env *protocol.Envelope, invite bool) error {
+	p.mu.Lock()
+	token := p.token
+	credentials := slices.Contains(p.features, protocol.FeatureMatchCredentials)
+	query := slices.Contains(p.features, protocol.FeatureMatchQuery)
+	confirmed := p.confirmed.holds(env.MatchID, env.Sender)
+	p.mu.Unlock()
+	switch {
+	case !credentials:
+		return nil
+	case env.AuthToken != "":
+		if !protocol.TokenEqual(env.AuthToken, protocol.MatchCredential(token, env.MatchID)) {
+			return protocol.Errorf(protocol.ReasonUnauthorized, "wrong match credential for match %s", env.MatchID)
+		}
+		return nil
+	case !query, confirmed:
+		return nil
+	case invite:
+		return p.confirmReferee(ctx, env)
+	}
+	return protocol.Errorf(protocol.ReasonUnauthorized, "%s shows no match credential and is not the confirmed referee of match %s", env.Sender, env.MatchID)
+}
+
+// confirmReferee asks the League Manager which referee holds the match and remembers the
+// answer when it names the sender of the invitation and the match is being played.
+func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) error {
+	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("referee", env.Sender).Logger()
+	info, err := p.queryMatch(ctx, env.MatchID)
+	if err != nil {
+		log.Warn().Err(err).Msg("cannot confirm an invitation without credential")
+		if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited && reason != protocol.ReasonInternal {
+			return protocol.Errorf(protocol.ReasonUnauthorized, "the league manager does not confirm match %s: %s", env.MatchID, reason)
+		}
+		// Unreachable, busy or failing: the invitation may be sent again later.
+		return protocol.Errorf(protocol.ReasonBusy, "cannot confirm match %s with the league manager now", env.MatchID)
+	}
+	holder := ""
+	if info.RefereeID != nil {
+		holder = protocol.RefereeSender(*info.RefereeID)
+	}
+	ok := info.MatchID == env.MatchID && holder == env.Sender &&
+		(info.Status == matchAssigned || info.Status == matchInProgress)
+	p.mu.Lock()
+	if ok {
+		p.confirmed.confirm(env.MatchID, env.Sender)
+	} else {
+		// The League Manager's view is newer than any earlier confirmation.
+		p.confirmed.forget(env.MatchID)
+	}
+	p.mu.Unlock()
+	if !ok {
+		log.Warn().Str("holder", holder).Str("status", info.Status).Msg("invitation from a referee the league manager did not assign")
+		return protocol.Errorf(protocol.ReasonUnauthorized, "the league manager does not name %s as the referee of match %s (%s)", env.Sender, env.MatchID, info.Status)
+	}
+	log.Info().Str("status", info.Status).Msg("referee without credential confirmed by the league manager")
+	return nil
+}
+
+// queryMatch sends QUERY_MATCH about matchID with the player's own token.
+func (p *Player) queryMatch(ctx context.Context, matchID string) (matchInfo, error) {
+	msg, err := p.leagueMessage(protocol.QueryMatch, map[string]string{"match_id": matchID})
+	if err != nil {
+		return matchInfo{}, err
+	}
+	msg.Envelope.MatchID = matchID
+	ans, err := p.client.Call(ctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: matchQueryTimeout,
+		// A second try for a lost connection; a refusal is never retried.
+		Retry: protocol.RetryPolicy{Attempts: 2, Backoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond},
+		Peer:  protocol.SenderLeagueManager,
+	})
+	if err != nil {
+		return matchInfo{}, fmt.Errorf("query match %s: %w", matchID, err)
+	}
+	var info matchInfo
+	if err := ans.Decode(&info); err != nil {
+		return matchInfo{}, fmt.Errorf("query match %s: %w", matchID, err)
+	}
+	return info, nil
+}
