@@ -51,6 +51,10 @@ func TestSlowChessLeagueFinishesExactlyOnce(t *testing.T) {
 			t.Errorf("the audit log has %d %s", n, bad)
 		}
 	}
+	// The referees kept the match alive by their progress, not by a long deadline.
+	if !strings.Contains(string(audit), `"match_progress"`) || !strings.Contains(string(audit), `"phase":"playing"`) {
+		t.Error("no heartbeat in the audit log reports the match playing")
+	}
 	t.Logf("%d plies at 1.5 s a move, league time %v", plies, run.elapsed)
 	if time.Duration(plies)*1500*time.Millisecond < 5*time.Second {
 		t.Errorf("the game took %d plies: too short to outlast result_report", plies)
