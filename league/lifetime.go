@@ -59,7 +59,7 @@ type progress struct {
 // whole timeout ladder.
 func (m *Manager) stepGap() time.Duration {
 	ml := m.cfg.Timeouts.MatchLevel
-	return ms(ml.MoveResponse) * time.Duration(ml.MoveWarnings+ml.ForcedMoves+1)
+	return m.cfg.MoveTimeout() * time.Duration(ml.MoveWarnings+ml.ForcedMoves+1)
 }
 
 // margin covers what the League Manager cannot see between two heartbeats.
@@ -67,11 +67,9 @@ func (m *Manager) margin() time.Duration { return m.cfg.LeaseDuration() + 2*time
 
 // longestMatch is the longest a legal match of the league's game may last at a referee.
 func (m *Manager) longestMatch() time.Duration {
-	join := ms(m.cfg.Timeouts.MatchLevel.GameJoinAck)
+	join := m.cfg.MatchJoinAckTimeout()
 	return join + time.Duration(m.maxSteps)*m.stepGap() + join + m.margin()
 }
-
-func ms(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 
 // matchDeadline is when a match in flight is due, from what its referee said of it; zero
 // for a queued match. Callers hold mu.
@@ -81,7 +79,7 @@ func (m *Manager) matchDeadline(mt *match) time.Time {
 	if ref == nil || !ref.has(protocol.FeatureMatchProgress) {
 		return mt.progress.since.Add(max(report, m.longestMatch()))
 	}
-	join := ms(m.cfg.Timeouts.MatchLevel.GameJoinAck)
+	join := m.cfg.MatchJoinAckTimeout()
 	switch mt.progress.phase {
 	case protocol.PhaseQueued:
 		return time.Time{}
@@ -125,10 +123,12 @@ func (m *Manager) applyProgress(ref *agent, entries []protocol.MatchProgress) {
 }
 
 // matchDue handles a match whose deadline passed: a reminder while reminders are left
-// after play ended, else a failure. It returns the matches to fail. Callers hold mu.
+// after play ended, else a failure. It reports whether the match is to fail. Callers
+// hold mu.
 func (m *Manager) matchDue(mt *match, now time.Time) bool {
 	ref := m.referees[mt.referee]
-	if mt.progress.phase == protocol.PhaseReporting && ref != nil && ref.has(protocol.FeatureMatchProgress) && mt.reminders < m.cfg.Retries.MaxAttempts {
+	// Only a referee that reports progress can have said phase reporting.
+	if mt.progress.phase == protocol.PhaseReporting && ref != nil && mt.reminders < m.cfg.Retries.MaxAttempts {
 		mt.reminders++
 		mt.progress.since = now
 		m.setDeadline(mt)
