@@ -140,10 +140,39 @@ type GameEntry struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	// RefereeImplementation is informational only.
-	RefereeImplementation string  `yaml:"referee_implementation"`
-	Scoring               Scoring `yaml:"scoring"`
-	// Params are the game-specific parameters, as normalized by GameParams.
+	RefereeImplementation string `yaml:"referee_implementation"`
+	// Rules is RulesBuiltin (the default: the game's rules are compiled in, params are
+	// checked by GameParams) or RulesExternal: only a referee that names the game plays
+	// it, and the League Manager judges its results by the generic rules alone.
+	Rules   string  `yaml:"rules"`
+	Scoring Scoring `yaml:"scoring"`
+	// MaxSteps bounds the length of an external game: the League Manager waits that many
+	// move gaps for the result of a referee that reports no progress. Zero (builtin games
+	// always) means the rules decide; an external game then gets DefaultExternalMaxSteps.
+	MaxSteps int `yaml:"max_steps"`
+	// Params are the game-specific parameters, as normalized by GameParams; an external
+	// game's params are passed on as written (JSON values).
 	Params map[string]any `yaml:"params"`
+}
+
+// Values of GameEntry.Rules.
+const (
+	RulesBuiltin  = "builtin"
+	RulesExternal = "external"
+)
+
+// DefaultExternalMaxSteps bounds an external game whose entry sets no max_steps.
+const DefaultExternalMaxSteps = 1000
+
+// External reports whether the League Manager lacks the game's rules.
+func (g GameEntry) External() bool { return g.Rules == RulesExternal }
+
+// Steps is the most steps a legal match of an external game may take.
+func (g GameEntry) Steps() int {
+	if g.MaxSteps == 0 {
+		return DefaultExternalMaxSteps
+	}
+	return g.MaxSteps
 }
 
 // Scoring is the number of league points for each outcome of a match.
@@ -211,7 +240,7 @@ type policyFile struct {
 var defaultScoring = Scoring{Win: 3, Draw: 1, Loss: 0}
 
 // applyDefaults prepares an entry of the games list before it is decoded.
-func (g *GameEntry) applyDefaults() { g.Scoring = defaultScoring }
+func (g *GameEntry) applyDefaults() { g.Scoring, g.Rules = defaultScoring, RulesBuiltin }
 
 // defaults returns a fresh Config holding the built-in values, params not normalized.
 func defaults() *Config {
@@ -242,6 +271,7 @@ func defaults() *Config {
 				Name:                  "Even/Odd Prediction",
 				Description:           "Players predict even or odd",
 				RefereeImplementation: "referee/game",
+				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{"rounds": 5},
 			},
@@ -250,6 +280,7 @@ func defaults() *Config {
 				Name:                  "Rock Paper Scissors",
 				Description:           "Classic RPS",
 				RefereeImplementation: "referee/game",
+				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{"rounds": 5},
 			},
@@ -258,6 +289,7 @@ func defaults() *Config {
 				Name:                  "Tic Tac Toe",
 				Description:           "3x3 grid game",
 				RefereeImplementation: "referee/game",
+				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{},
 			},
@@ -266,6 +298,7 @@ func defaults() *Config {
 				Name:                  "Connect Four",
 				Description:           "6x7 board with gravity, four in a row wins",
 				RefereeImplementation: "referee/game",
+				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{},
 			},
@@ -274,6 +307,7 @@ func defaults() *Config {
 				Name:                  "Chess",
 				Description:           "FIDE rules; draws declared when claimable; max_plies adjudicated a draw",
 				RefereeImplementation: "referee/game",
+				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{"max_plies": 200},
 			},

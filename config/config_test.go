@@ -188,8 +188,8 @@ func TestLoadAppliesDefaultsAndNormalizes(t *testing.T) {
 				"  - {game_type: even_odd, name: E, scoring: {win: 2}}\n"},
 			check: func(t *testing.T, c *Config) {
 				want := []GameEntry{
-					{GameType: "tic_tac_toe", Name: "T", Scoring: Scoring{Win: 3, Draw: 1, Loss: 0}, Params: map[string]any{}},
-					{GameType: "even_odd", Name: "E", Scoring: Scoring{Win: 2, Draw: 1, Loss: 0}, Params: map[string]any{"rounds": 5}},
+					{GameType: "tic_tac_toe", Name: "T", Rules: RulesBuiltin, Scoring: Scoring{Win: 3, Draw: 1, Loss: 0}, Params: map[string]any{}},
+					{GameType: "even_odd", Name: "E", Rules: RulesBuiltin, Scoring: Scoring{Win: 2, Draw: 1, Loss: 0}, Params: map[string]any{"rounds": 5}},
 				}
 				if !reflect.DeepEqual(c.Games, want) {
 					t.Errorf("Games = %+v, want %+v", c.Games, want)
@@ -202,6 +202,23 @@ func TestLoadAppliesDefaultsAndNormalizes(t *testing.T) {
 			check: func(t *testing.T, c *Config) {
 				if len(c.Games) != 5 || c.Games[1].GameType != "rock_paper_scissors" {
 					t.Errorf("Games = %+v, want the three default games", c.Games)
+				}
+			},
+		},
+		{
+			name: "an external game keeps its params as JSON and needs no compiled-in rules",
+			files: map[string]string{
+				LeagueFile:       "league: {game_type: nim}\n",
+				GameRegistryFile: "games: [{game_type: nim, name: Nim, rules: external, params: {heaps: [3, 4, 5], misere: true, name: {short: n}}}]\n",
+			},
+			check: func(t *testing.T, c *Config) {
+				g, ok := c.Game("nim")
+				want := map[string]any{"heaps": []any{3.0, 4.0, 5.0}, "misere": true, "name": map[string]any{"short": "n"}}
+				if !ok || !g.External() || !reflect.DeepEqual(g.Params, want) {
+					t.Errorf("Game(nim) = %+v, %v, want external with params %v", g, ok, want)
+				}
+				if g.Steps() != DefaultExternalMaxSteps {
+					t.Errorf("Steps() = %d, want the default %d", g.Steps(), DefaultExternalMaxSteps)
 				}
 			},
 		},

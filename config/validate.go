@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -74,6 +75,11 @@ const (
 	maxViolations        = 100
 	maxSuspensionSeconds = 86400
 	leaseHeartbeats      = 2 // a lease outlives this many heartbeat intervals
+	maxExternalSteps     = 100000
+	// An external game's params travel inside a match assignment, whose schema bounds them.
+	maxParamsBytes   = 8192
+	maxParamsMembers = 64
+	maxParamsDepth   = 16
 )
 
 // logLevels are the accepted values of logging.log_level.
@@ -282,6 +288,19 @@ func (c *Config) checkGames(k *checker, normalize bool) {
 			k.add(f, p+".scoring.draw", "must be >= loss (%d), got %d", s.Loss, s.Draw)
 		}
 
+		k.oneOf(f, p+".rules", g.Rules, RulesBuiltin, RulesExternal)
+		if g.External() {
+			k.between(f, p+".max_steps", g.Steps(), 1, maxExternalSteps)
+			if params, err := jsonParams(g.Params); err != nil {
+				k.add(f, p+".params", "%v", err)
+			} else if normalize {
+				g.Params = params
+			}
+			continue
+		}
+		if g.MaxSteps != 0 {
+			k.add(f, p+".max_steps", "only an external game sets it (the rules of %s bound its length)", g.GameType)
+		}
 		if !validID {
 			continue
 		}
@@ -294,6 +313,51 @@ func (c *Config) checkGames(k *checker, normalize bool) {
 			g.Params = params
 		}
 	}
+}
+
+// jsonParams returns an external game's params as they will travel in a match assignment
+// (a JSON round trip), refusing what JSON cannot carry or the protocol bounds
+// (maxParamsBytes, maxParamsMembers members).
+func jsonParams(raw map[string]any) (map[string]any, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if len(raw) > maxParamsMembers {
+		return nil, fmt.Errorf("must have at most %d members, got %d", maxParamsMembers, len(raw))
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, errors.New("must hold only JSON values (mappings with string keys, lists, strings, numbers, booleans, null)")
+	}
+	if len(b) > maxParamsBytes {
+		return nil, fmt.Errorf("must be at most %d bytes as JSON, got %d", maxParamsBytes, len(b))
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode params: %w", err)
+	}
+	if depth(out) > maxParamsDepth {
+		return nil, fmt.Errorf("must nest at most %d levels", maxParamsDepth)
+	}
+	return out, nil
+}
+
+// depth is how many levels of lists and mappings v nests.
+func depth(v any) int {
+	d := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			d = max(d, depth(e))
+		}
+	case []any:
+		for _, e := range x {
+			d = max(d, depth(e))
+		}
+	default:
+		return 0
+	}
+	return d + 1
 }
 
 // paramsProblem turns the error message of GameParams for the entry at path into a

@@ -220,6 +220,10 @@ func (m *Manager) registerReferee(msg *protocol.Message) (*protocol.Message, err
 	}
 	games := p.GameTypes
 	if len(games) == 0 {
+		if m.external {
+			// Only a referee that knows the game can play it: none is assumed to.
+			return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s, a game whose rules the League Manager does not have: a referee must list it in game_types", m.cfg.League.GameType)
+		}
 		games = []string{m.cfg.League.GameType}
 	}
 	if !slices.Contains(games, m.cfg.League.GameType) {

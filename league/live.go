@@ -124,7 +124,7 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 		return web.MatchView{}, web.ErrNotFound
 	}
 	v := web.MatchView{
-		MatchID: mt.id, RoundID: mt.roundID, GameType: m.cfg.League.GameType, Players: mt.players,
+		MatchID: mt.id, RoundID: mt.roundID, GameType: m.cfg.League.GameType, RulesKnown: !m.external, Players: mt.players,
 		Status: mt.status, Referee: mt.referee, Steps: []web.Step{}, LastEventID: m.hub.LastID(),
 	}
 	finished := mt.result != nil
@@ -147,6 +147,9 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 			return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
 		}
 		return v, nil
+	}
+	if m.external {
+		return v, nil // no rules, so no board: the steps show the moves as received
 	}
 	g, err := m.games.New(v.GameType, params)
 	if err != nil {
@@ -182,6 +185,17 @@ func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64
 		}
 	}
 	v.Termination = resultTermination(json.RawMessage(meta.String))
+	if m.external {
+		// Without rules the stored moves are shown as recorded, step by step.
+		for _, mv := range md.Moves {
+			if n := len(v.Steps); n == 0 || v.Steps[n-1].Step != mv.Step {
+				v.Steps = append(v.Steps, web.Step{Step: mv.Step})
+			}
+			last := &v.Steps[len(v.Steps)-1]
+			last.Moves = append(last.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome})
+		}
+		return nil
+	}
 	if md.GameParams != nil {
 		params = md.GameParams
 	}

@@ -181,6 +181,9 @@ type Manager struct {
 
 	games    *game.Registry
 	maxSteps int // of the league's game: bounds a legal match's duration
+	// external: the league's game has no compiled-in rules (config.RulesExternal); its
+	// matches go only to referees that named it, and nothing is re-played.
+	external bool
 	hub      *events.Hub
 	metrics  *metrics
 }
@@ -207,10 +210,13 @@ func NewManager(opt Options) (*Manager, error) {
 	if !ok {
 		return nil, fmt.Errorf("game %q is not in the game registry", cfg.League.GameType)
 	}
-	// The match views re-play moves with these rules.
-	rules, err := opt.Games.New(cfg.League.GameType, entry.Params)
-	if err != nil {
-		return nil, fmt.Errorf("rules of %s: %w", cfg.League.GameType, err)
+	maxSteps := entry.Steps()
+	if !entry.External() {
+		rules, err := opt.Games.New(cfg.League.GameType, entry.Params)
+		if err != nil {
+			return nil, fmt.Errorf("rules of %s: %w", cfg.League.GameType, err)
+		}
+		maxSteps = rules.MaxSteps()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
@@ -218,7 +224,7 @@ func NewManager(opt Options) (*Manager, error) {
 		referees: map[string]*agent{}, players: map[string]*agent{}, senders: map[string]*agent{},
 		tokens: map[string]*agent{}, matches: map[string]*match{}, current: -1,
 		limits: newLimiters(cfg), shutdownReq: make(chan string, 1), stats: map[string]*PlayerStats{},
-		ctx: ctx, cancel: cancel, games: opt.Games, maxSteps: rules.MaxSteps(), hub: events.NewHub(eventsKept),
+		ctx: ctx, cancel: cancel, games: opt.Games, maxSteps: maxSteps, external: entry.External(), hub: events.NewHub(eventsKept),
 	}
 	m.metrics = newMetrics(m)
 	if err := m.load(); err != nil {

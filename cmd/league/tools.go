@@ -102,18 +102,22 @@ func verifyCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	problems := l.VerifyMatches(game.Default())
+	reg := game.Default()
+	problems := l.VerifyMatches(reg)
 	for _, p := range problems {
 		fmt.Println(p)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%d of %d matches do not follow the rules", len(problems), len(l.Results))
 	}
-	unrecorded := l.Unrecorded()
-	fmt.Printf("verified %d lines: hash chain intact, %d matches re-played, every outcome and score as the rules give\n", len(entries), len(l.Results)-len(unrecorded))
+	unrecorded, unknown := l.Unrecorded(), l.RulesUnknown(reg)
+	fmt.Printf("verified %d lines: hash chain intact, %d matches re-played through the rules, every outcome and score consistent\n", len(entries), len(l.Results)-len(unrecorded)-len(unknown))
 	if len(unrecorded) > 0 {
 		// Their referees keep no moves (game_metadata is opaque to the league).
 		fmt.Printf("%d matches record no moves and were not re-played (outcomes and points checked only): %s\n", len(unrecorded), strings.Join(unrecorded, " "))
+	}
+	if len(unknown) > 0 {
+		fmt.Printf("%d matches of %s were not re-played, rules unknown (outcomes and points checked only): %s\n", len(unknown), l.GameType, strings.Join(unknown, " "))
 	}
 	return nil
 }

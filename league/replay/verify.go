@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"github.com/agentleague/agentleague/referee/game"
@@ -75,19 +76,16 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	if err != nil {
 		return bad(0, "game_metadata cannot be read: %v", err)
 	}
-	if unrecorded(&md) {
-		// Nothing to re-play; the outcomes must still fit together (a double forfeit
-		// is two losses) and score as the rules say.
+	gameType := l.gameType(r)
+	if unrecorded(&md) || (md.Forfeit == "" && !slices.Contains(reg.Types(), gameType)) {
+		// Nothing to re-play, or no rules to re-play it with; the outcomes must still fit
+		// together (a double forfeit is two losses) and score as the scoring says.
 		switch pair := r.Outcome[m.Players[0]] + "/" + r.Outcome[m.Players[1]]; pair {
 		case "win/loss", "loss/win", "draw/draw", "loss/loss":
 		default:
 			return bad(0, "outcomes %s do not fit together", pair)
 		}
 	} else {
-		gameType := r.GameType
-		if gameType == "" {
-			gameType = l.GameType
-		}
 		want, err := l.expectedOutcome(reg, gameType, m, &md)
 		if err != nil {
 			return []Problem{*err}
@@ -133,6 +131,31 @@ func (l *League) Unrecorded() []string {
 	var out []string
 	for id, r := range l.Results {
 		if md, err := readMetadata(r); err == nil && unrecorded(&md) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// gameType is the game a result was played at.
+func (l *League) gameType(r *Result) string {
+	if r.GameType != "" {
+		return r.GameType
+	}
+	return l.GameType
+}
+
+// RulesUnknown lists, sorted, the matches that recorded moves of a game reg has no rules
+// for (a game the registry marks external): VerifyMatches checks only that their
+// outcomes fit together and score as the scoring says. A forfeit needs no rules and is
+// not listed.
+func (l *League) RulesUnknown(reg *game.Registry) []string {
+	known := reg.Types()
+	var out []string
+	for id, r := range l.Results {
+		md, err := readMetadata(r)
+		if err == nil && !unrecorded(&md) && md.Forfeit == "" && !slices.Contains(known, l.gameType(r)) {
 			out = append(out, id)
 		}
 	}

@@ -57,9 +57,12 @@ type MatchSummary struct {
 
 // MatchView is everything the match page draws: the steps with the state after each.
 type MatchView struct {
-	MatchID     string            `json:"match_id"`
-	RoundID     string            `json:"round_id"`
-	GameType    string            `json:"game_type"`
+	MatchID  string `json:"match_id"`
+	RoundID  string `json:"round_id"`
+	GameType string `json:"game_type"`
+	// RulesKnown is false for a game the League Manager has no rules for: no board, and
+	// the steps list the moves as the referee recorded them.
+	RulesKnown  bool              `json:"rules_known"`
 	Players     [2]string         `json:"players"`
 	Status      string            `json:"status"`
 	Referee     string            `json:"referee_id,omitempty"`

@@ -116,7 +116,10 @@ function drawRounds(view, players, gameType) {
   return el("div", {}, t, score);
 }
 
-function drawView(gameType, view, players) {
+function drawView(gameType, view, players, rulesKnown) {
+  if (rulesKnown === false) {
+    return el("p", { class: "muted" }, "No board: the League Manager does not have the rules of " + gameType + ". The moves are listed as the referee recorded them.");
+  }
   if (!view) return el("p", { class: "muted" }, "Waiting for the first move…");
   switch (gameType) {
     case "tic_tac_toe": return drawGrid(view.board, "ttt");
@@ -134,7 +137,7 @@ function matchPage() {
     const steps = m.steps;
     pos = Math.max(0, Math.min(pos, steps.length));
     const view = pos === 0 ? m.initial : steps[pos - 1].view;
-    document.getElementById("board").replaceChildren(drawView(m.game_type, view, m.players));
+    document.getElementById("board").replaceChildren(drawView(m.game_type, view, m.players, m.rules_known));
     document.getElementById("pos").textContent = "step " + pos + " / " + steps.length;
     document.getElementById("first").disabled = document.getElementById("prev").disabled = pos === 0;
     document.getElementById("last").disabled = document.getElementById("next").disabled = pos === steps.length;
