@@ -8,15 +8,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
@@ -37,11 +34,16 @@ func demo(ctx context.Context, args []string) error {
 	dataDir := fset.String("data", "data", "folder of league.db")
 	logDir := fset.String("log-dir", "logs", "folder of audit.jsonl and the process logs")
 	timeout := fset.Duration("timeout", 10*time.Minute, "give up after this long")
+	grace := fset.Duration("grace", 5*time.Second,
+		"after the League Manager has shut down, how long agents may take to leave on its LEAGUE_SHUTDOWN before SIGTERM (and as long again before SIGKILL)")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
 	if *players < 2 || *referees < 1 {
 		return usageError{errors.New("need at least 2 players and 1 referee")}
+	}
+	if *grace <= 0 {
+		return usageError{fmt.Errorf("--grace must be positive, got %s", *grace)}
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -72,15 +74,15 @@ func demo(ctx context.Context, args []string) error {
 	adminToken := hex.EncodeToString(raw)
 
 	procs := &procSet{logDir: *logDir}
-	defer procs.stop()
+	defer procs.stop(*grace, auditPath)
 
 	lmPort := pickPort(8000)
 	lmURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", lmPort)
 	fmt.Printf("League Manager on %s (live view: http://127.0.0.1:%d/)\n", lmURL, lmPort)
-	err = procs.start("league_manager", filepath.Join(binDir, "league"), []string{"LEAGUE_ADMIN_TOKEN=" + adminToken},
+	err = procs.start(roleLeagueManager, "", filepath.Join(binDir, "league"), []string{"LEAGUE_ADMIN_TOKEN=" + adminToken},
 		"serve", "--config", *cfgPath, "--addr", fmt.Sprintf("127.0.0.1:%d", lmPort), "--db", dbPath, "--audit", auditPath,
 		"--log", filepath.Join(*logDir, "league_manager.log"), "--game", *gameType, "--seed", strconv.FormatInt(*seed, 10),
-		"--window", "3600", "--drain", "2s")
+		"--window", "3600", "--drain", demoDrain.String())
 	if err != nil {
 		return err
 	}
@@ -95,8 +97,11 @@ func demo(ctx context.Context, args []string) error {
 		next = port + 1
 		refPorts = append(refPorts, strconv.Itoa(port))
 		id := fmt.Sprintf("ref%d", i)
-		if err := procs.start("referee_"+id, filepath.Join(binDir, "referee"), nil, "--id", id, "--addr", fmt.Sprintf("127.0.0.1:%d", port),
-			"--league", lmURL, "--games", *gameType, "--log-dir", *logDir); err != nil {
+		// A referee drains its matches for as long as the League Manager does, so one
+		// stopped mid-match still leaves well inside the grace period.
+		if err := procs.start(roleReferee, id, filepath.Join(binDir, "referee"), nil, "--id", id, "--addr", fmt.Sprintf("127.0.0.1:%d", port),
+			"--league", lmURL, "--games", *gameType, "--log-dir", *logDir,
+			"--drain-timeout-ms", strconv.FormatInt(demoDrain.Milliseconds(), 10)); err != nil {
 			return err
 		}
 	}
@@ -110,7 +115,7 @@ func demo(ctx context.Context, args []string) error {
 		next = port + 1
 		playerPorts = append(playerPorts, strconv.Itoa(port))
 		id := fmt.Sprintf("p%02d", i)
-		if err := procs.start("player_"+id, filepath.Join(binDir, "player"), nil, "--id", id, "--addr", fmt.Sprintf("127.0.0.1:%d", port),
+		if err := procs.start(rolePlayer, id, filepath.Join(binDir, "player"), nil, "--id", id, "--addr", fmt.Sprintf("127.0.0.1:%d", port),
 			"--league", lmURL, "--strategy", *strategy, "--seed", strconv.FormatInt(*seed+int64(i), 10), "--log-dir", *logDir); err != nil {
 			return err
 		}
@@ -205,71 +210,5 @@ func waitFor(ctx context.Context, procs *procSet, cond func() bool) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-	}
-}
-
-// procSet owns the demo's child processes and stops every one of them.
-type procSet struct {
-	logDir string
-	procs  []*proc
-}
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	out  io.Closer
-}
-
-func (ps *procSet) start(name, bin string, env []string, args ...string) error {
-	out, err := os.Create(filepath.Join(ps.logDir, name+".out"))
-	if err != nil {
-		return fmt.Errorf("create output file: %w", err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	// Children die with the demo even if it is killed outright.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		return fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), out: out}
-	// Each waiter ends when its process exits.
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	ps.procs = append(ps.procs, p)
-	return nil
-}
-
-func (ps *procSet) dead() string {
-	for _, p := range ps.procs {
-		select {
-		case <-p.done:
-			return p.name
-		default:
-		}
-	}
-	return ""
-}
-
-// stop sends SIGTERM to every child (players first, League Manager last) and SIGKILL to
-// any still running after a grace period.
-func (ps *procSet) stop() {
-	for i := len(ps.procs) - 1; i >= 0; i-- {
-		_ = ps.procs[i].cmd.Process.Signal(syscall.SIGTERM)
-	}
-	deadline := time.After(5 * time.Second)
-	for _, p := range ps.procs {
-		select {
-		case <-p.done:
-		case <-deadline:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-		p.out.Close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +14,9 @@ import (
 	"time"
 )
 
-// ownProcesses lists the live processes running one of the test binaries.
-func ownProcesses(t *testing.T) []string {
+// ownProcesses lists the live processes running one of the test binaries, or whose
+// command line contains mark (when not empty).
+func ownProcesses(t *testing.T, mark string) []string {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -23,7 +25,11 @@ func ownProcesses(t *testing.T) []string {
 	var out []string
 	for _, e := range entries {
 		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || !strings.HasPrefix(exe, binDir+string(os.PathSeparator)) {
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if !strings.HasPrefix(exe, binDir+string(os.PathSeparator)) && (mark == "" || !strings.Contains(string(cmdline), mark)) {
 			continue
 		}
 		// A zombie is already dead: only its parent has not reaped it yet.
@@ -36,35 +42,64 @@ func ownProcesses(t *testing.T) []string {
 	return out
 }
 
-func waitNoOwnProcesses(t *testing.T) {
+func waitNoOwnProcesses(t *testing.T, mark string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if len(ownProcesses(t)) == 0 {
+		if len(ownProcesses(t, mark)) == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Errorf("processes survived the demo: %v", ownProcesses(t))
+	t.Errorf("processes survived the demo: %v", ownProcesses(t, mark))
 }
 
-func demoCmd(t *testing.T) (*exec.Cmd, string) {
+// demoCmd is a demo of 4 players and 2 referees run by the league binary in bin, in a
+// fresh folder.
+func demoCmd(t *testing.T, bin string, args ...string) (*exec.Cmd, string) {
 	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(binDir, "league"), "demo", "--players", "4", "--referees", "2", "--seed", "4",
+	args = append([]string{"demo", "--players", "4", "--referees", "2", "--seed", "4",
 		"--config", filepath.Join(moduleRoot(), "config", "league.yaml"),
-		"--data", filepath.Join(dir, "data"), "--log-dir", filepath.Join(dir, "logs"), "--timeout", "60s")
-	return cmd, dir
+		"--data", filepath.Join(dir, "data"), "--log-dir", filepath.Join(dir, "logs"), "--timeout", "60s"}, args...)
+	return exec.Command(filepath.Join(bin, "league"), args...), dir
+}
+
+// shutdownLines are what our agents log when they stop on LEAGUE_SHUTDOWN (and only
+// then: a signal logs something else).
+var shutdownLines = map[string]string{
+	"referee": "league shutdown: finishing matches in progress",
+	"player":  "stopping: league shut down",
+}
+
+// checkLeftOnNotice checks in each agent's own log that it stopped on LEAGUE_SHUTDOWN.
+func checkLeftOnNotice(t *testing.T, logDir string, agents ...string) {
+	t.Helper()
+	for _, a := range agents {
+		role, _, _ := strings.Cut(a, "_")
+		data, err := os.ReadFile(filepath.Join(logDir, a+".log"))
+		if err != nil {
+			t.Errorf("%s: %v", a, err)
+			continue
+		}
+		if !strings.Contains(string(data), `"message":"`+shutdownLines[role]+`"`) {
+			t.Errorf("%s did not log %q: it did not stop on LEAGUE_SHUTDOWN", a, shutdownLines[role])
+		}
+	}
 }
 
 func TestDemoRunsALeagueAndStopsEveryProcess(t *testing.T) {
-	waitNoOwnProcesses(t)
-	cmd, dir := demoCmd(t)
+	waitNoOwnProcesses(t, "")
+	cmd, dir := demoCmd(t, binDir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"Final standings", "matches 6/6", "matches/s", "rank  player"} {
+	// Every agent left by itself on the League Manager's notice: none had to be killed.
+	for _, want := range []string{"Final standings", "matches 6/6", "matches/s", "rank  player",
+		"League Manager stopped (exit status 0)\n",
+		"left on LEAGUE_SHUTDOWN: ref1 ref2 p01 p02 p03 p04\n",
+		"2 referees and 4 players left on LEAGUE_SHUTDOWN; 0 killed\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, text)
 		}
@@ -74,14 +109,89 @@ func TestDemoRunsALeagueAndStopsEveryProcess(t *testing.T) {
 			t.Errorf("demo left no %s: %v", f, err)
 		}
 	}
-	waitNoOwnProcesses(t)
+	checkLeftOnNotice(t, filepath.Join(dir, "logs"), "referee_ref1", "referee_ref2", "player_p01", "player_p02", "player_p03", "player_p04")
+	waitNoOwnProcesses(t, "")
 	checkReplayAndVerify(t, filepath.Join(dir, "logs", "audit.jsonl"), filepath.Join(dir, "data", "league.db"))
 	checkExports(t, filepath.Join(dir, "data", "league.db"), 4, 6)
 }
 
+// Agents that do not leave on LEAGUE_SHUTDOWN are killed after the grace period: p03
+// does not know the notice and SIGTERM stops it; p04 also ignores SIGTERM and needs
+// SIGKILL. The others leave on the notice as usual.
+func TestDemoKillsAgentsThatIgnoreLeagueShutdown(t *testing.T) {
+	waitNoOwnProcesses(t, "")
+	bin := stubbornPlayersBin(t)
+	cmd, dir := demoCmd(t, bin, "--grace", "1s")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo failed: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"matches 6/6",
+		"killed player p03: still running 1s after the League Manager stopped (it never acknowledged LEAGUE_SHUTDOWN); SIGTERM stopped it (signal: terminated)\n",
+		"killed player p04: still running 1s after the League Manager stopped (it never acknowledged LEAGUE_SHUTDOWN); it ignored SIGTERM for 1s too, SIGKILL stopped it\n",
+		"left on LEAGUE_SHUTDOWN: ref1 ref2 p01 p02\n",
+		"2 referees and 2 players left on LEAGUE_SHUTDOWN; 2 killed\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, text)
+		}
+	}
+	checkLeftOnNotice(t, filepath.Join(dir, "logs"), "referee_ref1", "referee_ref2", "player_p01", "player_p02")
+	waitNoOwnProcesses(t, bin)
+}
+
+// stubbornPlayersBin makes a folder with the demo's binaries in which player is a script:
+// for p03 and p04 it starts the Python player without LEAGUE_SHUTDOWN handling (p04 also
+// ignoring SIGTERM), for every other id the real player. The demo runs the referee and
+// player beside its own binary.
+func stubbornPlayersBin(t *testing.T) string {
+	t.Helper()
+	py, script := python(t, "python_player.py")
+	bin := filepath.Join(t.TempDir(), "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Hard links, since the demo finds its siblings through its own resolved path.
+	for _, name := range []string{"league", "referee"} {
+		if err := os.Link(filepath.Join(binDir, name), filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Through this link the Python players' command lines name bin, where
+	// ownProcesses finds them.
+	link := filepath.Join(bin, "python_player.py")
+	if err := os.Symlink(script, link); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := fmt.Sprintf(`#!/bin/sh
+id= league= prev=
+for a in "$@"; do
+	case "$prev" in
+	--id) id=$a ;;
+	--league) league=$a ;;
+	esac
+	prev=$a
+done
+case "$id" in
+p03) exec '%[1]s' '%[2]s' --id "$id" --league "$league" --shutdown ignore ;;
+p04) exec '%[1]s' '%[2]s' --id "$id" --league "$league" --shutdown ignore --ignore-sigterm ;;
+esac
+exec '%[3]s' "$@"
+`, py, link, filepath.Join(binDir, "player"))
+	if err := os.WriteFile(filepath.Join(bin, "player"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Ctrl-C stops the League Manager first too: the referees (registered before any player
+// starts) leave on its LEAGUE_SHUTDOWN, and the players leave on it or are killed.
 func TestDemoInterruptedStopsEveryProcess(t *testing.T) {
-	waitNoOwnProcesses(t)
-	cmd, _ := demoCmd(t)
+	waitNoOwnProcesses(t, "")
+	cmd, dir := demoCmd(t, binDir)
+	// In a process group of its own, like a command in a terminal, so SIGINT can go to
+	// the group as Ctrl-C sends it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -89,25 +199,39 @@ func TestDemoInterruptedStopsEveryProcess(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Interrupt once the players are up, as Ctrl-C would.
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if strings.Contains(sc.Text(), "players on ports") {
 			break
 		}
 	}
-	if len(ownProcesses(t)) < 7 {
-		t.Errorf("expected the League Manager, 2 referees and 4 players running, got %v", ownProcesses(t))
+	if len(ownProcesses(t, "")) < 7 {
+		t.Errorf("expected the League Manager, 2 referees and 4 players running, got %v", ownProcesses(t, ""))
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
+	rest := make(chan string)
+	// Ends when the demo exits and its stdout closes.
 	go func() {
+		var b strings.Builder
 		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
 		}
+		rest <- b.String()
 	}()
+	text := <-rest
 	_ = cmd.Wait()
-	waitNoOwnProcesses(t)
+	var players, killed int
+	i := strings.Index(text, "2 referees and ")
+	if i < 0 {
+		t.Fatalf("the demo does not report both referees leaving on LEAGUE_SHUTDOWN:\n%s", text)
+	}
+	if _, err := fmt.Sscanf(text[i:], "2 referees and %d players left on LEAGUE_SHUTDOWN; %d killed", &players, &killed); err != nil || players+killed != 4 {
+		t.Errorf("want every player to have left on LEAGUE_SHUTDOWN or been killed (%v):\n%s", err, text)
+	}
+	checkLeftOnNotice(t, filepath.Join(dir, "logs"), "referee_ref1", "referee_ref2")
+	waitNoOwnProcesses(t, "")
 }
 
 // checkReplayAndVerify runs league replay --check and league verify --db, which must

@@ -3,9 +3,12 @@
 captures of the Python implementation (shared/interop). It ignores match credentials, as
 third-party agents may. What it puts in auth_token of its answers to a referee is chosen
 with --auth: none (like the Python implementation), own (its league token, as seed 004
-§8.2 reads), or wrong (a token nobody issued)."""
+§8.2 reads), or wrong (a token nobody issued). With --shutdown ignore it does not know
+LEAGUE_SHUTDOWN and keeps running; --ignore-sigterm makes it ignore SIGTERM as well, so
+only SIGKILL stops it."""
 import argparse
 import json
+import signal
 import sys
 import threading
 import time
@@ -20,10 +23,11 @@ def now():
 
 
 class Player:
-    def __init__(self, pid, league, auth):
+    def __init__(self, pid, league, auth, on_shutdown):
         self.pid = pid
         self.league = league
         self.auth = auth
+        self.on_shutdown = on_shutdown
         self.token = None
         self.shutdown = threading.Event()
 
@@ -75,7 +79,7 @@ class Player:
                         return "MOVE_RESPONSE", {"move_payload": {"row": r, "col": c}}, match_id
         if mt == "GAME_OVER":
             return "GAME_OVER_ACK", {"status": "acknowledged"}, match_id
-        if mt == "LEAGUE_SHUTDOWN":
+        if mt == "LEAGUE_SHUTDOWN" and self.on_shutdown == "exit":
             self.shutdown.set()
             return "LEAGUE_SHUTDOWN_ACK", {"status": "acknowledged"}, None
         return None, None, None
@@ -110,8 +114,12 @@ def main():
     ap.add_argument("--id", required=True)
     ap.add_argument("--league", required=True)
     ap.add_argument("--auth", choices=("none", "own", "wrong"), default="none")
+    ap.add_argument("--shutdown", choices=("exit", "ignore"), default="exit")
+    ap.add_argument("--ignore-sigterm", action="store_true")
     args = ap.parse_args()
-    player = Player(args.id, args.league, args.auth)
+    if args.ignore_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    player = Player(args.id, args.league, args.auth, args.shutdown)
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(player))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     endpoint = "http://127.0.0.1:%d/mcp" % server.server_address[1]
