@@ -1,5 +1,5 @@
 // Package export writes a league's results and standings from its database for
-// spreadsheets (CSV) and scripts (JSON).
+// spreadsheets (CSV) and scripts (JSON), and a chess league's games for chess tools (PGN).
 package export
 
 import (
@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
+	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/referee/game"
 )
 
 // Data is everything an export holds.
@@ -24,9 +26,13 @@ type Data struct {
 // League describes the exported league.
 type League struct {
 	LeagueID string `json:"league_id"`
+	// Name is league.name of the configuration the league was created with.
+	Name     string `json:"name"`
 	GameType string `json:"game_type"`
 	Status   string `json:"status"`
 	Seed     int64  `json:"seed"`
+	// MoveResponseMS is the deadline of each move, from the same configuration.
+	MoveResponseMS int `json:"move_response_ms"`
 }
 
 // Result is one match and its result (empty outcome for a match without one).
@@ -47,9 +53,17 @@ type Result struct {
 // Load reads the league from a League Manager database.
 func Load(db *sql.DB) (*Data, error) {
 	d := &Data{Standings: []standings.Row{}, Results: []Result{}}
-	if err := db.QueryRow(`SELECT league_id, game_type, status, seed FROM leagues`).Scan(&d.League.LeagueID, &d.League.GameType, &d.League.Status, &d.League.Seed); err != nil {
+	var cfgJSON string
+	if err := db.QueryRow(`SELECT league_id, game_type, status, seed, config FROM leagues`).Scan(&d.League.LeagueID, &d.League.GameType, &d.League.Status, &d.League.Seed, &cfgJSON); err != nil {
 		return nil, fmt.Errorf("read league: %w", err)
 	}
+	// The League Manager stores its whole config.Config as JSON when it creates the league;
+	// decoding it into the same type keeps the two in step.
+	var cfg config.Config
+	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+		return nil, fmt.Errorf("read league config: %w", err)
+	}
+	d.League.Name, d.League.MoveResponseMS = cfg.League.Name, cfg.Timeouts.MatchLevel.MoveResponse
 	rows, err := db.Query(`SELECT m.match_id, m.round_id, r.round_number, m.status, m.players,
 		coalesce(x.outcome, ''), coalesce(x.points, ''), coalesce(x.game_metadata, ''), coalesce(x.referee_id, ''), coalesce(x.reported_at, '')
 		FROM matches m JOIN rounds r ON r.round_id = m.round_id LEFT JOIN match_results x ON x.match_id = m.match_id
@@ -145,31 +159,118 @@ func WriteCSV(w io.Writer, d *Data) error {
 	return cw.Error()
 }
 
-// WritePGN writes every finished chess game of the league as one PGN file, in round order.
+// WritePGN writes every chess game of the league that a referee played (a match whose
+// result holds the game's final state; forfeits the League Manager decided have none), in
+// round order, each in the PGN export format. The Seven Tag Roster comes first: Event is the
+// league's name, Site "Agent League <league_id>", Date the UTC day the game started (else
+// the day its result was recorded), Round the round number, White and Black the player ids
+// (the first mover has White), Result the match's result. Then Termination, when the match
+// ended in a way PGN names, TimeControl, when the move deadline is whole seconds, PlyCount,
+// and MatchId, the league's match id.
 func WritePGN(w io.Writer, d *Data) error {
-	if d.League.GameType != "chess" {
+	if d.League.GameType != game.TypeChess {
 		return fmt.Errorf("pgn export needs a chess league, this one plays %s", d.League.GameType)
+	}
+	event := d.League.Name
+	if event == "" {
+		event = "?"
 	}
 	n := 0
 	for _, r := range d.Results {
 		var md struct {
-			FinalState struct {
-				PGN string `json:"pgn"`
+			StartedAt   string `json:"started_at"`
+			Termination string `json:"termination"`
+			FinalState  struct {
+				MovesSAN    []string `json:"moves_san"`
+				Termination string   `json:"termination"`
 			} `json:"final_state"`
 		}
-		if len(r.Metadata) == 0 || json.Unmarshal(r.Metadata, &md) != nil || md.FinalState.PGN == "" {
+		if r.Outcome == nil || len(r.Metadata) == 0 || json.Unmarshal(r.Metadata, &md) != nil || md.FinalState.MovesSAN == nil {
 			continue
 		}
+		result := pgnResult(r)
+		tags := []game.PGNTag{
+			{Name: "Event", Value: event},
+			{Name: "Site", Value: "Agent League " + d.League.LeagueID},
+			{Name: "Date", Value: pgnDate(md.StartedAt, r.ReportedAt)},
+			{Name: "Round", Value: strconv.Itoa(r.RoundNumber)},
+			{Name: "White", Value: r.Players[0]},
+			{Name: "Black", Value: r.Players[1]},
+			{Name: "Result", Value: result},
+		}
+		if t := pgnTermination(md.Termination, md.FinalState.Termination); t != "" {
+			tags = append(tags, game.PGNTag{Name: "Termination", Value: t})
+		}
+		if tc := pgnTimeControl(d.League.MoveResponseMS); tc != "" {
+			tags = append(tags, game.PGNTag{Name: "TimeControl", Value: tc})
+		}
+		tags = append(tags,
+			game.PGNTag{Name: "PlyCount", Value: strconv.Itoa(len(md.FinalState.MovesSAN))},
+			game.PGNTag{Name: "MatchId", Value: r.MatchID})
 		if n > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 		}
-		pgn := strings.TrimRight(md.FinalState.PGN, "\n") + "\n"
-		if _, err := io.WriteString(w, pgn); err != nil {
+		if _, err := io.WriteString(w, game.ChessPGN(tags, md.FinalState.MovesSAN, result)); err != nil {
 			return err
 		}
 		n++
 	}
 	return nil
+}
+
+// pgnResult is the match's result from White's side. It is the league's outcome, not the
+// game's: a player who times out or moves illegally loses a game the board left open.
+// Two losses (neither player showed up) have no PGN result but "*".
+func pgnResult(r Result) string {
+	switch r.Outcome[r.Players[0]] + "/" + r.Outcome[r.Players[1]] {
+	case "win/loss":
+		return "1-0"
+	case "loss/win":
+		return "0-1"
+	case "draw/draw":
+		return "1/2-1/2"
+	default:
+		return "*"
+	}
+}
+
+// pgnDate is the PGN Date (YYYY.MM.DD, UTC) of the first of the times that parses, or the
+// standard's unknown date.
+func pgnDate(times ...string) string {
+	for _, s := range times {
+		if t, err := protocol.ParseTime(s); err == nil {
+			return t.Format("2006.01.02")
+		}
+	}
+	return "????.??.??"
+}
+
+// pgnTermination maps how a match ended (the referee's termination) and, for a game the
+// rules ended, how the game ended, to the PGN standard's Termination values (section
+// 9.8.1); "" for a termination PGN has no value for.
+func pgnTermination(match, chessEnd string) string {
+	switch match {
+	case "normal":
+		return game.ChessPGNTermination(chessEnd)
+	case "timeout":
+		return "time forfeit"
+	case "illegal_move", "no_show", "double_no_show":
+		// An administrative forfeit for not observing the laws of chess or the league's rules.
+		return "rules infraction"
+	default:
+		return ""
+	}
+}
+
+// pgnTimeControl is the PGN TimeControl of a move deadline: "1/<seconds>", one move per
+// period of that many seconds, the period repeating for every move (standard section
+// 9.6.1). The standard counts whole seconds, so another deadline gives "" rather than a
+// rounded one.
+func pgnTimeControl(moveMS int) string {
+	if moveMS <= 0 || moveMS%1000 != 0 {
+		return ""
+	}
+	return "1/" + strconv.Itoa(moveMS/1000)
 }

@@ -6,38 +6,56 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/internal/pgnextract"
 	"github.com/agentleague/agentleague/league"
 )
 
-// seed writes a one-round league of three players: a decided match, a drawn one, a bye,
-// and a pending match of round 2.
-func seed(t *testing.T, gameType string, pgn string) *sql.DB {
+// match is one match of a seeded league; an empty outcome leaves it PENDING, without a result.
+type match struct {
+	id, round, players, outcome, points, meta, reportedAt string
+}
+
+// seed writes a league of three players (a, b, c) with rounds 1 and 2, the matches given
+// (in match_index order) and the standings of one win of a over b.
+func seed(t *testing.T, gameType, cfg string, matches []match) *sql.DB {
 	t.Helper()
 	st, err := league.OpenStore(filepath.Join(t.TempDir(), "league.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	meta := `{"termination":"normal","final_state":{"pgn":` + strings.ReplaceAll(jsonString(pgn), "\n", `\n`) + `}}`
-	err = st.Tx(context.Background(), func(tx *sql.Tx) error {
-		stmts := []string{
-			`INSERT INTO leagues (league_id, status, created_at, config, game_type, seed) VALUES ('l1', 'ACTIVE', 't', '{}', '` + gameType + `', 7)`,
-			`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, conversation_id) VALUES
-				('a', 'l1', 'ta', 'ACTIVE', 't', 'u', 'c'), ('b', 'l1', 'tb', 'ACTIVE', 't', 'u', 'c'), ('c', 'l1', 'tc', 'ACTIVE', 't', 'u', 'c')`,
-			`INSERT INTO rounds (round_id, league_id, round_number, status) VALUES ('round-1', 'l1', 1, 'COMPLETED'), ('round-2', 'l1', 2, 'ACTIVE')`,
-			`INSERT INTO matches (match_id, round_id, game_type, players, status, match_seed, match_index) VALUES
-				('m1', 'round-1', '` + gameType + `', '["a","b"]', 'COMPLETED', 1, 1),
-				('m2', 'round-2', '` + gameType + `', '["c","a"]', 'PENDING', 2, 1)`,
-			`INSERT INTO match_results (result_id, match_id, outcome, points, game_metadata, reported_at, referee_id) VALUES
-				('r1', 'm1', '{"a":"win","b":"loss"}', '{"a":3,"b":0}', '` + meta + `', 't1', NULL)`,
-			`INSERT INTO standings (player_id, points, wins, draws, losses, matches_played) VALUES ('a', 3, 1, 0, 0, 1), ('b', 0, 0, 0, 1, 1), ('c', 0, 0, 0, 0, 0)`,
+	type stmt struct {
+		query string
+		args  []any
+	}
+	stmts := []stmt{
+		{`INSERT INTO leagues (league_id, status, created_at, config, game_type, seed) VALUES ('l1', 'ACTIVE', 't', ?, ?, 7)`, []any{cfg, gameType}},
+		{`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, conversation_id) VALUES
+			('a', 'l1', 'ta', 'ACTIVE', 't', 'u', 'c'), ('b', 'l1', 'tb', 'ACTIVE', 't', 'u', 'c'), ('c', 'l1', 'tc', 'ACTIVE', 't', 'u', 'c')`, nil},
+		{`INSERT INTO rounds (round_id, league_id, round_number, status) VALUES ('round-1', 'l1', 1, 'COMPLETED'), ('round-2', 'l1', 2, 'ACTIVE')`, nil},
+		{`INSERT INTO standings (player_id, points, wins, draws, losses, matches_played) VALUES ('a', 3, 1, 0, 0, 1), ('b', 0, 0, 0, 1, 1), ('c', 0, 0, 0, 0, 0)`, nil},
+	}
+	for i, m := range matches {
+		status := "PENDING"
+		if m.outcome != "" {
+			status = "COMPLETED"
 		}
+		stmts = append(stmts, stmt{`INSERT INTO matches (match_id, round_id, game_type, players, status, match_seed, match_index) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			[]any{m.id, m.round, gameType, m.players, status, i, i + 1}})
+		if m.outcome != "" {
+			stmts = append(stmts, stmt{`INSERT INTO match_results (result_id, match_id, outcome, points, game_metadata, reported_at) VALUES (?, ?, ?, ?, ?, ?)`,
+				[]any{"r-" + m.id, m.id, m.outcome, m.points, m.meta, m.reportedAt}})
+		}
+	}
+	err = st.Tx(context.Background(), func(tx *sql.Tx) error {
 		for _, s := range stmts {
-			if _, err := tx.Exec(s); err != nil {
+			if _, err := tx.Exec(s.query, s.args...); err != nil {
 				return err
 			}
 		}
@@ -49,13 +67,11 @@ func seed(t *testing.T, gameType string, pgn string) *sql.DB {
 	return st.DB()
 }
 
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
 func TestLoadAndWrite(t *testing.T) {
-	d, err := Load(seed(t, "tic_tac_toe", ""))
+	d, err := Load(seed(t, "tic_tac_toe", "{}", []match{
+		{"m1", "round-1", `["a","b"]`, `{"a":"win","b":"loss"}`, `{"a":3,"b":0}`, `{"termination":"normal"}`, "t1"},
+		{"m2", "round-2", `["c","a"]`, "", "", "", ""},
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +112,119 @@ func TestLoadAndWrite(t *testing.T) {
 	}
 }
 
+// chessLeague is a chess league named with a quote and a backslash, with 30 s moves: a
+// checkmate, a timeout, a draw at the move cap, a double no-show, a forfeit of the League
+// Manager's (no game) and a pending match.
+func chessLeague(t *testing.T) *sql.DB {
+	t.Helper()
+	cfg, err := json.Marshal(config.Config{
+		League:   config.League{LeagueID: "l1", Name: `The "Cup" \ of 2025`, GameType: "chess"},
+		Timeouts: config.TimeoutPolicy{MatchLevel: config.MatchLevelTimeouts{MoveResponse: 30000}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seed(t, "chess", string(cfg), []match{
+		{"m1", "round-1", `["a","b"]`, `{"a":"loss","b":"win"}`, `{"a":0,"b":3}`,
+			`{"termination":"normal","started_at":"2025-03-04T23:59:59.000000Z","final_state":{"termination":"checkmate","moves_san":["f3","e5","g4","Qh4#"],"pgn":"[Event \"Agent League\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n"}}`,
+			"2025-03-05T00:00:01.000000Z"},
+		{"m2", "round-1", `["c","a"]`, `{"c":"win","a":"loss"}`, `{"c":3,"a":0}`,
+			`{"termination":"timeout","loser":"a","started_at":"2025-03-05T10:00:00.000000Z","final_state":{"termination":"in_progress","moves_san":["e4"]}}`,
+			"2025-03-05T10:01:00.000000Z"},
+		{"m3", "round-2", `["b","c"]`, `{"b":"draw","c":"draw"}`, `{"b":1,"c":1}`,
+			`{"termination":"normal","final_state":{"termination":"move_cap","moves_san":["Nf3","Nf6","Ng1","Ng8"]}}`,
+			"2025-03-06T08:00:00Z"},
+		{"m4", "round-2", `["a","c"]`, `{"a":"loss","c":"loss"}`, `{"a":0,"c":0}`,
+			`{"termination":"double_no_show","started_at":"2025-03-06T09:00:00+00:00","final_state":{"termination":"in_progress","moves_san":[]}}`,
+			"2025-03-06T09:00:10Z"},
+		{"m5", "round-2", `["b","a"]`, `{"b":"win","a":"loss"}`, `{"b":3,"a":0}`, `{"forfeit":"suspended","suspended":["a"]}`, "2025-03-06T09:00:00Z"},
+		{"m6", "round-2", `["c","b"]`, "", "", "", ""},
+	})
+}
+
+// TestWritePGN writes the Seven Tag Roster from the league (its name escaped), then
+// Termination, TimeControl, PlyCount and MatchId, with the match's result as Result and as
+// the game termination marker; games without a board (a forfeit, a pending match) are left
+// out. Debian's pgn-extract reads the file without a diagnostic.
 func TestWritePGN(t *testing.T) {
-	pgn := "[Event \"Agent League\"]\n\n1. e4 e5 1-0\n"
-	d, err := Load(seed(t, "chess", pgn))
+	d, err := Load(chessLeague(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.League.Name != `The "Cup" \ of 2025` || d.League.MoveResponseMS != 30000 {
+		t.Errorf("got league %+v, want the name and move deadline of its config", d.League)
+	}
+	var buf bytes.Buffer
+	if err := WritePGN(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	roster := func(date, round, white, black, result string) string {
+		return `[Event "The \"Cup\" \\ of 2025"]` + "\n" + `[Site "Agent League l1"]` + "\n" +
+			`[Date "` + date + `"]` + "\n" + `[Round "` + round + `"]` + "\n" +
+			`[White "` + white + `"]` + "\n" + `[Black "` + black + `"]` + "\n" + `[Result "` + result + `"]` + "\n"
+	}
+	want := roster("2025.03.04", "1", "a", "b", "0-1") +
+		"[Termination \"normal\"]\n[TimeControl \"1/30\"]\n[PlyCount \"4\"]\n[MatchId \"m1\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n" +
+		roster("2025.03.05", "1", "c", "a", "1-0") +
+		"[Termination \"time forfeit\"]\n[TimeControl \"1/30\"]\n[PlyCount \"1\"]\n[MatchId \"m2\"]\n\n1. e4 1-0\n\n" +
+		roster("2025.03.06", "2", "b", "c", "1/2-1/2") +
+		"[Termination \"adjudication\"]\n[TimeControl \"1/30\"]\n[PlyCount \"4\"]\n[MatchId \"m3\"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 1/2-1/2\n\n" +
+		roster("2025.03.06", "2", "a", "c", "*") +
+		"[Termination \"rules infraction\"]\n[TimeControl \"1/30\"]\n[PlyCount \"0\"]\n[MatchId \"m4\"]\n\n*\n"
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	path := filepath.Join(t.TempDir(), "league.pgn")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := pgnextract.Check(path); err != nil || n != 4 {
+		t.Errorf("pgn-extract read %d games, error %v; want 4 and none", n, err)
+	}
+}
+
+// TestPGNTags maps terminations, move deadlines and times to their PGN tag values.
+func TestPGNTags(t *testing.T) {
+	for _, tt := range []struct{ match, chess, want string }{
+		{"normal", "checkmate", "normal"},
+		{"normal", "threefold_repetition", "normal"},
+		{"normal", "move_cap", "adjudication"},
+		{"timeout", "in_progress", "time forfeit"},
+		{"illegal_move", "in_progress", "rules infraction"},
+		{"no_show", "in_progress", "rules infraction"},
+		{"double_no_show", "in_progress", "rules infraction"},
+		{"aborted", "in_progress", ""},
+	} {
+		if got := pgnTermination(tt.match, tt.chess); got != tt.want {
+			t.Errorf("pgnTermination(%q, %q) = %q, want %q", tt.match, tt.chess, got, tt.want)
+		}
+	}
+	for ms, want := range map[int]string{30000: "1/30", 1000: "1/1", 1500: "", 300: "", 0: ""} {
+		if got := pgnTimeControl(ms); got != want {
+			t.Errorf("pgnTimeControl(%d) = %q, want %q", ms, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		times []string
+		want  string
+	}{
+		{[]string{"2025-12-31T23:59:59.999Z", "2026-01-01T00:00:01Z"}, "2025.12.31"},
+		{[]string{"", "2026-01-01T00:00:01Z"}, "2026.01.01"},
+		{[]string{"yesterday", ""}, "????.??.??"},
+	} {
+		if got := pgnDate(tt.times...); got != tt.want {
+			t.Errorf("pgnDate(%q) = %q, want %q", tt.times, got, tt.want)
+		}
+	}
+}
+
+// TestWritePGNUnnamed gives a league whose stored configuration has no name (nor move
+// deadline) the standard's unknown Event and no TimeControl.
+func TestWritePGNUnnamed(t *testing.T) {
+	d, err := Load(seed(t, "chess", "{}", []match{
+		{"m1", "round-1", `["a","b"]`, `{"a":"win","b":"loss"}`, `{"a":3,"b":0}`,
+			`{"termination":"illegal_move","loser":"b","final_state":{"termination":"in_progress","moves_san":["e4"]}}`, "2025-03-05T00:00:01Z"},
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +232,9 @@ func TestWritePGN(t *testing.T) {
 	if err := WritePGN(&buf, d); err != nil {
 		t.Fatal(err)
 	}
-	if buf.String() != pgn {
-		t.Errorf("got %q, want %q", buf.String(), pgn)
+	want := "[Event \"?\"]\n[Site \"Agent League l1\"]\n[Date \"2025.03.05\"]\n[Round \"1\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n" +
+		"[Termination \"rules infraction\"]\n[PlyCount \"1\"]\n[MatchId \"m1\"]\n\n1. e4 1-0\n"
+	if got := buf.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }

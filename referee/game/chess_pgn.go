@@ -10,21 +10,55 @@ import (
 // pgnLineWidth keeps movetext lines within the PGN export format's 79 columns.
 const pgnLineWidth = 79
 
+// PGNTag is one tag pair of a PGN header.
+type PGNTag struct {
+	Name, Value string
+}
+
+// ChessPGN renders a chess game played from the standard starting position in the PGN
+// export format: the tags in the order given, their values escaped, then the moves in SAN
+// and result as the game termination marker, which must agree with the Result tag.
+func ChessPGN(tags []PGNTag, san []string, result string) string {
+	// The standard position has White to move at ply 1.
+	return formatPGN(tags, 1, san, result)
+}
+
+// ChessPGNTermination is the PGN Termination tag value of a chess game that ended by the
+// rules, given the termination Final reports: the move cap is the league adjudicating a
+// draw, and a game stopped early is unterminated.
+func ChessPGNTermination(termination string) string {
+	switch termination {
+	case chessMoveCap:
+		return "adjudication"
+	case chessInProgress:
+		return "unterminated"
+	default:
+		return "normal"
+	}
+}
+
 // chessPGN renders a game as PGN: the seven-tag roster with the values a referee knows ("?" for
 // the rest), SetUp and FEN when the game did not start from the standard position, PlyCount
-// and Termination, then the moves from start in SAN and the result.
+// and Termination, then the moves from start in SAN and the result. It is part of the final
+// state, which league verify compares with a re-play: changing it fails the logs of past leagues.
 func chessPGN(start *chess.Position, san []string, result, termination string) string {
-	var b strings.Builder
-	tags := [][2]string{
+	tags := []PGNTag{
 		{"Event", "Agent League"}, {"Site", "?"}, {"Date", "????.??.??"}, {"Round", "?"},
 		{"White", "?"}, {"Black", "?"}, {"Result", result},
 	}
 	if fen := start.String(); fen != chessStartFEN {
-		tags = append(tags, [2]string{"SetUp", "1"}, [2]string{"FEN", fen})
+		tags = append(tags, PGNTag{"SetUp", "1"}, PGNTag{"FEN", fen})
 	}
-	tags = append(tags, [2]string{"PlyCount", strconv.Itoa(len(san))}, [2]string{"Termination", pgnTermination(termination)})
+	tags = append(tags, PGNTag{"PlyCount", strconv.Itoa(len(san))}, PGNTag{"Termination", ChessPGNTermination(termination)})
+	return formatPGN(tags, start.Ply(), san, result)
+}
+
+// formatPGN writes the tags, an empty line, and the movetext of san, whose first move is
+// ply firstPly of the game, wrapped within pgnLineWidth.
+func formatPGN(tags []PGNTag, firstPly int, san []string, result string) string {
+	var b strings.Builder
 	for _, t := range tags {
-		b.WriteString("[" + t[0] + ` "` + t[1] + `"]` + "\n")
+		b.WriteString("[" + t.Name + ` "` + pgnString(t.Value) + `"]` + "\n")
 	}
 	b.WriteString("\n")
 	line := 0
@@ -42,9 +76,8 @@ func chessPGN(start *chess.Position, san []string, result, termination string) s
 		line += len(token)
 	}
 	// Ply numbers half-moves from 1 for White's first, so odd plies are White's.
-	first := start.Ply()
 	for k, m := range san {
-		ply := first + k
+		ply := firstPly + k
 		switch {
 		case ply%2 == 1:
 			write(strconv.Itoa((ply+1)/2) + ".")
@@ -58,14 +91,21 @@ func chessPGN(start *chess.Position, san []string, result, termination string) s
 	return b.String()
 }
 
-// pgnTermination is the PGN Termination tag value of a termination.
-func pgnTermination(termination string) string {
-	switch termination {
-	case chessMoveCap:
-		return "adjudication"
-	case chessInProgress:
-		return "unterminated"
-	default:
-		return "normal"
+// pgnString escapes a tag value as a PGN string token (standard section 7): a quote or a
+// backslash is preceded by a backslash, and characters strings may not hold (newline, tab
+// and other controls) become spaces.
+func pgnString(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteRune('\\')
+			b.WriteRune(r)
+		case r < ' ' || r == 0x7f:
+			b.WriteRune(' ')
+		default:
+			b.WriteRune(r)
+		}
 	}
+	return b.String()
 }

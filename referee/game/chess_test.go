@@ -527,6 +527,18 @@ func TestChessPGNReadsBack(t *testing.T) {
 	}
 }
 
+// TestChessPGNTags writes tags in the order given, escapes quotes and backslashes, blanks
+// control characters, and ends the movetext with the result given.
+func TestChessPGNTags(t *testing.T) {
+	tags := []PGNTag{{"Event", `The "Cup" \ 2025`}, {"Site", "two\tlines\nhere"}, {"Result", "0-1"}, {"MatchId", "r01-m01"}}
+	got := ChessPGN(tags, []string{"f3", "e5", "g4", "Qh4#"}, "0-1")
+	want := `[Event "The \"Cup\" \\ 2025"]` + "\n" + `[Site "two lines here"]` + "\n" + `[Result "0-1"]` + "\n" + `[MatchId "r01-m01"]` + "\n\n" +
+		"1. f3 e5 2. g4 Qh4# 0-1\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
 // TestChessPGNFitsTheProtocol checks that the longest PGN max_plies allows stays within the
 // 8192 characters the protocol allows a string of final_state: every move as long as SAN gets.
 func TestChessPGNFitsTheProtocol(t *testing.T) {
