@@ -81,8 +81,6 @@ func TestServerAnswersAndRefusesWithTheArenaCodes(t *testing.T) {
 		{"wrong token", "Bearer x", ttt, 401, CodeUnauthorized},
 		{"not json", "Bearer k", "{", 400, CodeInvalidGameState},
 		{"unknown game", "Bearer k", `{"game_id":"go","game_state":{}}`, 400, CodeUnsupportedGame},
-		{"impossible board", "Bearer k", strings.Replace(ttt, `"turn":3`, `"turn":7`, 1), 400, CodeInvalidGameState},
-		{"finished game", "Bearer k", `{"game_id":"tic-tac-toe","game_state":{"board":[["X","X","X"],["O","O",""],["","",""]],"current_player":"O","turn":6}}`, 400, CodeInvalidGameState},
 		{"bad fen", "Bearer k", `{"game_id":"chess","game_state":{"fen":"not a fen"}}`, 400, CodeInvalidGameState},
 	}
 	for _, tc := range cases {

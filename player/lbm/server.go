@@ -3,9 +3,11 @@ package lbm
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"time"
 
@@ -76,7 +78,11 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) {
 	}
 	var req PlayRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidGameState, "request is not a play request", map[string]any{"received": err.Error()})
+		writeError(w, http.StatusBadRequest, CodeInvalidGameState, "request is not a play request", requestProblem(err))
+		return
+	}
+	if req.TimeLimitMS < 0 {
+		writeError(w, http.StatusBadRequest, CodeInvalidGameState, "time_limit_ms must not be negative", map[string]any{"received": req.TimeLimitMS})
 		return
 	}
 	gameType, ok := GameType(req.GameID)
@@ -91,15 +97,20 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, err := FromArena(gameType, req.GameState)
 	if err == nil {
-		_, err = g.LegalMoves(ctx)
+		if _, lerr := g.LegalMoves(ctx); lerr != nil {
+			err = refused(lerr)
+		}
 	}
-	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidGameState, "game_state is not a position of "+req.GameID, map[string]any{"problem": err.Error()})
+	var se *stateError
+	switch {
+	case errors.As(err, &se) && se.over:
+		writeError(w, http.StatusUnprocessableEntity, CodeNoValidMoves, "no valid moves: the game is over", map[string]any{"problem": se.problem})
 		return
-	}
-	legal, _ := g.LegalMoves(ctx)
-	if len(legal) == 0 {
-		writeError(w, http.StatusUnprocessableEntity, CodeNoValidMoves, "no valid moves in this position", nil)
+	case errors.As(err, &se):
+		writeError(w, http.StatusBadRequest, CodeInvalidGameState, "game_state is not a position of "+req.GameID, map[string]any{"problem": se.problem})
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, CodeModelUnavailable, "game unavailable", nil)
 		return
 	}
 	matchID := req.MatchID
@@ -108,7 +119,7 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := strategy.New(s.Strategy, g, s.Seed, matchID)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeUnsupportedGame, err.Error(), nil)
+		writeError(w, http.StatusBadRequest, CodeUnsupportedGame, fmt.Sprintf("game %q is not supported", req.GameID), map[string]any{"supported": s.Games()})
 		return
 	}
 	move, err := st.Move(strategy.Request{MatchID: matchID, GameType: gameType, Context: ctx, DeadlineMS: req.TimeLimitMS, Opponent: req.Opponent})
@@ -116,11 +127,30 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) {
 		move, err = ToArenaMove(gameType, move)
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, CodeModelUnavailable, "no move", nil)
+		writeError(w, http.StatusInternalServerError, CodeModelUnavailable, "the model found no move", nil)
 		return
 	}
 	elapsed := int(time.Since(start).Milliseconds())
 	writeJSON(w, http.StatusOK, PlayResponse{Move: move, ThinkingTimeMS: &elapsed, Reasoning: "strategy " + s.Strategy})
+}
+
+// requestProblem describes why a body is not a play request, in the arena's terms: the
+// field, the JSON type expected and the one received, never our Go types.
+func requestProblem(err error) map[string]any {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Field == "" {
+		return map[string]any{"problem": "body is not a JSON object"}
+	}
+	want := "object"
+	switch te.Type.Kind() {
+	case reflect.Int:
+		want = "integer"
+	case reflect.String:
+		want = "string"
+	case reflect.Slice:
+		want = "array"
+	}
+	return map[string]any{"field": te.Field, "expected": want, "received": te.Value}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -129,6 +159,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// writeError writes the arena's standard error body; details is always an object, as in
+// the seed's example.
 func writeError(w http.ResponseWriter, status int, code, msg string, details map[string]any) {
+	if details == nil {
+		details = map[string]any{}
+	}
 	writeJSON(w, status, ErrorResponse{Error: msg, Code: code, Details: details, Timestamp: time.Now().UTC().Format(time.RFC3339)})
 }
