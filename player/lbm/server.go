@@ -1,6 +1,7 @@
 package lbm
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,24 @@ type Server struct {
 	Registry *game.Registry
 	// Version is reported by /model/health.
 	Version string
+	// NewStrategy, when set, builds the strategy that answers one request in place of
+	// strategy.New(Strategy, g, Seed, matchID); it also decides the games /model/health lists.
+	NewStrategy func(g game.Game, matchID string) (strategy.Strategy, error)
+}
+
+// ContextStrategy is a strategy that can be stopped. The server calls MoveContext with a
+// context cancelled at the request's deadline (or when the caller hangs up) and drops any
+// later answer. Strategies without it run to their end; those of player/strategy are bounded
+// (a fixed depth or node budget) and end within milliseconds.
+type ContextStrategy interface {
+	MoveContext(ctx context.Context, req strategy.Request) (json.RawMessage, error)
+}
+
+func (s *Server) newStrategy(g game.Game, matchID string) (strategy.Strategy, error) {
+	if s.NewStrategy != nil {
+		return s.NewStrategy(g, matchID)
+	}
+	return strategy.New(s.Strategy, g, s.Seed, matchID)
 }
 
 // Games lists the arena games the strategy plays.
@@ -35,7 +54,7 @@ func (s *Server) Games() []string {
 		if err != nil {
 			continue
 		}
-		if _, err := strategy.New(s.Strategy, gm, s.Seed, "health"); err == nil {
+		if _, err := s.newStrategy(gm, "health"); err == nil {
 			id, _ := SeedGameID(g)
 			ids = append(ids, id)
 		}
@@ -68,6 +87,10 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or wrong Authorization", nil)
 	return false
 }
+
+// maxTimeLimit is what the arena waits for any answer (seed 002: requests time out after
+// 30 seconds), so also the longest a move may take, whatever time_limit_ms says.
+const maxTimeLimit = 30 * time.Second
 
 func (s *Server) play(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -117,21 +140,66 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) {
 	if matchID == "" {
 		matchID = "arena"
 	}
-	st, err := strategy.New(s.Strategy, g, s.Seed, matchID)
+	st, err := s.newStrategy(g, matchID)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, CodeUnsupportedGame, fmt.Sprintf("game %q is not supported", req.GameID), map[string]any{"supported": s.Games()})
 		return
 	}
-	move, err := st.Move(strategy.Request{MatchID: matchID, GameType: gameType, Context: ctx, DeadlineMS: req.TimeLimitMS, Opponent: req.Opponent})
+	limit := maxTimeLimit
+	if req.TimeLimitMS > 0 && req.TimeLimitMS < int(maxTimeLimit.Milliseconds()) {
+		limit = time.Duration(req.TimeLimitMS) * time.Millisecond
+	}
+	move, err := think(r.Context(), start.Add(limit), st, strategy.Request{MatchID: matchID, GameType: gameType, Context: ctx, DeadlineMS: int(limit.Milliseconds()), Opponent: req.Opponent})
 	if err == nil {
 		move, err = ToArenaMove(gameType, move)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusRequestTimeout, CodeTimeout, "no move within the time limit", map[string]any{"time_limit_ms": limit.Milliseconds()})
+		return
+	case err != nil:
 		writeError(w, http.StatusInternalServerError, CodeModelUnavailable, "the model found no move", nil)
 		return
 	}
 	elapsed := int(time.Since(start).Milliseconds())
 	writeJSON(w, http.StatusOK, PlayResponse{Move: move, ThinkingTimeMS: &elapsed, Reasoning: "strategy " + s.Strategy})
+}
+
+// think asks st for its move and waits until deadline at most; then it returns the
+// context's error. The strategy runs in a goroutine of its own that ends when the strategy
+// returns (or panics, which is an error): a ContextStrategy is handed a context cancelled at
+// the deadline (or when the caller hangs up), any other runs to its end, and a late answer
+// is dropped.
+func think(ctx context.Context, deadline time.Time, st strategy.Strategy, req strategy.Request) (json.RawMessage, error) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	type answer struct {
+		move json.RawMessage
+		err  error
+	}
+	// Buffered, so that a late answer is left here and its goroutine still ends.
+	done := make(chan answer, 1)
+	go func() {
+		var a answer
+		// Recovered here, as net/http only recovers the handler's own goroutine.
+		defer func() {
+			if p := recover(); p != nil {
+				a.err = fmt.Errorf("strategy panicked: %v", p)
+			}
+			done <- a
+		}()
+		if cs, ok := st.(ContextStrategy); ok {
+			a.move, a.err = cs.MoveContext(ctx, req)
+		} else {
+			a.move, a.err = st.Move(req)
+		}
+	}()
+	select {
+	case a := <-done:
+		return a.move, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // requestProblem describes why a body is not a play request, in the arena's terms: the

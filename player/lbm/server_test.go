@@ -1,12 +1,19 @@
 package lbm
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/referee/game"
 )
 
 // gridRequest is a play request for tic-tac-toe or connect four whose board is drawn one
@@ -177,6 +184,119 @@ func TestServerRefusesImpossibleAndFinishedPositions(t *testing.T) {
 			if details, _ := json.Marshal(out["details"]); !strings.Contains(string(details), tc.problem) {
 				t.Errorf("got details %s, want them to contain %s", details, tc.problem)
 			}
+		})
+	}
+}
+
+// stopper is a ContextStrategy that thinks until its context ends, then reports how it was
+// stopped on ended and answers a move all the same, which the server must drop.
+type stopper struct{ ended chan<- error }
+
+func (stopper) Move(strategy.Request) (json.RawMessage, error) {
+	return nil, errors.New("Move called on a ContextStrategy")
+}
+
+func (s stopper) MoveContext(ctx context.Context, _ strategy.Request) (json.RawMessage, error) {
+	<-ctx.Done()
+	s.ended <- ctx.Err()
+	return json.RawMessage(`{"row":0,"col":0}`), nil
+}
+
+// sleeper knows nothing of contexts: it thinks for its duration, reports on ended, answers.
+type sleeper struct {
+	think time.Duration
+	ended chan<- error
+}
+
+func (s sleeper) Move(strategy.Request) (json.RawMessage, error) {
+	time.Sleep(s.think)
+	s.ended <- nil
+	return json.RawMessage(`{"row":0,"col":0}`), nil
+}
+
+// panicker is a strategy that panics.
+type panicker struct{}
+
+func (panicker) Move(strategy.Request) (json.RawMessage, error) { panic("boom") }
+
+func TestServerSurvivesAPanickingStrategy(t *testing.T) {
+	srv := serve(t, &Server{Strategy: "stub", NewStrategy: func(game.Game, string) (strategy.Strategy, error) { return panicker{}, nil }})
+	for range 2 {
+		status, out := post(t, srv.URL, "", gridRequest("tic-tac-toe", "X", "...", "...", "..."))
+		if status != http.StatusInternalServerError {
+			t.Fatalf("got %d %v, want 500", status, out)
+		}
+		checkErrorBody(t, out, CodeModelUnavailable)
+		if details, _ := json.Marshal(out); strings.Contains(string(details), "boom") {
+			t.Errorf("got %s: the panic's value reached the caller", details)
+		}
+	}
+}
+
+// TestServerAnswersTimeoutAtTheDeadline runs on fake time: the handler must answer 408 the
+// moment time_limit_ms (at most the arena's 30 s) has passed, and the strategy's goroutine
+// must end, cancelled if it takes a context, else when its own work is done.
+func TestServerAnswersTimeoutAtTheDeadline(t *testing.T) {
+	open := gridRequest("tic-tac-toe", "X", "...", "...", "...")
+	cases := []struct {
+		name string
+		// limit is the request's time_limit_ms (nil for none).
+		limit any
+		// think is how long the strategy takes; 0 means until its context ends.
+		think      time.Duration
+		status     int
+		answeredIn time.Duration
+	}{
+		{"answers within the limit", 1000, 900 * time.Millisecond, http.StatusOK, 900 * time.Millisecond},
+		{"overruns and is cancelled", 1000, 0, http.StatusRequestTimeout, time.Second},
+		{"overruns and ignores contexts", 1000, 10 * time.Second, http.StatusRequestTimeout, time.Second},
+		{"no limit: the arena's 30 s", nil, 0, http.StatusRequestTimeout, 30 * time.Second},
+		{"limit beyond the arena's 30 s", 60000, 0, http.StatusRequestTimeout, 30 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				body := withMember(t, open, tc.limit, "time_limit_ms")
+				ended := make(chan error, 1)
+				var st strategy.Strategy = stopper{ended}
+				if tc.think > 0 {
+					st = sleeper{tc.think, ended}
+				}
+				s := &Server{Strategy: "stub", Registry: game.Default(),
+					NewStrategy: func(game.Game, string) (strategy.Strategy, error) { return st, nil }}
+				start := time.Now()
+				rec := httptest.NewRecorder()
+				s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/model/play", strings.NewReader(body)))
+				if got := time.Since(start); got != tc.answeredIn {
+					t.Errorf("answered after %v, want %v", got, tc.answeredIn)
+				}
+				var out map[string]any
+				if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != tc.status {
+					t.Fatalf("got %d %s, want %d", rec.Code, rec.Body, tc.status)
+				}
+				switch tc.status {
+				case http.StatusOK:
+					if out["thinking_time_ms"] != float64(tc.answeredIn.Milliseconds()) {
+						t.Errorf("got thinking_time_ms %v, want %d", out["thinking_time_ms"], tc.answeredIn.Milliseconds())
+					}
+				case http.StatusRequestTimeout:
+					checkErrorBody(t, out, CodeTimeout)
+					if d, _ := out["details"].(map[string]any); d["time_limit_ms"] != float64(tc.answeredIn.Milliseconds()) {
+						t.Errorf("got details %v, want time_limit_ms %d", d, tc.answeredIn.Milliseconds())
+					}
+				}
+				// The strategy's goroutine has a known end: at the deadline, told by its
+				// context, or when its own thinking is over; its late move went nowhere.
+				err := <-ended
+				stoppedAt := time.Since(start)
+				if tc.think > 0 && (err != nil || stoppedAt != tc.think) {
+					t.Errorf("strategy ended after %v with %v, want %v with nil", stoppedAt, err, tc.think)
+				}
+				if tc.think == 0 && (!errors.Is(err, context.DeadlineExceeded) || stoppedAt != tc.answeredIn) {
+					t.Errorf("strategy ended after %v with %v, want %v with the deadline", stoppedAt, err, tc.answeredIn)
+				}
+				// synctest.Test fails if any goroutine of the handler is still blocked.
+			})
 		})
 	}
 }
