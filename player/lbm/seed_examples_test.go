@@ -559,10 +559,10 @@ var seedExamples = []struct{ name, body string }{
 // seedResponseFields are the members of the seed's move response.
 var seedResponseFields = []string{"move", "confidence", "reasoning", "thinking_time_ms", "alternatives"}
 
-// TestSeedExampleRequests sends every seed 002 example request through the real handler,
-// served by each strategy that plays its game, and wants a 200 answer in the seed's
+// TestServeModelSeedExampleRequests sends every seed 002 example request through the real
+// handler, served by each strategy that plays its game, and wants a 200 answer in the seed's
 // response format whose move is one of the request's valid_moves.
-func TestSeedExampleRequests(t *testing.T) {
+func TestServeModelSeedExampleRequests(t *testing.T) {
 	if len(seedExamples) != 20 {
 		t.Fatalf("got %d seed examples, want 20: 2 requests, 8 tic-tac-toe and 8 connect four states, 2 chess states", len(seedExamples))
 	}

@@ -94,7 +94,7 @@ func checkErrorBody(t *testing.T, out map[string]any, code string) {
 	}
 }
 
-func TestServerRefusesImpossibleAndFinishedPositions(t *testing.T) {
+func TestServeModelRefusesImpossibleAndFinishedPositions(t *testing.T) {
 	const (
 		ttt = "tic-tac-toe"
 		c4  = "connect-four"
@@ -219,7 +219,7 @@ type panicker struct{}
 
 func (panicker) Move(strategy.Request) (json.RawMessage, error) { panic("boom") }
 
-func TestServerSurvivesAPanickingStrategy(t *testing.T) {
+func TestServeModelSurvivesAPanickingStrategy(t *testing.T) {
 	srv := serve(t, &Server{Strategy: "stub", NewStrategy: func(game.Game, string) (strategy.Strategy, error) { return panicker{}, nil }})
 	for range 2 {
 		status, out := post(t, srv.URL, "", gridRequest("tic-tac-toe", "X", "...", "...", "..."))
@@ -233,10 +233,10 @@ func TestServerSurvivesAPanickingStrategy(t *testing.T) {
 	}
 }
 
-// TestServerAnswersTimeoutAtTheDeadline runs on fake time: the handler must answer 408 the
+// TestServeModelAnswersTimeoutAtTheDeadline runs on fake time: the handler must answer 408 the
 // moment time_limit_ms (at most the arena's 30 s) has passed, and the strategy's goroutine
 // must end, cancelled if it takes a context, else when its own work is done.
-func TestServerAnswersTimeoutAtTheDeadline(t *testing.T) {
+func TestServeModelAnswersTimeoutAtTheDeadline(t *testing.T) {
 	open := gridRequest("tic-tac-toe", "X", "...", "...", "...")
 	cases := []struct {
 		name string
