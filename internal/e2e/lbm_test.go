@@ -4,16 +4,27 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
 
-// TestLBMBridgeLeague plays a league in which one player's moves come from a model
-// server speaking the LBM Arena API (our own serve-model with the perfect strategy,
-// behind a token) and another's from a model server that fails every move.
+// TestLBMBridgeLeague runs seed 002's testing script against our own serve-model (the
+// perfect strategy, behind a token), then plays a league in which one player's moves come
+// from that model server and another's from a model server that fails every move.
 func TestLBMBridgeLeague(t *testing.T) {
 	modelProc := startProc(t, "model-server", []string{"LBM_MODEL_TOKEN=arena-secret"}, filepath.Join(binDir, "player"),
 		"serve-model", "--addr", "127.0.0.1:0", "--strategy", "perfect")
+	// Seed 002's own testing script, run against the real binary (it needs python3-requests,
+	// which make deps installs).
+	pythonBin, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 is needed for the seed's testing script (make deps installs it): %v", err)
+	}
+	script := filepath.Join(moduleRoot(), "player", "lbm", "testdata", "seed_test_script.py")
+	if out, err := exec.Command(pythonBin, script, modelProc.base(), "arena-secret").CombinedOutput(); err != nil {
+		t.Fatalf("seed 002 testing script against serve-model: %v\n%s", err, out)
+	}
 	broken := http.NewServeMux()
 	broken.HandleFunc("GET /model/health", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

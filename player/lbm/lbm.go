@@ -5,7 +5,6 @@ package lbm
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -66,7 +65,7 @@ type PlayResponse struct {
 type ErrorResponse struct {
 	Error     string         `json:"error"`
 	Code      string         `json:"code"`
-	Details   map[string]any `json:"details,omitempty"`
+	Details   map[string]any `json:"details"`
 	Timestamp string         `json:"timestamp"`
 }
 
@@ -80,9 +79,6 @@ const (
 	CodeUnsupportedGame   = "UNSUPPORTED_GAME"
 	CodeUnauthorized      = "UNAUTHORIZED"
 )
-
-// errState marks a game state that cannot be turned into ours.
-var errState = errors.New("invalid game state")
 
 // ToArena turns our step_context and legal moves into the arena's game_state and
 // valid_moves.
@@ -180,44 +176,4 @@ func ToArenaMove(gameType string, move json.RawMessage) (json.RawMessage, error)
 		return nil, fmt.Errorf("chess move %s is not {\"uci\": ...}", move)
 	}
 	return uciToArena(m.UCI), nil
-}
-
-// FromArena turns an arena game_state into the step_context our rules read, so our
-// strategies can answer it. Positions the rules could not have reached are refused.
-func FromArena(gameType string, state json.RawMessage) (json.RawMessage, error) {
-	switch gameType {
-	case game.TypeTicTacToe, game.TypeConnectFour:
-		var s struct {
-			Board         [][]string `json:"board"`
-			CurrentPlayer string     `json:"current_player"`
-			Turn          int        `json:"turn"`
-		}
-		if err := json.Unmarshal(state, &s); err != nil {
-			return nil, fmt.Errorf("%w: %v", errState, err)
-		}
-		key := "your_mark"
-		if gameType == game.TypeConnectFour {
-			key = "your_color"
-		}
-		b, _ := json.Marshal(map[string]any{"board": s.Board, key: s.CurrentPlayer, "move_number": s.Turn})
-		return b, nil
-	case game.TypeChess:
-		var s struct {
-			FEN string `json:"fen"`
-		}
-		if err := json.Unmarshal(state, &s); err != nil || s.FEN == "" {
-			return nil, fmt.Errorf("%w: chess needs a fen", errState)
-		}
-		f := strings.Fields(s.FEN)
-		if len(f) != 6 {
-			return nil, fmt.Errorf("%w: fen %q has %d fields", errState, s.FEN, len(f))
-		}
-		side := map[string]string{"w": "white", "b": "black"}[f[1]]
-		var full int
-		fmt.Sscan(f[5], &full)
-		// The arena sends no history: the position is taken as the start of a match.
-		b, _ := json.Marshal(map[string]any{"fen": s.FEN, "side_to_move": side, "your_color": side, "move_number": full, "ply": 0, "last_move": nil})
-		return b, nil
-	}
-	return nil, fmt.Errorf("game %s has no arena format", gameType)
 }

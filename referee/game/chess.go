@@ -100,7 +100,7 @@ func (g chessGame) LegalMoves(stepContext json.RawMessage) ([]json.RawMessage, e
 		return nil, err
 	}
 	if ctx.Ply >= g.maxPlies {
-		return nil, fmt.Errorf("parse chess context: match is over: ply %d reached max_plies %d", ctx.Ply, g.maxPlies)
+		return nil, fmt.Errorf("parse chess context: %w: ply %d reached max_plies %d", ErrMatchOver, ctx.Ply, g.maxPlies)
 	}
 	moves := make([]json.RawMessage, len(ctx.LegalMoves))
 	for k, m := range ctx.LegalMoves {
@@ -184,7 +184,7 @@ func readChessContext(raw json.RawMessage) (ChessContext, error) {
 		}
 	}
 	if end, _ := positionEnd(ctx.Position, legal); end != "" {
-		return ChessContext{}, fmt.Errorf("match is over: %s", end)
+		return ChessContext{}, fmt.Errorf("%w: %s", ErrMatchOver, end)
 	}
 	return ctx, nil
 }

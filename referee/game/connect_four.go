@@ -2,7 +2,6 @@ package game
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -188,7 +187,7 @@ func readConnectFourContext(raw json.RawMessage) (ConnectFourContext, error) {
 		return ConnectFourContext{}, fmt.Errorf("move_number %d with %d discs on the board", ctx.MoveNumber, red+yellow)
 	}
 	if ctx.Board.Winner() != "" || red+yellow == ConnectFourRows*ConnectFourCols {
-		return ConnectFourContext{}, errors.New("match is over")
+		return ConnectFourContext{}, ErrMatchOver
 	}
 	ctx.ValidMoves = ctx.Board.open()
 	if rawValid, ok := fields["valid_moves"]; ok {

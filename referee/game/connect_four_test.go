@@ -2,6 +2,7 @@ package game
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -264,6 +265,9 @@ func TestConnectFourLegalMovesRefusesContext(t *testing.T) {
 			_, err := g.LegalMoves(json.RawMessage(tt.ctx))
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "parse connect_four context: ") {
 				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+			if over := strings.Contains(tt.want, "match is over"); errors.Is(err, ErrMatchOver) != over {
+				t.Errorf("got errors.Is(err, ErrMatchOver) = %t, want %t", !over, over)
 			}
 		})
 	}

@@ -23,6 +23,11 @@ var ErrIllegalMove = errors.New("illegal move")
 // ErrMalformedMove marks a move payload that cannot be decoded.
 var ErrMalformedMove = errors.New("malformed move")
 
+// ErrMatchOver marks a step_context of a finished match: its position breaks no rule, but
+// no move is due in it. LegalMoves errors wrap it, so a caller can tell such a position from
+// one the rules could never reach.
+var ErrMatchOver = errors.New("match is over")
+
 // Game creates matches of one game type with fixed, validated parameters.
 type Game interface {
 	// Type is the registry key, e.g. "tic_tac_toe".

@@ -345,7 +345,7 @@ func (r *roundRules) readContext(raw json.RawMessage) (RoundsContext, error) {
 		return RoundsContext{}, fmt.Errorf("score %d-%d does not match the history's %d-%d", ctx.YourScore, ctx.OpponentScore, yours, theirs)
 	}
 	if decided(yours, theirs, ctx.Rounds-len(ctx.History)) {
-		return RoundsContext{}, errors.New("match is over")
+		return RoundsContext{}, ErrMatchOver
 	}
 	return ctx, nil
 }

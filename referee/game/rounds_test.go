@@ -2,6 +2,7 @@ package game
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -158,6 +159,9 @@ func TestRoundsLegalMovesRefusesContext(t *testing.T) {
 			prefix := "parse " + tt.gameType + " context: "
 			if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got error %v, want %q...%q", err, prefix, tt.want)
+			}
+			if over := strings.Contains(tt.want, "match is over"); errors.Is(err, ErrMatchOver) != over {
+				t.Errorf("got errors.Is(err, ErrMatchOver) = %t, want %t", !over, over)
 			}
 		})
 	}

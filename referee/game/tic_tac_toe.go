@@ -152,7 +152,7 @@ func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 		return TicTacToeContext{}, fmt.Errorf("move_number %d with %d marks on the board", ctx.MoveNumber, x+o)
 	}
 	if ctx.Board.Winner() != "" || x+o == 9 {
-		return TicTacToeContext{}, errors.New("match is over")
+		return TicTacToeContext{}, ErrMatchOver
 	}
 	return ctx, nil
 }

@@ -3,6 +3,7 @@ package game
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -305,6 +306,9 @@ func TestTicTacToeLegalMovesRefusesContext(t *testing.T) {
 			_, err := g.LegalMoves(json.RawMessage(tt.ctx))
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "parse tic_tac_toe context: ") {
 				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+			if over := strings.Contains(tt.want, "match is over"); errors.Is(err, ErrMatchOver) != over {
+				t.Errorf("got errors.Is(err, ErrMatchOver) = %t, want %t", !over, over)
 			}
 		})
 	}
