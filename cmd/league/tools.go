@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentleague/agentleague/internal/cli"
@@ -143,20 +144,40 @@ func exportCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = os.Stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return fmt.Errorf("create output: %w", err)
+	write := func(w io.Writer) error {
+		switch *format {
+		case "json":
+			return export.WriteJSON(w, d)
+		case "pgn":
+			return export.WritePGN(w, d)
 		}
-		defer f.Close()
-		w = f
+		return export.WriteCSV(w, d)
 	}
-	switch *format {
-	case "json":
-		return export.WriteJSON(w, d)
-	case "pgn":
-		return export.WritePGN(w, d)
+	if *out == "" {
+		return write(os.Stdout)
 	}
-	return export.WriteCSV(w, d)
+	return writeFileAtomic(*out, write)
+}
+
+// writeFileAtomic writes path through write into a temporary file beside it, renamed over
+// path only once written and closed: a failed export leaves no partial file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("create output: %w", err)
+	}
+	err = f.Chmod(0o644) // CreateTemp's 0600 would hide an export from its readers
+	if err == nil {
+		err = write(f)
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close output: %w", cerr)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
