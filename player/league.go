@@ -59,6 +59,9 @@ func (p *Player) register(ctx context.Context, endpoint string) error {
 			Backoff:    registerBackoff,
 			MaxBackoff: registerMaxBackoff,
 			Reasons:    []protocol.Reason{protocol.ReasonNoRefereeRegistered, protocol.ReasonRateLimited},
+			// A League Manager of another implementation may refuse a player that came
+			// before the referees without naming a reason; the deadline ends the wait.
+			Unexplained: true,
 		},
 		Peer: protocol.SenderLeagueManager,
 	})

@@ -26,6 +26,10 @@ type RetryPolicy struct {
 	MaxBackoff time.Duration
 	// Reasons are the remote error reasons worth retrying besides transport failures.
 	Reasons []Reason
+	// Unexplained also retries a remote error that names no reason: a peer of another
+	// implementation, whose error codes are its own (the Python League Manager refuses
+	// a player that comes before any referee with code 4019 and no data).
+	Unexplained bool
 }
 
 // CallOptions are the per-call settings.
@@ -91,7 +95,7 @@ func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptio
 			return ans, nil
 		}
 		lastErr = err
-		if !retryable(err, opt.Retry.Reasons) || ctx.Err() != nil {
+		if !retryable(err, opt.Retry) || ctx.Err() != nil {
 			break
 		}
 	}
@@ -171,10 +175,13 @@ type StatusError struct{ Code int }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("http status %d", e.Code) }
 
-func retryable(err error, reasons []Reason) bool {
+func retryable(err error, p RetryPolicy) bool {
 	var pe *Error
 	if errors.As(err, &pe) {
-		return pe.Data != nil && slices.Contains(reasons, pe.Data.Reason)
+		if pe.Data == nil || pe.Data.Reason == "" {
+			return p.Unexplained
+		}
+		return slices.Contains(p.Reasons, pe.Data.Reason)
 	}
 	var se *StatusError
 	if errors.As(err, &se) {

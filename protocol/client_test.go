@@ -85,6 +85,13 @@ func newClient(t testing.TB, rec protocol.Recorder) *protocol.Client {
 
 var quickRetry = protocol.RetryPolicy{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Reasons: []protocol.Reason{protocol.ReasonRateLimited}}
 
+var unexplainedRetry = protocol.RetryPolicy{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Unexplained: true}
+
+// answerForeign refuses as the Python League Manager does: its own code, no reason.
+func answerForeign(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, protocol.Response{JSONRPC: "2.0", Error: &protocol.Error{Code: 4019, Message: "At least one referee must be registered before players can register"}, ID: req.ID})
+}
+
 func TestClientCall(t *testing.T) {
 	rec := &recorder{}
 	srv := serve(t, echoHandler(t), nil)
@@ -111,11 +118,18 @@ func TestClientRetries(t *testing.T) {
 	tests := []struct {
 		name         string
 		answer       func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request)
+		retry        *protocol.RetryPolicy // quickRetry when nil
 		wantRequests int
 		wantReason   protocol.Reason
 		wantStatus   int
 		wantOK       bool
 	}{
+		{name: "error without a reason", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return answerForeign
+		}, wantRequests: 1},
+		{name: "error without a reason, unexplained errors retried", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return answerForeign
+		}, retry: &unexplainedRetry, wantRequests: 3},
 		{name: "listed reason until attempts run out", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
 			return answerError(protocol.ReasonRateLimited)
 		}, wantRequests: 3, wantReason: protocol.ReasonRateLimited},
@@ -147,7 +161,11 @@ func TestClientRetries(t *testing.T) {
 			peer, srv := newFakePeer(t, tt.answer(t))
 			c := newClient(t, nil)
 			m := heartbeat(t)
-			ans, err := c.Call(context.Background(), srv.URL, m, protocol.CallOptions{Timeout: 5 * time.Second, Retry: quickRetry})
+			retry := quickRetry
+			if tt.retry != nil {
+				retry = *tt.retry
+			}
+			ans, err := c.Call(context.Background(), srv.URL, m, protocol.CallOptions{Timeout: 5 * time.Second, Retry: retry})
 			if tt.wantOK {
 				if err != nil || ans == nil {
 					t.Fatalf("got %v, %v, want an answer", ans, err)
