@@ -339,7 +339,7 @@ function serve(player, port) {
       res.end(JSON.stringify(out), () => {
         if (out.result?.envelope.message_type === 'LEAGUE_SHUTDOWN_ACK') {
           const { win, draw, loss } = player.record;
-          console.log(`${player.id}: ${win} wins, ${draw} draws, ${loss} losses; bye`);
+          console.log(`${player.id}: wins ${win}, draws ${draw}, losses ${loss}; bye`);
           process.exit(0); // only now, once the acknowledgement is written
         }
       });

@@ -331,7 +331,7 @@ def main():
     except KeyboardInterrupt:
         print("%s: interrupted" % args.id, flush=True)
     server.shutdown()
-    print("%s: %d wins, %d draws, %d losses; bye" % (args.id, player.record["win"], player.record["draw"], player.record["loss"]), flush=True)
+    print("%s: wins %d, draws %d, losses %d; bye" % (args.id, player.record["win"], player.record["draw"], player.record["loss"]), flush=True)
     return 0
 
 
