@@ -209,10 +209,10 @@ class Player {
       GAME_INVITATION: this.invitation, REQUEST_MOVE: this.requestMove,
       GAME_OVER: this.gameOver, LEAGUE_SHUTDOWN: this.leagueShutdown,
     };
-    const handler = handlers[env.message_type];
     if (!Object.hasOwn(handlers, env.message_type)) {
       throw new Refusal('UNSUPPORTED_MESSAGE', `a player does not accept ${env.message_type}`);
     }
+    const handler = handlers[env.message_type];
     // The League Manager may start a match the moment we are registered, even before its
     // answer has reached us: wait for our token before judging anything.
     const waited = await Promise.race([this.registered.then(() => true),

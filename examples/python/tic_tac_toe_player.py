@@ -121,7 +121,7 @@ class Player:
         self.league_features = []    # protocol extensions the League Manager announced
         self.registered = threading.Event()
         self.leaving = threading.Event()
-        self.lock = threading.Lock()  # matches may run at once: the server has a thread per request
+        self.lock = threading.Lock()  # guards record: the server has a thread per request
         self.record = {"win": 0, "draw": 0, "loss": 0}
 
     # --- talking to the League Manager -------------------------------------------------
@@ -159,10 +159,9 @@ class Player:
             time.sleep(0.5)
         else:
             raise SystemExit("%s: could not register with %s" % (self.id, self.league_url))
-        with self.lock:
-            self.token = answer["auth_token"]
-            self.league_features = answer.get("features", [])
-        self.registered.set()
+        self.token = answer["auth_token"]
+        self.league_features = answer.get("features", [])
+        self.registered.set()  # the request handlers wait for this (see handle)
         print("%s registered in league %s" % (self.id, answer["league_id"]), flush=True)
         # From now on every request to the League Manager carries our token.
         self.call_league("AGENT_READY_REQUEST", {}, auth_token=self.token)
