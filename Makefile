@@ -6,6 +6,7 @@ REFEREES ?= 3
 GAME ?= tic_tac_toe
 STRATEGY ?= random
 SEED ?= 1
+EXTRA ?= 0
 DEMO_FLAGS ?=
 
 .PHONY: all build demo test test-long vet fuzz bench clean deps
@@ -18,12 +19,12 @@ build:
 	$(GO) build -o $(BIN)/player ./cmd/player
 
 demo: build
-	./$(BIN)/league demo --players $(PLAYERS) --referees $(REFEREES) --game $(GAME) --strategy $(STRATEGY) --seed $(SEED) $(DEMO_FLAGS)
+	./$(BIN)/league demo --players $(PLAYERS) --referees $(REFEREES) --game $(GAME) --strategy $(STRATEGY) --seed $(SEED) --extra $(EXTRA) $(DEMO_FLAGS)
 
 vet:
 	$(GO) vet ./...
 
-# Debian packages the tests need (chromium, python3-requests, gcc, pgn-extract), installed if missing.
+# Debian packages the tests need (chromium, python3-requests, nodejs, gcc, pgn-extract), installed if missing.
 deps:
 	./.ci/deps.sh
 

@@ -33,9 +33,11 @@ func demo(ctx context.Context, args []string) error {
 	cfgPath := fset.String("config", "config/league.yaml", "league.yaml")
 	dataDir := fset.String("data", "data", "folder of league.db")
 	logDir := fset.String("log-dir", "logs", "folder of audit.jsonl and the process logs")
-	timeout := fset.Duration("timeout", 10*time.Minute, "give up after this long")
+	timeout := fset.Duration("timeout", 10*time.Minute, "give up after this long (not counting the wait for --extra players)")
 	grace := fset.Duration("grace", 5*time.Second,
 		"after the League Manager has shut down, how long agents may take to leave on its LEAGUE_SHUTDOWN before SIGTERM (and as long again before SIGKILL)")
+	extra := fset.Int("extra", 0, "before starting the league, wait for this many more players, started by hand from another terminal with --league <the League Manager's URL> (the demo prints the command lines of the examples)")
+	extraWait := fset.Duration("extra-wait", 5*time.Minute, "how long to wait for the --extra players")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
@@ -44,6 +46,13 @@ func demo(ctx context.Context, args []string) error {
 	}
 	if *grace <= 0 {
 		return usageError{fmt.Errorf("--grace must be positive, got %s", *grace)}
+	}
+	if *extra < 0 || *extraWait <= 0 {
+		return usageError{fmt.Errorf("--extra must not be negative and --extra-wait must be positive, got %d and %s", *extra, *extraWait)}
+	}
+	wait := time.Duration(0) // for the extra players, which --timeout does not count
+	if *extra > 0 {
+		wait = *extraWait
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -55,7 +64,7 @@ func demo(ctx context.Context, args []string) error {
 			return fmt.Errorf("demo needs the %s binary beside %s (run make demo): %w", b, exe, err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, *timeout+wait)
 	defer cancel()
 
 	dbPath := filepath.Join(*dataDir, "league.db")
@@ -82,7 +91,7 @@ func demo(ctx context.Context, args []string) error {
 	err = procs.start(roleLeagueManager, "", filepath.Join(binDir, "league"), []string{"LEAGUE_ADMIN_TOKEN=" + adminToken},
 		"serve", "--config", *cfgPath, "--addr", fmt.Sprintf("127.0.0.1:%d", lmPort), "--db", dbPath, "--audit", auditPath,
 		"--log", filepath.Join(*logDir, "league_manager.log"), "--game", *gameType, "--seed", strconv.FormatInt(*seed, 10),
-		"--window", "3600", "--drain", demoDrain.String())
+		"--window", strconv.Itoa(3600+int(wait.Seconds())), "--drain", demoDrain.String())
 	if err != nil {
 		return err
 	}
@@ -110,19 +119,30 @@ func demo(ctx context.Context, args []string) error {
 	}
 	next = 9001
 	var playerPorts []string
+	ours := map[string]bool{}
 	for i := 1; i <= *players; i++ {
 		port := pickPort(next)
 		next = port + 1
 		playerPorts = append(playerPorts, strconv.Itoa(port))
 		id := fmt.Sprintf("p%02d", i)
+		ours[id] = true
 		if err := procs.start(rolePlayer, id, filepath.Join(binDir, "player"), nil, "--id", id, "--addr", fmt.Sprintf("127.0.0.1:%d", port),
 			"--league", lmURL, "--strategy", *strategy, "--seed", strconv.FormatInt(*seed+int64(i), 10), "--log-dir", *logDir); err != nil {
 			return err
 		}
 	}
 	fmt.Printf("%d referees on ports %s\n%d players on ports %s\n", *referees, strings.Join(refPorts, ","), *players, strings.Join(playerPorts, ","))
-	if err := waitFor(ctx, procs, func() bool { s, err := getStatus(base); return err == nil && s.Players == *players }); err != nil {
+	// Counted by id: an extra player started early may register before ours.
+	if err := waitFor(ctx, procs, func() bool {
+		s, err := getStatus(base)
+		return err == nil && len(registeredPlayers(s, ours, true)) == *players
+	}); err != nil {
 		return fmt.Errorf("players did not register: %w", err)
+	}
+	if *extra > 0 {
+		if err := waitExtra(ctx, procs, base, lmURL, ours, *extra, *extraWait, *gameType); err != nil {
+			return err
+		}
 	}
 	started := time.Now()
 	if _, err := adminCall(ctx, lmURL, adminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
@@ -156,7 +176,7 @@ func demo(ctx context.Context, args []string) error {
 	if err := ans.Decode(&p); err != nil {
 		return err
 	}
-	fmt.Printf("\nFinal standings (%s, %d players, %d matches):\n", *gameType, *players, last.MatchesTotal)
+	fmt.Printf("\nFinal standings (%s, %d players, %d matches):\n", *gameType, len(p.Standings), last.MatchesTotal)
 	PrintTable(os.Stdout, p.Standings)
 	fmt.Printf("\nleague time %.3fs, %.1f matches/s\ndatabase %s, audit log %s\n", wall.Seconds(), float64(last.MatchesTotal)/wall.Seconds(), dbPath, auditPath)
 	return nil

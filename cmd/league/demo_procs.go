@@ -28,11 +28,13 @@ const (
 // finish on shutdown: short, since a demo stopped early need not wait for them.
 const demoDrain = 2 * time.Second
 
-// procSet owns the demo's child processes: the League Manager and the agents.
+// procSet owns the demo's child processes: the League Manager and the agents. It also
+// knows the extra players started by hand, which it reports but cannot stop.
 type procSet struct {
 	logDir string
 	lm     *proc
 	agents []*proc
+	extras []extraAgent
 }
 
 type proc struct {
@@ -119,7 +121,8 @@ func (ps *procSet) dead() string {
 // League Manager gets SIGTERM; its graceful shutdown sends LEAGUE_SHUTDOWN to every
 // registered agent. Once it has exited those agents have grace to leave by themselves;
 // any still running then gets SIGTERM and, grace later, SIGKILL. An agent it sent no
-// notice (not registered yet) has nothing to wait for and gets SIGTERM at once.
+// notice (not registered yet) has nothing to wait for and gets SIGTERM at once. Extra
+// players, not its children, are only watched: their endpoints should close within grace.
 func (ps *procSet) stop(grace time.Duration, auditPath string) {
 	defer ps.closeOutputs()
 	if ps.lm == nil {
@@ -146,12 +149,16 @@ func (ps *procSet) stop(grace time.Duration, auditPath string) {
 			untold = append(untold, p)
 		}
 	}
+	closed := make(chan []extraAgent, 1)
+	// Ends within grace (and one last round of connection attempts).
+	go func() { closed <- waitClosed(ps.extras, grace) }()
 	signalAll(untold, syscall.SIGTERM)
 	stayed := waitExit(told, grace)
 	signalAll(stayed, syscall.SIGTERM)
 	stubborn := waitExit(slices.Concat(untold, stayed), grace)
 	kill(stubborn)
 	ps.report(notices, untold, stayed, stubborn, grace)
+	reportExtras(ps.extras, <-closed, notices, grace)
 }
 
 // report prints how each agent left: a line for each one that had to be killed or

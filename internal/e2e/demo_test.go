@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -287,4 +288,117 @@ func checkExports(t *testing.T, db string, players, matches int) {
 			t.Errorf("csv table %d has %d rows, want a header and %d", i, len(rows), want)
 		}
 	}
+}
+
+// league demo --extra 1 waits for one more player and prints the command lines that start
+// the examples; the Python example, started with exactly the printed line from the
+// repository's root, registers and plays the whole league, then leaves on
+// LEAGUE_SHUTDOWN, and the demo reports it beside the agents it started.
+func TestDemoWaitsForExtraPlayers(t *testing.T) {
+	waitNoOwnProcesses(t, "")
+	interpreter(t, "python3")
+	cmd, _ := demoCmd(t, binDir, "--extra", "1")
+	cmd.Dir = moduleRoot() // as make demo runs it
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var head strings.Builder
+	var line string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		head.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "  python3 ") {
+			line = strings.TrimSpace(sc.Text())
+			break
+		}
+	}
+	if line == "" {
+		_ = cmd.Wait()
+		t.Fatalf("the demo printed no command line for the Python example:\n%s", head.String())
+	}
+	for _, want := range []string{"waiting up to 5m0s for 1 more player to register; start it from another terminal:\n",
+		"  python3 examples/python/tic_tac_toe_player.py --id py1 --league http://127.0.0.1:"} {
+		if !strings.Contains(head.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, head.String())
+		}
+	}
+	args := strings.Fields(line)
+	example := exec.Command(args[0], args[1:]...)
+	example.Dir = moduleRoot()
+	var exampleOut syncBuffer
+	example.Stdout, example.Stderr = &exampleOut, &exampleOut
+	if err := example.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var exitErr error
+	// Ends when the example exits: on LEAGUE_SHUTDOWN, or killed below.
+	go func() {
+		exitErr = example.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			_ = example.Process.Kill()
+			<-exited
+		}
+	})
+	var rest strings.Builder
+	for sc.Scan() {
+		rest.WriteString(sc.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("demo failed: %v\n%s%s", err, head.String(), rest.String())
+	}
+	text := rest.String()
+	for _, want := range []string{"extra player py1 registered (1 of 1)\n", "Final standings (tic_tac_toe, 5 players, 10 matches)", "matches 10/10\n",
+		"2 referees and 4 players left on LEAGUE_SHUTDOWN; 0 killed\n",
+		"extra players (started by hand, not by the demo, which cannot stop them): py1\n",
+		"left on LEAGUE_SHUTDOWN: py1\n",
+		"extra players: 1 of 1 left on LEAGUE_SHUTDOWN, 0 still listening\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, text)
+		}
+	}
+	select {
+	case <-exited:
+		if exitErr != nil {
+			t.Errorf("the example exited with %v, want 0:\n%s", exitErr, exampleOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("the example is still running after the demo:\n%s", exampleOut.String())
+	}
+	if !strings.Contains(exampleOut.String(), "py1: league shut down") {
+		t.Errorf("the example did not log LEAGUE_SHUTDOWN:\n%s", exampleOut.String())
+	}
+	waitNoOwnProcesses(t, "")
+}
+
+// An extra player that never comes: the demo gives up after --extra-wait with a clear
+// message, exits 1, and stops every process it started.
+func TestDemoGivesUpOnMissingExtraPlayers(t *testing.T) {
+	waitNoOwnProcesses(t, "")
+	cmd, _ := demoCmd(t, binDir, "--extra", "2", "--extra-wait", "1s")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("demo ended with %v, want exit status 1:\n%s", err, out)
+	}
+	for _, want := range []string{"waiting up to 1s for 2 more players to register; start them from another terminal:\n",
+		"league demo: 0 of 2 extra players registered within --extra-wait 1s: start them with the commands above while the demo waits, or wait longer with --extra-wait\n",
+		"2 referees and 4 players left on LEAGUE_SHUTDOWN; 0 killed\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "Final standings") {
+		t.Errorf("the demo started a league without its extra players:\n%s", out)
+	}
+	waitNoOwnProcesses(t, "")
 }

@@ -15,7 +15,7 @@ const nimEntry = `
   - game_type: "nim"
     name: "Nim"
     description: "Take stones from one heap; whoever takes the last stone wins"
-    referee_implementation: "internal/e2e/testdata/nim/nim_referee.py"
+    referee_implementation: "examples/nim/nim_referee.py"
     rules: external
     max_steps: 9
     params: {heaps: [2, 3, 4]}
@@ -46,8 +46,8 @@ func nimConfig(t *testing.T) string {
 // rules and keeps standings; league verify checks them and names the matches it could
 // not re-play.
 func TestExternalGameLeagueWithThirdPartyAgents(t *testing.T) {
-	bin, referee := python(t, "nim/nim_referee.py")
-	_, player := python(t, "nim/nim_player.py")
+	bin, referee := pythonExample(t, "nim/nim_referee.py")
+	_, player := pythonExample(t, "nim/nim_player.py")
 	players := map[string]string{"nim-a": "perfect", "nim-b": "random", "nim-c": "random", "nim-d": "random"}
 	run := runLeague(t, leagueOpts{game: "nim", seed: 5, config: nimConfig(t),
 		extraReferees: func(t *testing.T, lmURL string) int {

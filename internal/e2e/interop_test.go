@@ -15,11 +15,24 @@ import (
 // python returns the python3 interpreter and the path of a script in testdata.
 func python(t *testing.T, script string) (string, string) {
 	t.Helper()
-	bin, err := exec.LookPath("python3")
+	return interpreter(t, "python3"), filepath.Join(moduleRoot(), "internal", "e2e", "testdata", script)
+}
+
+// pythonExample returns the python3 interpreter and the path of a script in the
+// repository's examples folder.
+func pythonExample(t *testing.T, script string) (string, string) {
+	t.Helper()
+	return interpreter(t, "python3"), filepath.Join(moduleRoot(), "examples", script)
+}
+
+// interpreter finds name on PATH; the tests fail without it, since make deps installs it.
+func interpreter(t *testing.T, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("python3 is needed for the interop tests (make deps installs it): %v", err)
+		t.Fatalf("%s is needed for the tests of other-language agents (make deps installs it): %v", name, err)
 	}
-	return bin, filepath.Join(moduleRoot(), "internal", "e2e", "testdata", script)
+	return bin
 }
 
 // playedResult is a stored result as these tests read it.

@@ -2,7 +2,11 @@
 """A nim player, standard library only: it registers for game_types ["nim"], accepts
 every invitation, answers REQUEST_MOVE with {"heap": i, "take": n} and leaves on
 LEAGUE_SHUTDOWN. --strategy perfect plays the nim-sum (it wins every position it can);
-random takes a random legal move, seeded by --seed."""
+random takes a random legal move, seeded by --seed.
+
+Run (see README.md beside it):
+    python3 examples/nim/nim_player.py --id nim-a --league http://127.0.0.1:8000/mcp --strategy perfect
+"""
 import argparse
 import functools
 import json
@@ -85,7 +89,6 @@ class Player:
         if mt == "GAME_OVER":
             return "GAME_OVER_ACK", {"status": "acknowledged"}, match_id
         if mt == "LEAGUE_SHUTDOWN":
-            self.shutdown.set()
             return "LEAGUE_SHUTDOWN_ACK", {"status": "acknowledged"}, None
         return None, None, None
 
@@ -110,6 +113,10 @@ def make_handler(player):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+            self.wfile.flush()
+            if mt == "LEAGUE_SHUTDOWN_ACK":
+                # Only once the acknowledgement is written: main then exits, ending this thread.
+                player.shutdown.set()
 
     return Handler
 

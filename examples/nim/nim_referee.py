@@ -6,7 +6,11 @@ game_registry.yaml entry (rules: external), and no change to the League Manager.
 It registers for game_types ["nim"], plays each assigned match with the params of the
 assignment (heaps, default [3, 4, 5]; whoever takes the last stone wins), records every
 move in game_metadata, reports the result with its own token and leaves on
-LEAGUE_SHUTDOWN. It uses no protocol extension: no heartbeats, no features."""
+LEAGUE_SHUTDOWN. It uses no protocol extension: no heartbeats, no features.
+
+Run (see README.md beside it; the league's registry needs the nim entry):
+    python3 examples/nim/nim_referee.py --id nimref --league http://127.0.0.1:8000/mcp
+"""
 import argparse
 import json
 import sys
@@ -74,7 +78,6 @@ class Referee:
             threading.Thread(target=self.play, args=(payload,), daemon=True).start()
             return "MATCH_ASSIGNMENT_ACK", {"status": "acknowledged", "match_id": payload["match_id"]}, payload["match_id"]
         if mt == "LEAGUE_SHUTDOWN":
-            self.done.set()
             return "LEAGUE_SHUTDOWN_ACK", {"status": "acknowledged"}, None
         return None, None, None
 
@@ -167,6 +170,10 @@ def make_handler(referee):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+            self.wfile.flush()
+            if mt == "LEAGUE_SHUTDOWN_ACK":
+                # Only once the acknowledgement is written: main then exits, ending this thread.
+                referee.done.set()
 
     return Handler
 
