@@ -1,0 +1,30 @@
+package conform
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Options configure a run of `league conform`.
+type Options struct {
+	// Listen is the address the tool serves as League Manager (player and referee
+	// subjects); the subject is started with --league http://<Listen>/mcp.
+	Listen string
+	// URL is the JSON-RPC endpoint of the League Manager under test.
+	URL string
+	// Game is the game_type played.
+	Game string
+	// Wait bounds how long the subject may take to register (it is started by hand).
+	Wait time.Duration
+	// MoveTimeout is the deadline given for each move; a slow agent may need more.
+	MoveTimeout time.Duration
+	// AdminToken, for a league-manager subject, lets the tool start the league itself.
+	AdminToken string
+	// Log receives what the tool does, for --verbose.
+	Log zerolog.Logger
+}
+
+// Subjects maps each subject name of `league conform` to its run.
+var Subjects = map[string]func(ctx context.Context, opt Options, r *Report) error{}
