@@ -24,7 +24,24 @@ type Options struct {
 	AdminToken string
 	// Log receives what the tool does, for --verbose.
 	Log zerolog.Logger
+	// Ready, when set, is called with the tool's League Manager URL once it listens
+	// (player and referee subjects): the moment to start the agent under test.
+	Ready func(leagueURL string)
+	// ResultTimeout bounds how long a referee may take to report a result once its
+	// match is over (DefaultResultTimeout when 0).
+	ResultTimeout time.Duration
+	// Grace bounds how long an agent may take to stop listening after LEAGUE_SHUTDOWN
+	// (DefaultGrace when 0).
+	Grace time.Duration
 }
+
+// Defaults of Options.
+const (
+	// DefaultResultTimeout is seed 004's result_report_ms.
+	DefaultResultTimeout = 60 * time.Second
+	// DefaultGrace is the time `league demo` gives an agent to leave after the notice.
+	DefaultGrace = 5 * time.Second
+)
 
 // Subjects maps each subject name of `league conform` to its run.
 var Subjects = map[string]func(ctx context.Context, opt Options, r *Report) error{}
