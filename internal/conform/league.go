@@ -131,6 +131,9 @@ type leagueSide struct {
 	attempt *registration
 	inbox   []inbound
 	matches map[string]*leagueMatch
+	// heartbeats counts HEARTBEAT_REQUESTs taken, withProgress those with
+	// match_progress, moveEvents the MOVE_EVENTs.
+	heartbeats, withProgress, moveEvents int
 }
 
 func newLeagueSide(s *session, b *board, kind string, features []string) *leagueSide {
@@ -208,13 +211,32 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 	case protocol.QueryMatch:
 		return l.queryMatch(m, reg)
 	case protocol.HeartbeatRequest:
+		var p struct {
+			MatchProgress json.RawMessage `json:"match_progress"`
+		}
+		decode(m.Payload, &p)
+		l.count(func() {
+			l.heartbeats++
+			if len(p.MatchProgress) > 0 {
+				l.withProgress++
+			}
+		})
 		return l.reply(m, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": leaseMS})
 	case protocol.MoveEvent:
+		l.count(func() { l.moveEvents++ })
 		return l.reply(m, protocol.MoveEventAck, map[string]any{"status": "acknowledged"})
 	case protocol.MatchResultReport:
 		return l.report(m)
 	}
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept %s", env.MessageType)
+}
+
+// count runs f under the lock and wakes the run.
+func (l *leagueSide) count(f func()) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	f()
+	l.b.notify()
 }
 
 func (l *leagueSide) reply(m *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
@@ -351,6 +373,19 @@ func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
 		return nil, protocol.Errorf(protocol.ReasonInternal, "temporary failure, send the report again (conformance check)")
 	}
 	return l.reply(m, protocol.MatchResultAck, map[string]any{"status": "acknowledged", "match_id": lm.id})
+}
+
+// readyWait bounds how long the tool waits for AGENT_READY_REQUEST before it sends the
+// first match: an agent may still be storing its token when the registration answer has
+// left, and a League Manager assigns matches only once registration closes.
+const readyWait = time.Second
+
+// awaitReady waits for AGENT_READY_REQUEST, at most readyWait (agents of the seed alone
+// send none).
+func (l *leagueSide) awaitReady(ctx context.Context) {
+	l.b.await(ctx, readyWait, func() bool {
+		return slices.ContainsFunc(l.inbox, func(in inbound) bool { return in.msgType == protocol.AgentReadyRequest })
+	})
 }
 
 // judgeRegistration records the registration checks common to both subjects (schema,

@@ -173,6 +173,7 @@ func (p *playerRun) run(ctx context.Context) {
 	if !p.s.judgeEndpoint(ctx, p.v, "player.register.endpoint", reg) {
 		return
 	}
+	p.lm.awaitReady(ctx)
 	p.creds = slices.Contains(reg.features, protocol.FeatureMatchCredentials)
 	if p.creds {
 		p.v.pass("player.features", "announces match_credentials: it checks the credentials referees show")
@@ -336,44 +337,56 @@ func (p *playerRun) aliveOn(id string, answered bool, what string) {
 	}
 }
 
+// judgeFraming records the checks every answer to a seed request must pass, under
+// prefix ("player.answer" or "referee.answer"): JSON-RPC framing, conversation_id
+// echoed, sender, schema. It reports whether a is a result; check gets the failures
+// that leave no result to read.
+func judgeFraming(v *verdicts, prefix, check, what string, req *protocol.Message, a *answer, sender string) bool {
+	switch {
+	case a.err != nil:
+		v.failf(check, "%s: %s", what, a.problem())
+		return false
+	case a.malformed != "":
+		v.failf(prefix+".jsonrpc", "%s: %s", what, a.malformed)
+		v.failf(check, "%s: %s", what, a.malformed)
+		return false
+	}
+	v.ok(prefix + ".jsonrpc")
+	if a.rpcErr != nil {
+		v.failf(check, "%s: refused with JSON-RPC error %s", what, describeError(a.rpcErr))
+		return false
+	}
+	env := a.result.Envelope
+	if env.ConversationID != req.Envelope.ConversationID {
+		v.failf(prefix+".conversation_id", "%s has conversation_id %q, the request's is %q", what, env.ConversationID, req.Envelope.ConversationID)
+	} else {
+		v.ok(prefix + ".conversation_id")
+	}
+	if env.Sender != sender {
+		v.failf(prefix+".sender", "%s has sender %q, not %q", what, env.Sender, sender)
+	} else {
+		v.ok(prefix + ".sender")
+	}
+	if len(a.violations) > 0 {
+		v.failf(prefix+".schema", "%s (%s) breaks its schema: %s", what, env.MessageType, strings.Join(a.violations, "; "))
+	} else {
+		v.ok(prefix + ".schema")
+	}
+	return true
+}
+
 // judgeAnswer records the checks every seed answer of the player must pass (framing,
 // conversation, sender, schema, auth_token), and reports whether a is a result of
 // wantType; check is the check of that answer (player.join or player.move).
 func (p *playerRun) judgeAnswer(m *playerMatch, req *protocol.Message, a *answer, wantType, check string) bool {
 	what := fmt.Sprintf("answer to %s of %s", req.Envelope.MessageType, m.id)
-	switch {
-	case a.err != nil:
-		p.v.failf(check, "%s: %s", what, a.problem())
+	if !judgeFraming(p.v, "player.answer", check, what, req, a, p.reg.sender) {
 		if a.gone() {
 			p.lost(req.Envelope.MessageType + ": " + a.problem())
 		}
 		return false
-	case a.malformed != "":
-		p.v.failf("player.answer.jsonrpc", "%s: %s", what, a.malformed)
-		p.v.failf(check, "%s: %s", what, a.malformed)
-		return false
-	}
-	p.v.ok("player.answer.jsonrpc")
-	if a.rpcErr != nil {
-		p.v.failf(check, "%s: refused with JSON-RPC error %s", what, describeError(a.rpcErr))
-		return false
 	}
 	env := a.result.Envelope
-	if env.ConversationID != req.Envelope.ConversationID {
-		p.v.failf("player.answer.conversation_id", "%s has conversation_id %q, the request's is %q", what, env.ConversationID, req.Envelope.ConversationID)
-	} else {
-		p.v.ok("player.answer.conversation_id")
-	}
-	if env.Sender != p.reg.sender {
-		p.v.failf("player.answer.sender", "%s has sender %q, not %q", what, env.Sender, p.reg.sender)
-	} else {
-		p.v.ok("player.answer.sender")
-	}
-	if len(a.violations) > 0 {
-		p.v.failf("player.answer.schema", "%s (%s) breaks its schema: %s", what, env.MessageType, strings.Join(a.violations, "; "))
-	} else {
-		p.v.ok("player.answer.schema")
-	}
 	switch tok := env.AuthToken; {
 	case tok == "", protocol.TokenEqual(tok, p.reg.token), m.credential != "" && protocol.TokenEqual(tok, m.credential):
 		p.v.ok("player.answer.auth_token")

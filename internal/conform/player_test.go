@@ -34,7 +34,6 @@ func TestPlayerPython(t *testing.T) {
 		"player.stale_step.answer":  Warn,
 		"player.oversized":          Warn,
 		"player.game_over.ack":      Pass,
-		"player.shutdown":           Pass,
 		"player.shutdown.leaves":    Pass,
 	})
 }

@@ -125,7 +125,8 @@ func (s *session) awaitEndpoint(ctx context.Context, endpoint string, d time.Dur
 }
 
 // awaitGone probes endpoint until it refuses connections or d passes; it reports
-// whether the endpoint went away.
+// whether the endpoint went away. A connection that is not accepted in time is no
+// proof: a busy server with a full backlog is still there.
 func (s *session) awaitGone(ctx context.Context, endpoint string, d time.Duration) bool {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
@@ -135,7 +136,7 @@ func (s *session) awaitGone(ctx context.Context, endpoint string, d time.Duratio
 		pctx, pcancel := context.WithTimeout(ctx, time.Second)
 		err := s.probe(pctx, endpoint)
 		pcancel()
-		if err != nil && ctx.Err() == nil {
+		if err != nil && !timedOut(err) && ctx.Err() == nil {
 			return true
 		}
 		select {
@@ -144,6 +145,12 @@ func (s *session) awaitGone(ctx context.Context, endpoint string, d time.Duratio
 		case <-tick.C:
 		}
 	}
+}
+
+// timedOut reports whether err is a deadline rather than a refusal.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // answer is the subject's answer to one request, read leniently so that whatever is
