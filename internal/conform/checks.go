@@ -56,7 +56,9 @@ func (v *verdicts) entry(id string) *verdict {
 func (v *verdicts) ok(id string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.entry(id).count++
+	e := v.entry(id)
+	e.count++
+	e.skipped = false
 }
 
 // pass records that check id holds, with the reason to print.

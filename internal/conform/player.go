@@ -247,7 +247,10 @@ func (p *playerRun) play(ctx context.Context, m *playerMatch) {
 	a := p.s.call(ctx, p.reg.endpoint, inv, callTimeout)
 	p.alive(m.aliveAfter, a, "a GAME_INVITATION")
 	if a.gone() {
-		p.v.failf("player.join", "GAME_INVITATION of %s: %s", m.id, a.problem())
+		if m.aliveAfter == "" {
+			// Else the liveness check tells it.
+			p.v.failf("player.join", "GAME_INVITATION of %s: %s", m.id, a.problem())
+		}
 		p.lost("GAME_INVITATION: " + a.problem())
 		return
 	}
@@ -563,7 +566,7 @@ func judgeUnknown(v *verdicts, id string, a *answer) {
 	case a.ok():
 		v.failf(id, "answered %s with a %s result instead of a JSON-RPC error", unknownType, a.result.Envelope.MessageType)
 	case a.gone():
-		v.failf(id, "%s got no answer: %s (did it crash?)", unknownType, a.problem())
+		v.failf(id, "%s: the connection closed without an answer (%s); did it crash?", unknownType, shortErr(a.err))
 	default:
 		v.failf(id, "%s: %s", unknownType, a.problem())
 	}

@@ -834,16 +834,28 @@ func (r *refereeRun) judgeMatch(m *refMatch) {
 		}
 	}
 	if len(reports) > 0 && !maps.Equal(reports[0].payload.Outcome, wantMap) {
-		r.v.failf(m.judge, "the report of %s says %v, the rules say %v", m.id, reports[0].payload.Outcome, wantMap)
+		r.v.failf(m.judge, "the report of %s says %s, the rules say %s", m.id, outcomeText(reports[0].payload.Outcome), outcomeText(wantMap))
 	}
-	if r.v.failed(m.judge) || len(reports) == 0 || m.over[0] == "" || m.over[1] == "" {
-		return
+	switch {
+	case r.v.failed(m.judge):
+	case len(reports) == 0:
+		r.v.skip(m.judge, "no report of "+m.id+" came to compare with the rules (see referee.result)")
+	case m.over[0] == "" || m.over[1] == "":
+		r.v.skip(m.judge, "not every player of "+m.id+" got GAME_OVER to compare with the rules (see referee.game_over)")
+	case m.illegalBy >= 0:
+		r.v.pass(m.judge, fmt.Sprintf("%s's illegal move lost it %s: %s in GAME_OVER and the report", toolPlayers[m.illegalBy], m.id, outcomeText(wantMap)))
+	default:
+		r.v.pass(m.judge, fmt.Sprintf("GAME_OVER and the report of %s say %s, as the rules give after %d move(s)", m.id, outcomeText(wantMap), len(m.applied)))
 	}
-	if m.illegalBy >= 0 {
-		r.v.pass(m.judge, fmt.Sprintf("%s's illegal move lost it %s: %v in GAME_OVER and the report", toolPlayers[m.illegalBy], m.id, wantMap))
-	} else {
-		r.v.pass(m.judge, fmt.Sprintf("GAME_OVER and the report of %s say %v, as the rules give after %d move(s)", m.id, wantMap, len(m.applied)))
+}
+
+// outcomeText renders outcomes by player as "conform-p1 win, conform-p2 loss".
+func outcomeText(o map[string]string) string {
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(o)) {
+		out = append(out, id+" "+o[id])
 	}
+	return strings.Join(out, ", ")
 }
 
 // invited names the players who joined m.
@@ -885,6 +897,9 @@ func (r *refereeRun) expected(m *refMatch) (*[2]game.Outcome, string) {
 func (r *refereeRun) judgeResults(ms ...*refMatch) {
 	r.b.mu.Lock()
 	defer r.b.mu.Unlock()
+	why := "no report came (see referee.result)"
+	r.v.skip("referee.result.fields", why)
+	r.v.skip("referee.result.consistent", why)
 	for _, m := range ms {
 		reports := r.lm.matches[m.id].reports
 		for _, rep := range reports {
@@ -901,8 +916,8 @@ func (r *refereeRun) judgeResults(ms ...*refMatch) {
 		for _, rep := range reports[1:] {
 			if !maps.Equal(rep.payload.Outcome, reports[0].payload.Outcome) || !maps.Equal(rep.payload.Points, reports[0].payload.Points) {
 				same = false
-				r.v.failf("referee.result.consistent", "%s was reported as %v (points %v), then as %v (points %v)", m.id,
-					reports[0].payload.Outcome, reports[0].payload.Points, rep.payload.Outcome, rep.payload.Points)
+				r.v.failf("referee.result.consistent", "%s was reported as %s (points %v), then as %s (points %v)", m.id,
+					outcomeText(reports[0].payload.Outcome), reports[0].payload.Points, outcomeText(rep.payload.Outcome), rep.payload.Points)
 			}
 		}
 		if same {
@@ -1018,10 +1033,10 @@ func (r *refereeRun) forgedAssignment(ctx context.Context) {
 func (r *refereeRun) extensions(ctx context.Context, m1 *refMatch) {
 	reports := func() int { return len(r.lm.matches[m1.id].reports) }
 	switch {
-	case r.b.await(ctx, r.s.opt.ResultTimeout, func() bool { return reports() >= 2 }):
-		r.v.pass("referee.result.retry", "sent the report of "+m1.id+" again after the League Manager answered INTERNAL")
 	case r.count(reports) == 0:
 		r.v.skip("referee.result.retry", "no report of "+m1.id+" came")
+	case r.b.await(ctx, r.s.opt.ResultTimeout, func() bool { return reports() >= 2 }):
+		r.v.pass("referee.result.retry", "sent the report of "+m1.id+" again after the League Manager answered INTERNAL")
 	default:
 		r.v.failf("referee.result.retry", "did not send the report of %s again within %s of an INTERNAL answer", m1.id, r.s.opt.ResultTimeout)
 	}
