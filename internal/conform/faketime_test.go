@@ -285,3 +285,59 @@ func TestRefereeStallsOnFakeTime(t *testing.T) {
 		}
 	})
 }
+
+// A registration that breaks the schema is refused, and the report names every
+// violation with its path.
+func TestRegistrationViolationsOnFakeTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := newMemNet()
+		opt := defaults("tic_tac_toe")
+		opt.Ready = func(url string) {
+			body := `{"jsonrpc":"2.0","method":"league.handle","id":1,"params":{"envelope":{"protocol":"league.v2",` +
+				`"message_type":"REGISTER_PLAYER_REQUEST","sender":"player:p1","timestamp":"yesterday",` +
+				`"conversation_id":"8f0e2a4c-3b1d-4c5e-9f6a-7b8c9d0e1f2a"},"payload":{"player_id":"p1"}}}`
+			// Ends once the tool answers.
+			go func() {
+				res, err := (&http.Client{Transport: n}).Post(url, "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Errorf("register: %v", err)
+					return
+				}
+				res.Body.Close()
+			}()
+		}
+		s := memSession(t, n, opt)
+		rep := NewReport("player", "tic_tac_toe")
+		if err := s.runPlayer(context.Background(), rep); err != nil {
+			t.Fatal(err)
+		}
+		got := result(t, rep, "player.register.schema")
+		for _, want := range []string{"/envelope/timestamp: ", "/payload: missing properties: 'endpoint_url'"} {
+			if got.Status != Fail || !strings.Contains(got.Reason, want) {
+				t.Errorf("got %s %q, want a failure naming %q", got.Status, got.Reason, want)
+			}
+		}
+		if res := result(t, rep, "player.join"); res.Status != Skip || !strings.Contains(res.Reason, "registration was refused") {
+			t.Errorf("player.join: got %s %q", res.Status, res.Reason)
+		}
+	})
+}
+
+// A player started against `league conform referee` is told it is in the wrong run.
+func TestWrongRoleOnFakeTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := newMemNet()
+		opt := defaults("tic_tac_toe")
+		p := &fakeAgent{id: "p1", kind: "player"}
+		opt.Ready = func(url string) { p.start(t, n, url) }
+		s := memSession(t, n, opt)
+		rep := NewReport("referee", "tic_tac_toe")
+		if err := s.runReferee(context.Background(), rep); err != nil {
+			t.Fatal(err)
+		}
+		got := result(t, rep, "referee.register.schema")
+		if got.Status != Fail || !strings.Contains(got.Reason, "but player:p1 registered for the other role") || !strings.Contains(got.Hint, "league conform player") {
+			t.Errorf("got %s %q (hint %q)", got.Status, got.Reason, got.Hint)
+		}
+	})
+}

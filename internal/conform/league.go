@@ -134,7 +134,18 @@ type leagueSide struct {
 	// heartbeats counts HEARTBEAT_REQUESTs taken, withProgress those with
 	// match_progress, moveEvents the MOVE_EVENTs.
 	heartbeats, withProgress, moveEvents int
+	// otherKind is the sender of a registration for the other role, if one came.
+	otherKind string
+	// url is where the tool's League Manager listens.
+	url string
 }
+
+// Bounds of what the tool keeps of a subject's requests, so that a flood cannot
+// exhaust it: the first ones are enough to judge.
+const (
+	maxInbox   = 10000
+	maxReports = 100
+)
 
 func newLeagueSide(s *session, b *board, kind string, features []string) *leagueSide {
 	return &leagueSide{s: s, b: b, kind: kind, features: features, matches: map[string]*leagueMatch{},
@@ -155,7 +166,12 @@ func (l *leagueSide) observe(r received) {
 	defer l.b.mu.Unlock()
 	env := r.msg.Envelope
 	if env.MessageType == protocol.RegisterPlayerRequest || env.MessageType == protocol.RegisterRefereeRequest {
-		if l.attempt != nil || env.MessageType != l.registerType() {
+		if env.MessageType != l.registerType() {
+			l.otherKind = env.Sender
+			l.b.notify()
+			return
+		}
+		if l.attempt != nil {
 			return
 		}
 		var p struct {
@@ -174,7 +190,7 @@ func (l *leagueSide) observe(r received) {
 		return
 	}
 	reg := l.attempt
-	if reg == nil || !reg.accepted() {
+	if reg == nil || !reg.accepted() || len(l.inbox) >= maxInbox {
 		return
 	}
 	l.inbox = append(l.inbox, inbound{msgType: env.MessageType, sender: env.Sender, matchID: env.MatchID,
@@ -262,11 +278,14 @@ func (l *leagueSide) register(m *protocol.Message) (*protocol.Message, error) {
 		return nil, protocol.Errorf(protocol.ReasonInternal, "registration not recorded")
 	}
 	id := registeredID(m)
-	if reg.accepted() {
-		if id != reg.id {
-			return nil, protocol.Errorf(protocol.ReasonRegistrationClosed, "this run certifies %s only", reg.sender)
-		}
+	switch {
+	case reg.accepted() && id == reg.id:
+		// A retry gets the first answer again.
 		return l.registered(m, reg)
+	case reg.accepted():
+		return nil, protocol.Errorf(protocol.ReasonRegistrationClosed, "this run certifies %s only", reg.sender)
+	case reg.done:
+		return nil, protocol.Errorf(protocol.ReasonRegistrationClosed, "this run judged the first registration, which was refused")
 	}
 	defer l.b.notify()
 	reg.done = true
@@ -365,7 +384,9 @@ func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
 	if lm == nil {
 		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q was not assigned", m.Envelope.MatchID)
 	}
-	lm.reports = append(lm.reports, reportSeen{env: m.Envelope, payload: p})
+	if len(lm.reports) < maxReports {
+		lm.reports = append(lm.reports, reportSeen{env: m.Envelope, payload: p})
+	}
 	l.b.notify()
 	l.log.Info().Str("conversation_id", m.Envelope.ConversationID).Str("match_id", lm.id).Int("report", len(lm.reports)).Msg("result report")
 	if lm.failFirst && len(lm.reports) == 1 {
@@ -390,11 +411,17 @@ func (l *leagueSide) awaitReady(ctx context.Context) {
 
 // judgeRegistration records the registration checks common to both subjects (schema,
 // sender), and reports whether the run can go on.
-func judgeRegistration(v *verdicts, kind string, reg *registration, wait time.Duration, listen string) bool {
+func (l *leagueSide) judgeRegistration(v *verdicts, reg *registration, wait time.Duration) bool {
+	kind := l.kind
 	prefix := kind + ".register."
 	if reg == nil {
-		v.failHint(prefix+"schema", fmt.Sprintf("no REGISTER_%s_REQUEST arrived within %s", strings.ToUpper(kind), wait),
-			fmt.Sprintf("start the %s with --league http://%s/mcp (or raise --wait)", kind, listen))
+		reason := fmt.Sprintf("no REGISTER_%s_REQUEST arrived within %s", strings.ToUpper(kind), wait)
+		l.b.mu.Lock()
+		if l.otherKind != "" {
+			reason += fmt.Sprintf(", but %s registered for the other role", l.otherKind)
+		}
+		l.b.mu.Unlock()
+		v.failHint(prefix+"schema", reason, fmt.Sprintf("start the %s with --league %s (or raise --wait); certify a player with `league conform player`, a referee with `league conform referee`", kind, l.url))
 		v.stop("the " + kind + " never registered")
 		return false
 	}
@@ -457,17 +484,6 @@ func (l *leagueSide) judgeInbox(v *verdicts, kind string) {
 		v.pass(schemaID, "sent nothing to the League Manager after registering")
 		v.pass(tokenID, "sent nothing to the League Manager after registering")
 	}
-}
-
-// inboxTypes counts the subject's requests after registration by message type.
-func (l *leagueSide) inboxTypes() map[string]int {
-	l.b.mu.Lock()
-	defer l.b.mu.Unlock()
-	out := map[string]int{}
-	for _, in := range l.inbox {
-		out[in.msgType]++
-	}
-	return out
 }
 
 // raw is a JSON value of the tool, encoded.

@@ -1,7 +1,6 @@
 package conform
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -176,10 +175,4 @@ func wantConforms(t *testing.T, rep *Report) {
 			t.Errorf("required check %s: %s: %s", r.ID, r.Status, r.Reason)
 		}
 	}
-}
-
-// firstLine reads the first line a reader gives, for tests that need a child's URL.
-func firstLine(r io.Reader) string {
-	line, _ := bufio.NewReader(r).ReadString('\n')
-	return strings.TrimSpace(line)
 }

@@ -143,6 +143,7 @@ func (s *session) runPlayer(ctx context.Context, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("serve as league manager: %w", err)
 	}
+	lm.url = url
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -166,7 +167,7 @@ func (s *session) runPlayer(ctx context.Context, rep *Report) error {
 
 func (p *playerRun) run(ctx context.Context) {
 	reg := p.lm.awaitRegistration(ctx, p.s.opt.Wait)
-	if !judgeRegistration(p.v, "player", reg, p.s.opt.Wait, p.s.opt.Listen) {
+	if !p.lm.judgeRegistration(p.v, reg, p.s.opt.Wait) {
 		return
 	}
 	p.reg = reg

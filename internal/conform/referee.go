@@ -230,6 +230,7 @@ func (s *session) runReferee(ctx context.Context, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("serve as league manager: %w", err)
 	}
+	r.lm.url = url
 	stops = append(stops, stop)
 	s.log.Info().Str("url", url).Str("game", s.opt.Game).Msg("serving as League Manager; waiting for a referee")
 	if s.opt.Ready != nil {
@@ -258,7 +259,7 @@ func (r *refereeRun) run(ctx context.Context) {
 			r.v.pass("referee.register.game_types", fmt.Sprintf("game_types %v include %s", reg.gameTypes, r.s.opt.Game))
 		}
 	}
-	if !judgeRegistration(r.v, "referee", reg, r.s.opt.Wait, r.s.opt.Listen) {
+	if !r.lm.judgeRegistration(r.v, reg, r.s.opt.Wait) {
 		return
 	}
 	// Under the lock: the tool's players read it.

@@ -73,6 +73,9 @@ func (s *session) check() error {
 	if s.opt.Wait <= 0 || s.opt.MoveTimeout <= 0 {
 		return errors.New("wait and move timeout must be positive")
 	}
+	if s.opt.MoveTimeout < time.Millisecond {
+		return fmt.Errorf("move timeout %s: at least 1ms (the schemas' deadline_ms)", s.opt.MoveTimeout)
+	}
 	if s.opt.MoveTimeout > maxDeadlineMS*time.Millisecond {
 		return fmt.Errorf("move timeout %s: at most 10m (the schemas' deadline_ms)", s.opt.MoveTimeout)
 	}
