@@ -157,8 +157,8 @@ type refMatch struct {
 	// over holds the outcome each player's GAME_OVER announced ("" before it came).
 	over   [2]string
 	overAt time.Time
-	// acked is set once the referee acknowledged the assignment.
-	acked        bool
+	// failFirst has the tool's League Manager refuse the first report with INTERNAL.
+	failFirst    bool
 	lastActivity time.Time
 	pending      map[int]*pending
 	curStep      int
@@ -280,7 +280,7 @@ func (r *refereeRun) run(ctx context.Context) {
 	}
 
 	m1 := r.newMatch("conform-m1", "conform-r1", planLegal)
-	m1.judge = "referee.outcome"
+	m1.judge, m1.failFirst = "referee.outcome", true
 	if !r.play(ctx, m1, "") {
 		return
 	}
@@ -346,7 +346,7 @@ func (r *refereeRun) play(ctx context.Context, m *refMatch, alive string) bool {
 	req := message(protocol.MatchAssignment, protocol.SenderLeagueManager, payload)
 	e := &req.Envelope
 	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = r.reg.token, leagueID, m.round, m.id, r.s.opt.Game
-	r.lm.addMatch(&leagueMatch{id: m.id, round: m.round, players: toolPlayers, refereeID: r.reg.id, failFirst: m.id == "conform-m1"})
+	r.lm.addMatch(&leagueMatch{id: m.id, round: m.round, players: toolPlayers, refereeID: r.reg.id, failFirst: m.failFirst})
 	r.b.mu.Lock()
 	r.matches[m.id] = m
 	m.lastActivity = time.Now()
@@ -382,9 +382,6 @@ func (r *refereeRun) play(ctx context.Context, m *refMatch, alive string) bool {
 		return true
 	}
 	r.v.ok("referee.assignment")
-	r.b.mu.Lock()
-	m.acked = true
-	r.b.mu.Unlock()
 	r.awaitMatch(ctx, m)
 	r.judgeMatch(m)
 	return ctx.Err() == nil
@@ -551,9 +548,11 @@ func (p *seatServer) requestMove(m *refMatch, msg *protocol.Message) (*protocol.
 	case !m.joined[0] || !m.joined[1]:
 		r.v.failf("referee.turns", "asked %s for a move of %s before both players joined", who, m.id)
 	}
-	if pend := m.pending[seat]; pend != nil && step == m.curStep {
+	switch pend := m.pending[seat]; {
+	case pend != nil && step == m.curStep:
 		p.askedAgain(m, pend)
-	} else if len(m.pending) > 0 {
+	case len(m.pending) > 0 && (step != m.curStep || m.stepAnswered()):
+		// The referee moved on: see what it made of the step's answers.
 		r.settle(m, seat, req.StepContext)
 	}
 	m.curStep = step
@@ -642,20 +641,7 @@ func (r *refereeRun) settle(m *refMatch, seat int, shown json.RawMessage) {
 	}
 	movers := m.state.ToMove()
 	if len(movers) != 1 {
-		moves := make([]json.RawMessage, len(movers))
-		for k, i := range movers {
-			pend := m.pending[i]
-			if pend == nil || pend.kind != answerValid {
-				if pend != nil && pend.kind == answerIllegal && shown == nil {
-					m.illegalBy = i
-				} else if shown != nil {
-					m.lost = "a step went on without a valid answer of each player"
-				}
-				return
-			}
-			moves[k] = pend.move
-		}
-		r.apply(m, moves...)
+		r.settleTogether(m, movers, shown)
 		return
 	}
 	mover := movers[0]
@@ -697,6 +683,41 @@ func (r *refereeRun) settle(m *refMatch, seat int, shown json.RawMessage) {
 			m.lost = "the position shown after a bad answer matches no move"
 		}
 	}
+}
+
+// settleTogether is settle for a step whose players move at once. The tool's players
+// give only valid or illegal answers there, so no position has to be matched; callers
+// hold b.mu.
+func (r *refereeRun) settleTogether(m *refMatch, movers []int, shown json.RawMessage) {
+	for _, i := range movers {
+		if pend := m.pending[i]; pend != nil && pend.kind == answerIllegal {
+			if shown == nil {
+				m.illegalBy = i
+				return
+			}
+			r.v.failf("referee.illegal_move", "went on with %s after %s's illegal move at step %d, instead of ending the match", m.id, toolPlayers[i], pend.step)
+			m.illegalIgnored, m.lost = true, "the match went on after an illegal move"
+			return
+		}
+	}
+	moves := make([]json.RawMessage, len(movers))
+	for k, i := range movers {
+		pend := m.pending[i]
+		if pend == nil {
+			if shown != nil {
+				r.v.failf("referee.turns", "went on in %s without asking %s for step %d", m.id, toolPlayers[i], m.curStep)
+				m.lost = "a player's move was skipped"
+			}
+			return
+		}
+		moves[k] = pend.move
+	}
+	r.apply(m, moves...)
+}
+
+// stepAnswered reports whether every player to move gave an answer to the step.
+func (m *refMatch) stepAnswered() bool {
+	return !slices.ContainsFunc(m.state.ToMove(), func(i int) bool { return m.pending[i] == nil })
 }
 
 // follow applies move if the position it leads to is what the referee shows the player
