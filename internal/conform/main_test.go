@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
 )
 
 // binDir holds the referee and player binaries, built once for the package.
@@ -41,6 +42,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

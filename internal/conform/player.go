@@ -147,6 +147,8 @@ func (s *session) runPlayer(ctx context.Context, rep *Report) error {
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
+		// Idle keep-alive connections hold goroutines: they end with the run.
+		s.http.CloseIdleConnections()
 		_ = stop(sctx)
 	}()
 	s.log.Info().Str("url", url).Str("game", s.opt.Game).Msg("serving as League Manager; waiting for a player")

@@ -213,6 +213,8 @@ func (s *session) runReferee(ctx context.Context, rep *Report) error {
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
+		// Idle keep-alive connections hold goroutines: they end with the run.
+		s.http.CloseIdleConnections()
 		for _, stop := range stops {
 			_ = stop(sctx)
 		}
