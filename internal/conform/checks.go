@@ -2,8 +2,33 @@ package conform
 
 import (
 	"fmt"
+	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
+
+// maxReason bounds a reason in the report: it quotes what the subject sent.
+const maxReason = 1000
+
+// clean makes a reason safe for one report line: what the subject sent may hold
+// control characters (a newline would forge a line) and be long.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= maxReason {
+		return s
+	}
+	cut := maxReason
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
 
 // checkDef declares one check of a subject. The declarations are the list the report
 // follows, so every run prints the same checks in the same order.
@@ -67,7 +92,7 @@ func (v *verdicts) pass(id, reason string) {
 	defer v.mu.Unlock()
 	e := v.entry(id)
 	if !e.failed {
-		e.skipped, e.reason = false, reason
+		e.skipped, e.reason = false, clean(reason)
 		e.count++
 	}
 }
@@ -84,7 +109,7 @@ func (v *verdicts) failHint(id, reason, hint string) {
 	defer v.mu.Unlock()
 	e := v.entry(id)
 	if !e.failed {
-		*e = verdict{failed: true, reason: reason, hint: hint, count: e.count}
+		*e = verdict{failed: true, reason: clean(reason), hint: hint, count: e.count}
 	}
 }
 
@@ -94,7 +119,7 @@ func (v *verdicts) skip(id, why string) {
 	defer v.mu.Unlock()
 	e := v.entry(id)
 	if !e.failed && e.count == 0 && e.reason == "" {
-		e.skipped, e.reason = true, why
+		e.skipped, e.reason = true, clean(why)
 	}
 }
 

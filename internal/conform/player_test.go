@@ -22,22 +22,28 @@ func TestPlayerOurs(t *testing.T) {
 	}
 }
 
-// The stand-in of the Python implementation's player passes every required check; it
-// announces no extension, so those are skipped or warned about.
+// The stand-in of the Python implementation's player passes every required check,
+// answering with no auth_token (as that implementation does) or with its own league
+// token (as seed 004 §8.2 reads); it announces no extension, so those are skipped or
+// warned about.
 func TestPlayerPython(t *testing.T) {
-	rep, _ := conformRun(t, "player", options(t, "tic_tac_toe"), func(url string) *agent {
-		return startAgent(t, python(t), filepath.Join(moduleRoot(), "internal", "e2e", "testdata", "python_player.py"),
-			"--id", "py1", "--league", url)
-	})
-	wantConforms(t, rep)
-	wantStatus(t, rep, map[string]Status{
-		"player.features":           Warn,
-		"player.credentials.refuse": Skip,
-		"player.stale_step.answer":  Warn,
-		"player.oversized":          Warn,
-		"player.game_over.ack":      Pass,
-		"player.shutdown.leaves":    Pass,
-	})
+	for _, auth := range []string{"none", "own"} {
+		t.Run(auth, func(t *testing.T) {
+			rep, _ := conformRun(t, "player", options(t, "tic_tac_toe"), func(url string) *agent {
+				return startAgent(t, python(t), filepath.Join(moduleRoot(), "internal", "e2e", "testdata", "python_player.py"),
+					"--id", "py1", "--league", url, "--auth", auth)
+			})
+			wantConforms(t, rep)
+			wantStatus(t, rep, map[string]Status{
+				"player.features":           Warn,
+				"player.credentials.refuse": Skip,
+				"player.stale_step.answer":  Warn,
+				"player.oversized":          Warn,
+				"player.game_over.ack":      Pass,
+				"player.shutdown.leaves":    Pass,
+			})
+		})
+	}
 }
 
 // Players broken on purpose fail the check their fault breaks, with its reason.
