@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 )
 
 // maxReason bounds a reason in the report: it quotes what the subject sent.
@@ -20,14 +19,7 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
-	if len(s) <= maxReason {
-		return s
-	}
-	cut := maxReason
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return truncate(s, maxReason)
 }
 
 // checkDef declares one check of a subject. The declarations are the list the report

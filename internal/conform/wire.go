@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/protocol"
@@ -62,7 +63,10 @@ func newSession(opt Options) (*session, error) {
 		return srv.URL(), srv.Shutdown, nil
 	}
 	s.probe = dialEndpoint
-	return s, s.check()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // check refuses options the run cannot honour, and fills in defaults.
@@ -70,8 +74,8 @@ func (s *session) check() error {
 	if s.opt.Game == "" {
 		return errors.New("no game given")
 	}
-	if s.opt.Wait <= 0 || s.opt.MoveTimeout <= 0 {
-		return errors.New("wait and move timeout must be positive")
+	if s.opt.Wait <= 0 {
+		return errors.New("wait must be positive")
 	}
 	if s.opt.MoveTimeout < time.Millisecond {
 		return fmt.Errorf("move timeout %s: at least 1ms (the schemas' deadline_ms)", s.opt.MoveTimeout)
@@ -177,8 +181,11 @@ type answer struct {
 func (a *answer) ok() bool { return a.err == nil && a.malformed == "" && a.result != nil }
 
 // gone reports whether the subject did not answer at all for a reason other than a
-// deadline: it is no longer there (refused or reset connection).
-func (a *answer) gone() bool { return a.err != nil && !a.timeout }
+// deadline: it is no longer there (refused or reset connection). A run interrupted by
+// its user blames nobody.
+func (a *answer) gone() bool {
+	return a.err != nil && !a.timeout && !errors.Is(a.err, context.Canceled)
+}
 
 // problem describes an answer that is not a well-framed result, "" otherwise.
 func (a *answer) problem() string {
@@ -221,9 +228,13 @@ func shortErr(err error) string {
 	return s
 }
 
+// truncate cuts s to at most n bytes, on a character boundary, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
@@ -409,11 +420,12 @@ type endpoint struct {
 	s       *session
 	rpc     *protocol.Server
 	observe func(r received)
+	log     zerolog.Logger
 }
 
 func (s *session) newEndpoint(h protocol.Handler, observe func(received), log zerolog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", &endpoint{s: s, rpc: protocol.NewServer(h, s.v, nil, log), observe: observe})
+	mux.Handle("/mcp", &endpoint{s: s, rpc: protocol.NewServer(h, s.v, nil, log), observe: observe, log: log})
 	return mux
 }
 
@@ -434,8 +446,12 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot read request body", http.StatusBadRequest)
 		return
 	}
+	rc := e.s.parseRequest(body)
+	env := rc.msg.Envelope
+	e.log.Debug().Str("conversation_id", env.ConversationID).Str("message_type", env.MessageType).Str("sender", env.Sender).
+		Int("violations", len(rc.violations)).Str("not_request", rc.notRequest).Msg("received")
 	if e.observe != nil {
-		e.observe(e.s.parseRequest(body))
+		e.observe(rc)
 	}
 	out := e.rpc.Process(r.Context(), body)
 	if out == nil {
