@@ -126,6 +126,9 @@ type leagueSide struct {
 	kind     string // "player" or "referee"
 	features []string
 	log      zerolog.Logger
+	// url is where the tool's League Manager listens; the run sets it before the agent
+	// starts and alone reads it.
+	url string
 
 	// Guarded by b.mu.
 	attempt *registration
@@ -136,8 +139,6 @@ type leagueSide struct {
 	heartbeats, withProgress, moveEvents int
 	// otherKind is the sender of a registration for the other role, if one came.
 	otherKind string
-	// url is where the tool's League Manager listens.
-	url string
 }
 
 // Bounds of what the tool keeps of a subject's requests, so that a flood cannot
