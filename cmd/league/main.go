@@ -19,7 +19,8 @@ commands:
   demo       run a whole local league: League Manager, referees and players as processes
   replay     rebuild a league from its audit log and print the standings
   verify     check an audit log's hash chain and re-play every match through the rules
-  export     write results and standings from a database as CSV or JSON
+  export     write results and standings from a database as CSV, JSON or PGN
+  conform    certify a player, referee or League Manager: play the other roles against it
 
 run "league <command> -h" for the flags of a command`
 
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string) int {
 		err = verifyCmd(args[1:])
 	case "export":
 		err = exportCmd(args[1:])
+	case "conform":
+		err = conformCmd(ctx, args[1:])
 	case "-h", "--help", "help":
 		fmt.Println(usage)
 		return 0

@@ -1,0 +1,497 @@
+package conform
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+)
+
+// leagueID is the league_id of every run of the tool.
+const leagueID = "conform"
+
+// Heartbeat settings the tool hands a referee that announced heartbeats: short, so
+// that a run of a few seconds sees one.
+const (
+	heartbeatMS = 1000
+	leaseMS     = 5000
+)
+
+// board is the state the tool's servers and its run share: one lock, and a channel
+// closed at every change so the run can wait for what it expects.
+type board struct {
+	mu      sync.Mutex
+	changed chan struct{}
+}
+
+func newBoard() *board { return &board{changed: make(chan struct{})} }
+
+// notify wakes every waiter; callers hold mu.
+func (b *board) notify() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// await waits until cond (called with mu held) holds, ctx ends or d passes, and
+// reports whether cond held.
+func (b *board) await(ctx context.Context, d time.Duration, cond func() bool) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		b.mu.Lock()
+		held, ch := cond(), b.changed
+		b.mu.Unlock()
+		if held {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			return cond()
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// registration is what the subject sent to register and what became of it.
+type registration struct {
+	id, sender, endpoint string
+	features             []string
+	gameTypes            []string
+	violations           []string
+	// notRequest says why the body was not a JSON-RPC request.
+	notRequest string
+	// refused says why the tool refused a schema-valid registration ("" if it did not).
+	refused string
+	// done is set once the tool answered it.
+	done  bool
+	token string
+}
+
+// accepted reports whether the tool took the registration.
+func (r *registration) accepted() bool { return r.done && r.token != "" }
+
+// inbound is one request the subject sent the League Manager after registering.
+type inbound struct {
+	msgType, sender, matchID string
+	violations               []string
+	notRequest               string
+	tokenOK, senderOK        bool
+}
+
+// reportSeen is one MATCH_RESULT_REPORT the tool took.
+type reportSeen struct {
+	env     protocol.Envelope
+	payload reportPayload
+}
+
+type reportPayload struct {
+	GameType string            `json:"game_type"`
+	Players  []string          `json:"players"`
+	Outcome  map[string]string `json:"outcome"`
+	Points   map[string]int    `json:"points"`
+	MatchID  string            `json:"match_id"`
+	RoundID  string            `json:"round_id"`
+}
+
+// leagueMatch is a match the tool's League Manager knows.
+type leagueMatch struct {
+	id, round string
+	players   [2]string
+	// refereeID holds the match (MATCH_INFO).
+	refereeID string
+	// queried is set by a QUERY_MATCH of a player of the match, with its token.
+	queried bool
+	// reports are the MATCH_RESULT_REPORTs taken, acknowledged or not.
+	reports []reportSeen
+	// failFirst refuses the first report with INTERNAL, to see the referee send it again.
+	failFirst bool
+}
+
+// leagueSide is the tool acting as the subject's League Manager: it takes the
+// registration and every later message, answers as ours does, and keeps what it saw.
+type leagueSide struct {
+	s        *session
+	b        *board
+	kind     string // "player" or "referee"
+	features []string
+	log      zerolog.Logger
+	// url is where the tool's League Manager listens; the run sets it before the agent
+	// starts and alone reads it.
+	url string
+
+	// Guarded by b.mu.
+	attempt *registration
+	inbox   []inbound
+	matches map[string]*leagueMatch
+	// heartbeats counts HEARTBEAT_REQUESTs taken, withProgress those with
+	// match_progress, moveEvents the MOVE_EVENTs.
+	heartbeats, withProgress, moveEvents int
+	// otherKind is the sender of a registration for the other role, if one came.
+	otherKind string
+}
+
+// Bounds of what the tool keeps of a subject's requests, so that a flood cannot
+// exhaust it: the first ones are enough to judge.
+const (
+	maxInbox   = 10000
+	maxReports = 100
+)
+
+func newLeagueSide(s *session, b *board, kind string, features []string) *leagueSide {
+	return &leagueSide{s: s, b: b, kind: kind, features: features, matches: map[string]*leagueMatch{},
+		log: s.log.With().Str("role", "league_manager").Logger()}
+}
+
+// registerType is the registration request the subject is to send.
+func (l *leagueSide) registerType() string {
+	if l.kind == "referee" {
+		return protocol.RegisterRefereeRequest
+	}
+	return protocol.RegisterPlayerRequest
+}
+
+// observe records a request as it arrived, before it is answered.
+func (l *leagueSide) observe(r received) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	env := r.msg.Envelope
+	if env.MessageType == protocol.RegisterPlayerRequest || env.MessageType == protocol.RegisterRefereeRequest {
+		if env.MessageType != l.registerType() {
+			l.otherKind = env.Sender
+			l.b.notify()
+			return
+		}
+		if l.attempt != nil {
+			return
+		}
+		var p struct {
+			PlayerID    string   `json:"player_id"`
+			RefereeID   string   `json:"referee_id"`
+			EndpointURL string   `json:"endpoint_url"`
+			Features    []string `json:"features"`
+			GameTypes   []string `json:"game_types"`
+		}
+		decode(r.msg.Payload, &p)
+		l.attempt = &registration{id: p.PlayerID + p.RefereeID, sender: env.Sender, endpoint: p.EndpointURL,
+			features: p.Features, gameTypes: p.GameTypes, violations: r.violations, notRequest: r.notRequest}
+		// protocol.Server refuses such a request without calling Handle.
+		l.attempt.done = len(r.violations) > 0 || r.notRequest != ""
+		l.b.notify()
+		return
+	}
+	reg := l.attempt
+	if reg == nil || !reg.accepted() || len(l.inbox) >= maxInbox {
+		return
+	}
+	l.inbox = append(l.inbox, inbound{msgType: env.MessageType, sender: env.Sender, matchID: env.MatchID,
+		violations: r.violations, notRequest: r.notRequest,
+		tokenOK: env.AuthToken != "" && protocol.TokenEqual(env.AuthToken, reg.token), senderOK: env.Sender == reg.sender})
+	l.b.notify()
+}
+
+// Handle implements protocol.Handler: every schema-valid request to the tool's League
+// Manager.
+func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.Message, error) {
+	env := &m.Envelope
+	if env.MessageType == protocol.RegisterPlayerRequest || env.MessageType == protocol.RegisterRefereeRequest {
+		return l.register(m)
+	}
+	l.b.mu.Lock()
+	reg := l.attempt
+	l.b.mu.Unlock()
+	switch {
+	case reg == nil || !reg.accepted():
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "register first")
+	case env.Sender != reg.sender:
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "%s is not the registered agent", env.Sender)
+	case env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, reg.token):
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "auth_token is not the token issued to %s", reg.sender)
+	}
+	switch env.MessageType {
+	case protocol.AgentReadyRequest:
+		return l.reply(m, protocol.AgentReadyResponse, map[string]any{
+			"status": "acknowledged", "agent_id": reg.id, "agent_type": l.kind, "agent_state": "ACTIVE"})
+	case protocol.QueryStandings:
+		return l.reply(m, protocol.StandingsResponse, map[string]any{
+			"round_id": nil, "updated_at": protocol.Now(time.Now()), "standings": []any{}})
+	case protocol.QueryMatch:
+		return l.queryMatch(m, reg)
+	case protocol.HeartbeatRequest:
+		var p struct {
+			MatchProgress json.RawMessage `json:"match_progress"`
+		}
+		decode(m.Payload, &p)
+		l.count(func() {
+			l.heartbeats++
+			if len(p.MatchProgress) > 0 {
+				l.withProgress++
+			}
+		})
+		return l.reply(m, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": leaseMS})
+	case protocol.MoveEvent:
+		l.count(func() { l.moveEvents++ })
+		return l.reply(m, protocol.MoveEventAck, map[string]any{"status": "acknowledged"})
+	case protocol.MatchResultReport:
+		return l.report(m)
+	}
+	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept %s", env.MessageType)
+}
+
+// count runs f under the lock and wakes the run.
+func (l *leagueSide) count(f func()) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	f()
+	l.b.notify()
+}
+
+func (l *leagueSide) reply(m *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
+	out, err := reply(m, messageType, protocol.SenderLeagueManager, payload)
+	if err != nil {
+		return nil, err
+	}
+	out.Envelope.LeagueID = leagueID
+	return out, nil
+}
+
+// register takes the subject's registration: one agent per run, retries answered alike.
+func (l *leagueSide) register(m *protocol.Message) (*protocol.Message, error) {
+	env := &m.Envelope
+	if env.MessageType != l.registerType() {
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "this run certifies a %s; it takes %s only", l.kind, l.registerType())
+	}
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	reg := l.attempt
+	if reg == nil {
+		// observe records every registration request first; nothing else reaches here.
+		return nil, protocol.Errorf(protocol.ReasonInternal, "registration not recorded")
+	}
+	id := registeredID(m)
+	switch {
+	case reg.accepted() && id == reg.id:
+		// A retry gets the first answer again.
+		return l.registered(m, reg)
+	case reg.accepted():
+		return nil, protocol.Errorf(protocol.ReasonRegistrationClosed, "this run certifies %s only", reg.sender)
+	case reg.done:
+		return nil, protocol.Errorf(protocol.ReasonRegistrationClosed, "this run judged the first registration, which was refused")
+	}
+	defer l.b.notify()
+	reg.done = true
+	wantSender := protocol.PlayerSender(id)
+	if l.kind == "referee" {
+		wantSender = protocol.RefereeSender(id)
+	}
+	if env.Sender != wantSender {
+		reg.refused = fmt.Sprintf("envelope sender %q does not name the registering %s (want %q)", env.Sender, l.kind, wantSender)
+		return nil, protocol.Errorf(protocol.ReasonSenderMismatch, "sender must be %s", wantSender)
+	}
+	if l.kind == "referee" && len(reg.gameTypes) > 0 && !slices.Contains(reg.gameTypes, l.s.opt.Game) {
+		reg.refused = fmt.Sprintf("game_types %v do not include %s", reg.gameTypes, l.s.opt.Game)
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s", l.s.opt.Game)
+	}
+	reg.token = uuid.NewString()
+	l.log.Info().Str("conversation_id", env.ConversationID).Str("agent", reg.sender).Strs("features", reg.features).Msg("registered")
+	return l.registered(m, reg)
+}
+
+// registeredID is the id a registration request names.
+func registeredID(m *protocol.Message) string {
+	var p struct {
+		PlayerID  string `json:"player_id"`
+		RefereeID string `json:"referee_id"`
+	}
+	decode(m.Payload, &p)
+	return p.PlayerID + p.RefereeID
+}
+
+// registered is the answer to an accepted registration; callers hold b.mu.
+func (l *leagueSide) registered(m *protocol.Message, reg *registration) (*protocol.Message, error) {
+	p := map[string]any{"status": "registered", "auth_token": reg.token, "league_id": leagueID, "features": l.features}
+	typ := protocol.RegisterPlayerResponse
+	if l.kind == "referee" {
+		typ = protocol.RegisterRefereeResponse
+		p["referee_id"] = reg.id
+		p["heartbeat_interval_ms"], p["lease_ms"] = heartbeatMS, leaseMS
+	} else {
+		p["player_id"] = reg.id
+	}
+	return l.reply(m, typ, p)
+}
+
+// awaitRegistration waits for the subject's first registration request to be answered.
+func (l *leagueSide) awaitRegistration(ctx context.Context, d time.Duration) *registration {
+	var reg *registration
+	l.b.await(ctx, d, func() bool {
+		if l.attempt != nil && l.attempt.done {
+			reg = l.attempt
+			return true
+		}
+		return false
+	})
+	return reg
+}
+
+// addMatch makes a match known to the League Manager.
+func (l *leagueSide) addMatch(lm *leagueMatch) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	l.matches[lm.id] = lm
+}
+
+func (l *leagueSide) queryMatch(m *protocol.Message, reg *registration) (*protocol.Message, error) {
+	var p struct {
+		MatchID string `json:"match_id"`
+	}
+	decode(m.Payload, &p)
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	lm := l.matches[p.MatchID]
+	if lm == nil {
+		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", p.MatchID)
+	}
+	if lm.players[0] != reg.id && lm.players[1] != reg.id {
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "%s is not a player of match %s", reg.sender, lm.id)
+	}
+	lm.queried = true
+	l.b.notify()
+	out, err := l.reply(m, protocol.MatchInfo, map[string]any{"match_id": lm.id, "round_id": lm.round,
+		"players": lm.players, "referee_id": lm.refereeID, "status": "ASSIGNED"})
+	if err != nil {
+		return nil, err
+	}
+	out.Envelope.MatchID, out.Envelope.RoundID = lm.id, lm.round
+	return out, nil
+}
+
+func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
+	var p reportPayload
+	decode(m.Payload, &p)
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	lm := l.matches[m.Envelope.MatchID]
+	if lm == nil {
+		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q was not assigned", m.Envelope.MatchID)
+	}
+	if len(lm.reports) < maxReports {
+		lm.reports = append(lm.reports, reportSeen{env: m.Envelope, payload: p})
+	}
+	l.b.notify()
+	l.log.Info().Str("conversation_id", m.Envelope.ConversationID).Str("match_id", lm.id).Int("report", len(lm.reports)).Msg("result report")
+	if lm.failFirst && len(lm.reports) == 1 {
+		// On purpose: a referee must send its report again after a transient failure.
+		return nil, protocol.Errorf(protocol.ReasonInternal, "temporary failure, send the report again (conformance check)")
+	}
+	return l.reply(m, protocol.MatchResultAck, map[string]any{"status": "acknowledged", "match_id": lm.id})
+}
+
+// readyWait bounds how long the tool waits for AGENT_READY_REQUEST before it sends the
+// first match: an agent may still be storing its token when the registration answer has
+// left, and a League Manager assigns matches only once registration closes.
+const readyWait = time.Second
+
+// awaitReady waits for AGENT_READY_REQUEST, at most readyWait (agents of the seed alone
+// send none).
+func (l *leagueSide) awaitReady(ctx context.Context) {
+	l.b.await(ctx, readyWait, func() bool {
+		return slices.ContainsFunc(l.inbox, func(in inbound) bool { return in.msgType == protocol.AgentReadyRequest })
+	})
+}
+
+// judgeRegistration records the registration checks common to both subjects (schema,
+// sender), and reports whether the run can go on.
+func (l *leagueSide) judgeRegistration(v *verdicts, reg *registration, wait time.Duration) bool {
+	kind := l.kind
+	prefix := kind + ".register."
+	if reg == nil {
+		reason := fmt.Sprintf("no REGISTER_%s_REQUEST arrived within %s", strings.ToUpper(kind), wait)
+		l.b.mu.Lock()
+		if l.otherKind != "" {
+			reason += fmt.Sprintf(", but %s registered for the other role", l.otherKind)
+		}
+		l.b.mu.Unlock()
+		v.failHint(prefix+"schema", reason, fmt.Sprintf("start the %s with --league %s (or raise --wait); certify a player with `league conform player`, a referee with `league conform referee`", kind, l.url))
+		v.stop("the " + kind + " never registered")
+		return false
+	}
+	switch {
+	case reg.notRequest != "":
+		v.failf(prefix+"schema", "registration refused: %s", reg.notRequest)
+	case len(reg.violations) > 0:
+		v.failf(prefix+"schema", "registration refused, %d schema violation(s): %s", len(reg.violations), strings.Join(reg.violations, "; "))
+	default:
+		v.pass(prefix+"schema", fmt.Sprintf("REGISTER_%s_REQUEST of %s is valid", strings.ToUpper(kind), reg.sender))
+	}
+	if reg.refused != "" && strings.HasPrefix(reg.refused, "envelope sender") {
+		v.fail(prefix+"sender", reg.refused)
+	} else if reg.accepted() {
+		v.pass(prefix+"sender", fmt.Sprintf("sender %s names %s_id %s", reg.sender, kind, reg.id))
+	}
+	if !reg.accepted() {
+		v.stop("the registration was refused")
+		return false
+	}
+	return true
+}
+
+// judgeEndpoint checks the endpoint the subject registered accepts connections.
+func (s *session) judgeEndpoint(ctx context.Context, v *verdicts, id string, reg *registration) bool {
+	if err := s.awaitEndpoint(ctx, reg.endpoint, endpointWait); err != nil {
+		v.failf(id, "endpoint_url %s accepts no connection within %s: %s", reg.endpoint, endpointWait, shortErr(err))
+		v.stop("its endpoint cannot be reached")
+		return false
+	}
+	v.pass(id, "endpoint_url "+reg.endpoint+" accepts connections")
+	return true
+}
+
+// judgeInbox records the checks of what the subject sent the League Manager after it
+// registered: valid against the schemas, and carrying its token.
+func (l *leagueSide) judgeInbox(v *verdicts, kind string) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	schemaID, tokenID := kind+".league.schema", kind+".league.token"
+	for _, in := range l.inbox {
+		switch {
+		case in.notRequest != "":
+			v.failf(schemaID, "a request to the League Manager is not JSON-RPC: %s", in.notRequest)
+		case len(in.violations) > 0:
+			v.failf(schemaID, "%s breaks its schema: %s", in.msgType, strings.Join(in.violations, "; "))
+		default:
+			v.ok(schemaID)
+		}
+		switch {
+		case !in.senderOK:
+			v.failf(tokenID, "%s has sender %q, not %q", in.msgType, in.sender, l.attempt.sender)
+		case !in.tokenOK:
+			v.failf(tokenID, "%s carries no auth_token or one the League Manager did not issue to %s", in.msgType, in.sender)
+		default:
+			v.ok(tokenID)
+		}
+	}
+	if len(l.inbox) == 0 {
+		v.pass(schemaID, "sent nothing to the League Manager after registering")
+		v.pass(tokenID, "sent nothing to the League Manager after registering")
+	}
+}
+
+// raw is a JSON value of the tool, encoded.
+func raw(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("conform: encode %T: %v", v, err))
+	}
+	return b
+}

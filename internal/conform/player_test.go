@@ -1,0 +1,78 @@
+package conform
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Our player passes every required check and every recommended one.
+func TestPlayerOurs(t *testing.T) {
+	logs := t.TempDir()
+	rep, _ := conformRun(t, "player", options(t, "tic_tac_toe"), func(url string) *agent {
+		return startAgent(t, filepath.Join(binDir, "player"), "--id", "p1", "--addr", "127.0.0.1:0", "--league", url,
+			"--strategy", "random", "--seed", "3", "--log-dir", logs)
+	})
+	wantConforms(t, rep)
+	for _, r := range rep.Results() {
+		if r.Status != Pass {
+			t.Errorf("%s: %s: %s", r.ID, r.Status, r.Reason)
+		}
+	}
+}
+
+// The stand-in of the Python implementation's player passes every required check,
+// answering with no auth_token (as that implementation does) or with its own league
+// token (as seed 004 §8.2 reads); it announces no extension, so those are skipped or
+// warned about.
+func TestPlayerPython(t *testing.T) {
+	for _, auth := range []string{"none", "own"} {
+		t.Run(auth, func(t *testing.T) {
+			rep, _ := conformRun(t, "player", options(t, "tic_tac_toe"), func(url string) *agent {
+				return startAgent(t, python(t), filepath.Join(moduleRoot(), "internal", "e2e", "testdata", "python_player.py"),
+					"--id", "py1", "--league", url, "--auth", auth)
+			})
+			wantConforms(t, rep)
+			wantStatus(t, rep, map[string]Status{
+				"player.features":           Warn,
+				"player.credentials.refuse": Skip,
+				"player.stale_step.answer":  Warn,
+				"player.oversized":          Warn,
+				"player.game_over.ack":      Pass,
+				"player.shutdown.leaves":    Pass,
+			})
+		})
+	}
+}
+
+// Players broken on purpose fail the check their fault breaks, with its reason.
+func TestPlayerBroken(t *testing.T) {
+	script := filepath.Join(moduleRoot(), "internal", "conform", "testdata", "broken_player.py")
+	for _, tc := range []struct {
+		name, check, reason string
+		args                []string
+	}{
+		{"wrong token to the League Manager", "player.league.token", "AGENT_READY_REQUEST carries no auth_token or one the League Manager did not issue", []string{script, "--fault", "wrong-token"}},
+		{"illegal move", "player.move.legal", "is refused by the rules: illegal move: cell (0, 0) holds X", []string{script, "--fault", "illegal"}},
+		{"no conversation echo", "player.answer.conversation_id", "answer to GAME_INVITATION of conform-m1 has conversation_id", []string{script, "--fault", "no-echo"}},
+		{"crash on an unknown message", "player.unknown_message", "CONFORM_UNKNOWN_MESSAGE: the connection closed without an answer", []string{script, "--fault", "crash-unknown"}},
+		{"wrong token in answers", "player.answer.auth_token", "carries an auth_token that is neither the player's token nor its match credential",
+			[]string{filepath.Join(moduleRoot(), "internal", "e2e", "testdata", "python_player.py"), "--auth", "wrong"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := options(t, "tic_tac_toe")
+			opt.Grace = 500 * time.Millisecond
+			rep, _ := conformRun(t, "player", opt, func(url string) *agent {
+				return startAgent(t, python(t), append(tc.args, "--id", "bad1", "--league", url)...)
+			})
+			if !rep.Failed() {
+				t.Error("a broken player conforms")
+			}
+			got := result(t, rep, tc.check)
+			if got.Status != Fail || !strings.Contains(got.Reason, tc.reason) || got.Hint == "" {
+				t.Errorf("%s: got %s %q (hint %q), want fail containing %q with a hint", tc.check, got.Status, got.Reason, got.Hint, tc.reason)
+			}
+		})
+	}
+}
