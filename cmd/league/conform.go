@@ -32,13 +32,14 @@ func conformCmd(ctx context.Context, args []string) error {
 	}
 	subject := args[0]
 	fset := flag.NewFlagSet("league conform "+subject, flag.ContinueOnError)
-	listen := fset.String("listen", "127.0.0.1:8900", "address to serve as League Manager; start the agent with --league http://ADDR/mcp (player, referee)")
+	listen := fset.String("listen", "127.0.0.1:8900", "address to serve as League Manager; start the agent with --league http://ADDR/mcp (player, referee); where the tool's referees and players listen (league-manager)")
 	url := fset.String("url", "", "JSON-RPC URL of the League Manager under test, e.g. http://127.0.0.1:8000/mcp (league-manager)")
 	game := fset.String("game", "tic_tac_toe", "game_type to play")
 	wait := fset.Duration("wait", 60*time.Second, "how long to wait for the agent to register")
 	move := fset.Duration("move-timeout", 30*time.Second, "deadline of each move")
 	result := fset.Duration("result-timeout", conform.DefaultResultTimeout, "how long a referee may take to report a result once its match is over (referee)")
 	grace := fset.Duration("grace", conform.DefaultGrace, "how long an agent may take to stop listening after LEAGUE_SHUTDOWN (player, referee)")
+	reminder := fset.Duration("reminder-wait", 0, "league-manager: hold one result back this long to see a RESULT_REMINDER (0: do not check; set it above the League Manager's result_report_ms)")
 	jsonOut := fset.Bool("json", false, "write the report as JSON")
 	verbose := fset.Bool("verbose", false, "log what the tool sends and receives to stderr")
 	if _, err := cli.Parse(fset, args[1:]); err != nil {
@@ -50,15 +51,15 @@ func conformCmd(ctx context.Context, args []string) error {
 	if subject == "league-manager" && *url == "" {
 		return usageError{errors.New("league conform league-manager needs --url")}
 	}
-	if *wait <= 0 || *move <= 0 || *result <= 0 || *grace <= 0 {
-		return usageError{errors.New("--wait, --move-timeout, --result-timeout and --grace must be positive")}
+	if *wait <= 0 || *move <= 0 || *result <= 0 || *grace <= 0 || *reminder < 0 {
+		return usageError{errors.New("--wait, --move-timeout, --result-timeout and --grace must be positive, --reminder-wait not negative")}
 	}
 	log := zerolog.Nop()
 	if *verbose {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("component", "conform").Logger()
 	}
 	opt := conform.Options{Listen: *listen, URL: *url, Game: *game, Wait: *wait, MoveTimeout: *move,
-		AdminToken: os.Getenv("LEAGUE_ADMIN_TOKEN"), Log: log, ResultTimeout: *result, Grace: *grace,
+		AdminToken: os.Getenv("LEAGUE_ADMIN_TOKEN"), Log: log, ResultTimeout: *result, Grace: *grace, ReminderWait: *reminder,
 		// Tests and scripts read the URL from this line; the report goes to stdout.
 		Ready: func(leagueURL string) {
 			fmt.Fprintf(os.Stderr, "league conform %s: League Manager listening on %s; start the %s with --league %s (waiting %s)\n",

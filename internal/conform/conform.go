@@ -22,6 +22,10 @@ type Options struct {
 	MoveTimeout time.Duration
 	// AdminToken, for a league-manager subject, lets the tool start the league itself.
 	AdminToken string
+	// ReminderWait, for a league-manager subject, is how long one result is held back
+	// to see a RESULT_REMINDER; 0 leaves that check out. It must exceed the League
+	// Manager's result_report_ms.
+	ReminderWait time.Duration
 	// Log receives what the tool does, for --verbose.
 	Log zerolog.Logger
 	// Ready, when set, is called with the tool's League Manager URL once it listens

@@ -20,7 +20,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// binDir holds the referee and player binaries, built once for the package.
+// binDir holds the referee, player and league binaries, built once for the package: the
+// agents and League Manager under test, and the `league conform` command line.
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	for _, name := range []string{"referee", "player"} {
+	for _, name := range []string{"referee", "player", "league"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
 		cmd.Dir = moduleRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {

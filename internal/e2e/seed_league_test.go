@@ -46,6 +46,9 @@ func TestOurAgentsPlayUnderASeedOnlyLeagueManager(t *testing.T) {
 	lm := startProc(t, "seed-league", nil, python, script, "--players", "4", "--game", "tic_tac_toe")
 	ref := startProc(t, "ref1", nil, filepath.Join(binDir, "referee"), "--id", "ref1", "--addr", "127.0.0.1:0",
 		"--league", lm.url, "--log-dir", logs, "--max-matches", "1")
+	// Like the Python implementation, it refuses a player before any referee, with an error
+	// of its own that our players do not retry: the referee registers first.
+	waitStatus(t, lm, 20*time.Second, func(s statusDoc) bool { return s.Referees == 1 })
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("p%02d", i)
 		startProc(t, id, nil, filepath.Join(binDir, "player"), "--id", id, "--addr", "127.0.0.1:0", "--league", lm.url,
