@@ -516,3 +516,37 @@ func TestShutdownDropsQueuedMatches(t *testing.T) {
 		}
 	})
 }
+
+// An assignment that arrives while the registration answer is still on its way (the
+// League Manager may assign as soon as it has answered) waits for it and is taken,
+// instead of being refused as from an unknown League Manager.
+func TestAssignmentWaitsForTheRegistrationAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newBench(t, nil, nil, leagueAcks, slowPlayers(t, time.Second))
+		b.r.mu.Lock()
+		token := b.r.token
+		b.r.token, b.r.registered = "", make(chan struct{})
+		b.r.mu.Unlock()
+		var ans *protocol.Message
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ans, err = b.send(assignMsg(t, "m-early"))
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatalf("assignment answered before the registration answer was stored: %v, %v", ans, err)
+		default:
+		}
+		b.r.mu.Lock()
+		b.r.token = token
+		b.r.mu.Unlock()
+		close(b.r.registered)
+		<-done
+		if err != nil || ans.Envelope.MessageType != protocol.MatchAssignmentAck {
+			t.Fatalf("assignment after registration: %v, %v; want %s", ans, err, protocol.MatchAssignmentAck)
+		}
+	})
+}

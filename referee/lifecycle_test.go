@@ -146,6 +146,7 @@ func registeredReferee(t *testing.T, league Caller, log zerolog.Logger, change f
 	}
 	r.league = league
 	r.token, r.leagueID, r.state = "6f1c3b1e-7a55-4b8e-9a55-3c1d2e4f5a6b", "league-1", "IDLE"
+	close(r.registered)
 	return r
 }
 

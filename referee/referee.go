@@ -122,6 +122,9 @@ type Referee struct {
 
 	shutdown chan struct{}
 	stopOnce sync.Once
+	// registered is closed once the registration answer is stored: the League Manager
+	// may assign a match before this referee has read its token.
+	registered chan struct{}
 	// ctx is what matches run under; cancelMatches ends it when Run stops.
 	ctx           context.Context
 	cancelMatches context.CancelFunc
@@ -191,7 +194,7 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	return &Referee{
 		cfg: cfg, log: log, validator: v, client: client, league: client, players: client,
 		state: "STARTING", held: map[string]*heldMatch{}, recent: map[string]*reportedResult{},
-		shutdown: make(chan struct{}), metrics: newMetrics(),
+		shutdown: make(chan struct{}), registered: make(chan struct{}), metrics: newMetrics(),
 	}, nil
 }
 
@@ -333,6 +336,7 @@ func (r *Referee) register(ctx context.Context, url string) error {
 		r.heartbeat = time.Duration(max(p.HeartbeatIntervalMS, 0)) * time.Millisecond
 	}
 	r.mu.Unlock()
+	close(r.registered)
 	r.log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).
 		Int("heartbeat_interval_ms", p.HeartbeatIntervalMS).Int("lease_ms", p.LeaseMS).Msg("registered")
 
@@ -415,7 +419,7 @@ func (r *Referee) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 	case protocol.MatchCancelled:
 		return r.matchCancelled(ctx, msg)
 	case protocol.LeagueShutdown:
-		if err := r.fromLeague(&msg.Envelope); err != nil {
+		if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 			return nil, err
 		}
 		// No new match after the acknowledgement; those in progress drain in Run.
@@ -444,10 +448,15 @@ func (r *Referee) reply(msg *protocol.Message, messageType string, payload any) 
 }
 
 // fromLeague checks a message claims to come from the League Manager and, when it
-// announced signed assignments, carries this referee's own token.
-func (r *Referee) fromLeague(env *protocol.Envelope) error {
+// announced signed assignments, carries this referee's own token. A message that comes
+// while the registration answer is still on its way waits for it (or for ctx).
+func (r *Referee) fromLeague(ctx context.Context, env *protocol.Envelope) error {
 	if env.Sender != protocol.SenderLeagueManager {
 		return protocol.Errorf(protocol.ReasonUnauthorized, "only the League Manager may send %s", env.MessageType)
+	}
+	select {
+	case <-r.registered:
+	case <-ctx.Done():
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -484,8 +493,8 @@ func sameMatch(msg *protocol.Message, payloadMatchID string) error {
 // assignment takes a MATCH_ASSIGNMENT: the match starts at once if a slot is free, else
 // waits in the queue; BUSY only when the queue is full too. A retried assignment of a
 // match the referee holds is acknowledged again and changes nothing.
-func (r *Referee) assignment(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
-	if err := r.fromLeague(&msg.Envelope); err != nil {
+func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
 	var a Assignment
@@ -552,8 +561,8 @@ func (r *Referee) assignment(_ context.Context, msg *protocol.Message) (*protoco
 
 // resultReminder answers RESULT_REMINDER with where the match stands, sending its
 // report again when the referee holds it (remind).
-func (r *Referee) resultReminder(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
-	if err := r.fromLeague(&msg.Envelope); err != nil {
+func (r *Referee) resultReminder(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
 	var p struct {
@@ -577,8 +586,8 @@ func (r *Referee) resultReminder(_ context.Context, msg *protocol.Message) (*pro
 
 // matchCancelled stops a match the League Manager took back (cancelMatch). An unknown
 // match is acknowledged too: the cancellation may be a retry.
-func (r *Referee) matchCancelled(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
-	if err := r.fromLeague(&msg.Envelope); err != nil {
+func (r *Referee) matchCancelled(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
 	var p struct {
