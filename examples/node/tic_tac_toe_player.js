@@ -323,16 +323,19 @@ function serve(player, port) {
     }
     const chunks = [];
     let size = 0;
+    let tooBig = false;
     req.on('data', (chunk) => {
+      if (tooBig) return; // the rest is read and dropped: the answer is already sent
       size += chunk.length;
       if (size > 1 << 20) { // the protocol's limit is 1 MiB
-        res.writeHead(413).end();
-        req.destroy();
+        tooBig = true;
+        res.writeHead(413, { Connection: 'close' }).end();
         return;
       }
       chunks.push(chunk);
     });
     req.on('end', async () => {
+      if (tooBig) return;
       const out = await answer(player, Buffer.concat(chunks).toString('utf8'));
       // Every JSON-RPC answer, errors included, is HTTP 200.
       res.writeHead(200, { 'Content-Type': 'application/json' });

@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,6 +43,32 @@ func TestPlayerPython(t *testing.T) {
 				"player.game_over.ack":      Pass,
 				"player.shutdown.leaves":    Pass,
 			})
+		})
+	}
+}
+
+// The example players of examples/ (Python with the standard library, Node with no
+// packages) pass every required check: what the README tells agent authors to copy
+// conforms.
+func TestPlayerExamples(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed for the Node example (make deps installs it): %v", err)
+	}
+	for name, cmd := range map[string][]string{
+		"python": {python(t), filepath.Join(moduleRoot(), "examples", "python", "tic_tac_toe_player.py")},
+		"node":   {node, filepath.Join(moduleRoot(), "examples", "node", "tic_tac_toe_player.js")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep, _ := conformRun(t, "player", options(t, "tic_tac_toe"), func(url string) *agent {
+				return startAgent(t, cmd[0], cmd[1], "--id", "ex1", "--league", url)
+			})
+			wantConforms(t, rep)
+			for _, r := range rep.Results() {
+				if r.Status != Pass {
+					t.Logf("%s: %s: %s", r.ID, r.Status, r.Reason)
+				}
+			}
 		})
 	}
 }
