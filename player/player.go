@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/player/lbm"
+	"github.com/agentleague/agentleague/player/llm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee/game"
@@ -84,10 +85,16 @@ type Config struct {
 	ModelURL string
 	// ModelAuth is the Authorization header value for the model server ("" for none).
 	ModelAuth string
+	// LLM asks a language model for every move of strategy "llm" (see player/llm);
+	// required by and only used with that strategy.
+	LLM *llm.Client
 }
 
 // StrategyLBM plays every move through an external model server (Config.ModelURL).
 const StrategyLBM = "lbm"
+
+// StrategyLLM plays every move through a language model as an agent profile says (Config.LLM).
+const StrategyLLM = "llm"
 
 // Validate checks the configuration without side effects, so a command can refuse bad
 // flags before it creates a log file named after the id.
@@ -106,8 +113,12 @@ func (c Config) Validate() error {
 		if u, err := url.Parse(c.ModelURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("strategy lbm needs a model server url, got %q", c.ModelURL)
 		}
+	} else if c.Strategy == StrategyLLM {
+		if c.LLM == nil {
+			return errors.New("strategy llm needs an agent profile")
+		}
 	} else if !slices.Contains(strategy.Names(), c.Strategy) {
-		return fmt.Errorf("unknown strategy %q (have %v and %s)", c.Strategy, strategy.Names(), StrategyLBM)
+		return fmt.Errorf("unknown strategy %q (have %v, %s and %s)", c.Strategy, strategy.Names(), StrategyLBM, StrategyLLM)
 	}
 	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
 		return errors.New("register timeouts must not be negative")
@@ -216,6 +227,11 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 	if cfg.Strategy == StrategyLBM {
 		p.model = lbm.NewClient(cfg.ModelURL, cfg.ModelAuth)
 		p.newStrategy = p.modelStrategy
+	}
+	if cfg.Strategy == StrategyLLM {
+		p.newStrategy = func(_ string, g game.Game, _ int64, matchID string) (strategy.Strategy, error) {
+			return cfg.LLM.Strategy(g, matchID)
+		}
 	}
 	return p, nil
 }
