@@ -8,7 +8,7 @@ import (
 	"github.com/agentleague/agentleague/referee/game"
 )
 
-func TestReadAnswer(t *testing.T) {
+func TestLLMReadAnswer(t *testing.T) {
 	tests := []struct {
 		name, text    string
 		wantMove      string // "" when refused
@@ -44,7 +44,7 @@ func TestReadAnswer(t *testing.T) {
 	}
 }
 
-func TestExcerpt(t *testing.T) {
+func TestLLMExcerpt(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
 		n    int

@@ -51,7 +51,7 @@ func withField(t *testing.T, raw json.RawMessage, name string, v any) json.RawMe
 
 // Every game's prompt shows the board, whose turn it is and the legal moves, labelled from
 // the game's own legal moves in their order.
-func TestDescribe(t *testing.T) {
+func TestLLMDescribe(t *testing.T) {
 	chessMoves := [][]string{{`"e2e4"`}, {`"e7e5"`}, {`"d1h5"`}, {`"b8c6"`}, {`"h5f7"`}}
 	tests := []struct {
 		name       string
@@ -154,7 +154,7 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-func TestDescribeRefusesWhatTheRulesRefuse(t *testing.T) {
+func TestLLMDescribeRefusesWhatTheRulesRefuse(t *testing.T) {
 	g, _ := game.Default().New(game.TypeTicTacToe, nil)
 	for _, raw := range []string{`{"board":"none"}`, `{"board":[["X","X","X"],["O","O",""],["","",""]],"your_mark":"O","move_number":6}`} {
 		if _, err := describe(g, json.RawMessage(raw)); err == nil {
@@ -165,7 +165,7 @@ func TestDescribeRefusesWhatTheRulesRefuse(t *testing.T) {
 
 // The answer names a legal move by its label (loosely written), its SAN in chess, or as
 // the move_payload; anything else is refused with a reason for the model.
-func TestFind(t *testing.T) {
+func TestLLMFind(t *testing.T) {
 	ttt, tttRaw := stateAfter(t, game.TypeTicTacToe, nil, 1, []string{`{"row":1,"col":1}`})
 	c4, c4Raw := stateAfter(t, game.TypeConnectFour, nil, 0)
 	chessGame, chessRaw := stateAfter(t, game.TypeChess, nil, 0, []string{`"e2e4"`}, []string{`"e7e5"`}, []string{`"g1f3"`}, []string{`"b8c6"`}, []string{`"f1c4"`}, []string{`"g8f6"`})

@@ -13,7 +13,7 @@ import (
 )
 
 // The profiles shipped under config/agents load as they are.
-func TestShippedProfiles(t *testing.T) {
+func TestLLMShippedProfiles(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	paths, err := filepath.Glob(filepath.Join(filepath.Dir(file), "..", "..", "config", "agents", "*.yaml"))
 	if err != nil || len(paths) < 2 {
@@ -40,7 +40,7 @@ system_prompt: |
 base_url: https://api.openai.com/v1
 `
 
-func TestProfileDefaults(t *testing.T) {
+func TestLLMProfileDefaults(t *testing.T) {
 	p, err := ParseProfile("x.yaml", []byte(validProfile))
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestProfileDefaults(t *testing.T) {
 }
 
 // Every problem is reported, each with the file, the field and the bound.
-func TestProfileProblems(t *testing.T) {
+func TestLLMProfileProblems(t *testing.T) {
 	tests := []struct {
 		name, yaml string
 		want       []string
@@ -114,7 +114,7 @@ api_key_env: "OPENAI KEY"
 	}
 }
 
-func TestLoadProfileErrors(t *testing.T) {
+func TestLLMLoadProfileErrors(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := LoadProfile(filepath.Join(dir, "none.yaml")); err == nil || !strings.Contains(err.Error(), "none.yaml") {
 		t.Errorf("missing file: %v, want an error naming it", err)
@@ -136,7 +136,7 @@ func TestLoadProfileErrors(t *testing.T) {
 }
 
 // A missing key variable is named, and no value is ever shown.
-func TestAPIKey(t *testing.T) {
+func TestLLMAPIKey(t *testing.T) {
 	p, err := ParseProfile("config/agents/x.yaml", []byte(validProfile+"api_key_env: MY_LLM_KEY\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func checkNoKey(t *testing.T, out played) {
 
 const centre = `{"reasoning":"The centre is strongest.","move":"1,1"}`
 
-func TestMoves(t *testing.T) {
+func TestLLMMoves(t *testing.T) {
 	tests := []struct {
 		name       string
 		steps      []step
@@ -298,7 +298,7 @@ func TestMoves(t *testing.T) {
 }
 
 // The latency in the metadata is the move's time, retries included.
-func TestLatencyCountsRetries(t *testing.T) {
+func TestLLMLatencyCountsRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		out := playMove(t, []step{failure(http.StatusServiceUnavailable, "Retry-After", "1"), completion(centre)}, 0, nil)
 		if out.err != nil || out.note.LatencyMS != 1000 {
@@ -308,7 +308,7 @@ func TestLatencyCountsRetries(t *testing.T) {
 }
 
 // A server that refuses structured output is asked again without it, and never again with it.
-func TestStructuredOutputRefused(t *testing.T) {
+func TestLLMStructuredOutputRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{steps: []step{failure(http.StatusBadRequest), completion(centre)}}
 		url, hc := serve(t, s)
@@ -336,7 +336,7 @@ func TestStructuredOutputRefused(t *testing.T) {
 }
 
 // A profile without api_key_env sends no key, not even OPENAI_API_KEY from the environment.
-func TestNoKeyWithoutAPIKeyEnv(t *testing.T) {
+func TestLLMNoKeyWithoutAPIKeyEnv(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", testKey)
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{steps: []step{completion(centre)}}
@@ -355,7 +355,7 @@ func TestNoKeyWithoutAPIKeyEnv(t *testing.T) {
 }
 
 // The referee ending its request ends the move at once.
-func TestRequestCancelledEndsTheMove(t *testing.T) {
+func TestLLMRequestCancelledEndsTheMove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{steps: []step{stall}}
 		url, hc := serve(t, s)
@@ -371,7 +371,7 @@ func TestRequestCancelledEndsTheMove(t *testing.T) {
 	})
 }
 
-func TestBudget(t *testing.T) {
+func TestLLMBudget(t *testing.T) {
 	c := &Client{profile: &Profile{TimeoutSeconds: 30}}
 	for _, tt := range []struct {
 		deadlineMS int
@@ -391,7 +391,7 @@ func TestBudget(t *testing.T) {
 }
 
 // The metadata stays under the referee's bound however the reasoning escapes.
-func TestMetadataIsBounded(t *testing.T) {
+func TestLLMMetadataIsBounded(t *testing.T) {
 	n := note{Model: strings.Repeat("m", maxModelNameRunes), LatencyMS: 1 << 40, TokensIn: 1 << 40, TokensOut: 1 << 40,
 		Reasoning: excerpt(strings.Repeat(`"<&>\`, 100), maxReasoningRunes)}
 	b := n.metadata()
