@@ -229,8 +229,8 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		p.newStrategy = p.modelStrategy
 	}
 	if cfg.Strategy == StrategyLLM {
-		p.newStrategy = func(_ string, g game.Game, _ int64, matchID string) (strategy.Strategy, error) {
-			return cfg.LLM.Strategy(g, matchID)
+		p.newStrategy = func(_ string, g game.Game, _ int64, _ string) (strategy.Strategy, error) {
+			return cfg.LLM.Strategy(g)
 		}
 	}
 	return p, nil

@@ -101,12 +101,12 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 // Profile is the client's agent profile.
 func (c *Client) Profile() *Profile { return c.profile }
 
-// Strategy returns the strategy of one match of g, or an error for a game it cannot
-// describe to a model.
-func (c *Client) Strategy(g game.Game, matchID string) (strategy.Strategy, error) {
+// Strategy returns the strategy of a match of g, or an error for a game it cannot
+// describe to a model. Moves keep nothing between them: each is a conversation of its own.
+func (c *Client) Strategy(g game.Game) (strategy.Strategy, error) {
 	for _, t := range Games() {
 		if t == g.Type() {
-			return &mover{c: c, g: g, matchID: matchID}, nil
+			return &mover{c: c, g: g}, nil
 		}
 	}
 	return nil, fmt.Errorf("the llm strategy does not play %s", g.Type())

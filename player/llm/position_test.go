@@ -154,6 +154,24 @@ func TestLLMDescribe(t *testing.T) {
 	}
 }
 
+// nim is a game the llm strategy cannot describe.
+type nim struct{ game.Game }
+
+func (nim) Type() string { return "nim" }
+
+func (nim) LegalMoves(json.RawMessage) ([]json.RawMessage, error) {
+	return []json.RawMessage{json.RawMessage(`{"take":1}`)}, nil
+}
+
+func TestLLMRefusesGamesItCannotDescribe(t *testing.T) {
+	if _, err := NewClient(&Profile{BaseURL: "http://127.0.0.1:1/v1"}, "", nil).Strategy(nim{}); err == nil || err.Error() != "the llm strategy does not play nim" {
+		t.Errorf("strategy for nim: %v, want it refused", err)
+	}
+	if _, err := describe(nim{}, json.RawMessage(`{}`)); err == nil || err.Error() != "the llm strategy does not play nim" {
+		t.Errorf("describe nim: %v, want it refused", err)
+	}
+}
+
 func TestLLMDescribeRefusesWhatTheRulesRefuse(t *testing.T) {
 	g, _ := game.Default().New(game.TypeTicTacToe, nil)
 	for _, raw := range []string{`{"board":"none"}`, `{"board":[["X","X","X"],["O","O",""],["","",""]],"your_mark":"O","move_number":6}`} {

@@ -40,11 +40,10 @@ const (
 // answerShape is the JSON object a model is asked to answer with.
 const answerShape = `{"reasoning": "<one or two short sentences>", "move": "<one of the legal moves, written exactly as listed>"}`
 
-// mover plays one match of g with the client's model.
+// mover plays a match of g with the client's model.
 type mover struct {
-	c       *Client
-	g       game.Game
-	matchID string
+	c *Client
+	g game.Game
 }
 
 var _ strategy.ContextExplainer = (*mover)(nil)

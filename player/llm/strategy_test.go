@@ -51,7 +51,7 @@ func playMove(t *testing.T, steps []step, deadlineMS int, change func(*Profile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.Strategy(g, "M1")
+	st, err := c.Strategy(g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +227,15 @@ func TestLLMMoves(t *testing.T) {
 			},
 		},
 		{
+			name: "connection lost then an answer", steps: []step{func(w http.ResponseWriter, _ *http.Request) {
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			}, completion(centre)},
+			wantMove: `{"row":1,"col":1}`, wantCalls: 2, wantNote: note{TokensIn: 10, TokensOut: 5, CallRetries: 1, Reasoning: "The centre is strongest."},
+		},
+		{
 			name: "500 every time", steps: []step{failure(http.StatusBadGateway)},
 			wantErr: "OpenAI API error: 502 Bad Gateway, after 3 retries", wantCalls: 4,
 		},
@@ -314,7 +323,7 @@ func TestLLMStructuredOutputRefused(t *testing.T) {
 		url, hc := serve(t, s)
 		c := NewClient(testProfile(url), testKey, hc)
 		g, _ := game.Default().New(game.TypeTicTacToe, nil)
-		st, _ := c.Strategy(g, "M1")
+		st, _ := c.Strategy(g)
 		for range 2 {
 			if _, _, err := st.(strategy.ContextExplainer).MoveContext(context.Background(), strategy.Request{MatchID: "M1", Context: emptyBoard}); err != nil {
 				t.Fatal(err)
@@ -344,7 +353,7 @@ func TestLLMNoKeyWithoutAPIKeyEnv(t *testing.T) {
 		p := testProfile(url)
 		p.APIKeyEnv = ""
 		g, _ := game.Default().New(game.TypeTicTacToe, nil)
-		st, _ := NewClient(p, "", hc).Strategy(g, "M1")
+		st, _ := NewClient(p, "", hc).Strategy(g)
 		if _, err := st.Move(strategy.Request{MatchID: "M1", Context: emptyBoard}); err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +369,7 @@ func TestLLMRequestCancelledEndsTheMove(t *testing.T) {
 		s := &script{steps: []step{stall}}
 		url, hc := serve(t, s)
 		g, _ := game.Default().New(game.TypeTicTacToe, nil)
-		st, _ := NewClient(testProfile(url), testKey, hc).Strategy(g, "M1")
+		st, _ := NewClient(testProfile(url), testKey, hc).Strategy(g)
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(300*time.Millisecond, cancel)
 		start := time.Now()
@@ -369,6 +378,35 @@ func TestLLMRequestCancelledEndsTheMove(t *testing.T) {
 			t.Errorf("error %v after %v, want ErrNoMove at the cancellation (300ms)", err, time.Since(start))
 		}
 	})
+}
+
+func TestLLMRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tt := range []struct {
+		header []string
+		want   time.Duration
+		ok     bool
+	}{
+		{nil, 0, false},
+		{[]string{"Retry-After", "3"}, 3 * time.Second, true},
+		{[]string{"Retry-After", "0.5"}, 500 * time.Millisecond, true},
+		{[]string{"Retry-After-Ms", "250", "Retry-After", "3"}, 250 * time.Millisecond, true},
+		{[]string{"Retry-After", now.Add(4 * time.Second).Format(http.TimeFormat)}, 4 * time.Second, true},
+		{[]string{"Retry-After", now.Add(-time.Minute).Format(http.TimeFormat)}, 0, true},
+		{[]string{"Retry-After", "99999999999999999999"}, time.Hour, true},
+		{[]string{"Retry-After", "Inf"}, time.Hour, true},
+		{[]string{"Retry-After", "NaN"}, 0, false},
+		{[]string{"Retry-After", "-1"}, 0, false},
+		{[]string{"Retry-After", "soon"}, 0, false},
+	} {
+		h := http.Header{}
+		for i := 0; i+1 < len(tt.header); i += 2 {
+			h.Set(tt.header[i], tt.header[i+1])
+		}
+		if got, ok := retryAfter(h, now); got != tt.want || ok != tt.ok {
+			t.Errorf("%v: %v %v, want %v %v", tt.header, got, ok, tt.want, tt.ok)
+		}
+	}
 }
 
 func TestLLMBudget(t *testing.T) {
