@@ -109,15 +109,16 @@ func (c Config) Validate() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("league url %q must be an http(s) url", c.LeagueURL)
 	}
-	if c.Strategy == StrategyLBM {
+	switch {
+	case c.Strategy == StrategyLBM:
 		if u, err := url.Parse(c.ModelURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("strategy lbm needs a model server url, got %q", c.ModelURL)
 		}
-	} else if c.Strategy == StrategyLLM {
+	case c.Strategy == StrategyLLM:
 		if c.LLM == nil {
 			return errors.New("strategy llm needs an agent profile")
 		}
-	} else if !slices.Contains(strategy.Names(), c.Strategy) {
+	case !slices.Contains(strategy.Names(), c.Strategy):
 		return fmt.Errorf("unknown strategy %q (have %v, %s and %s)", c.Strategy, strategy.Names(), StrategyLBM, StrategyLLM)
 	}
 	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
@@ -224,14 +225,12 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		finished:    map[string]game.Outcome{},
 	}
 	p.rpc = protocol.NewServer(p, v, nil, log)
-	if cfg.Strategy == StrategyLBM {
+	switch cfg.Strategy {
+	case StrategyLBM:
 		p.model = lbm.NewClient(cfg.ModelURL, cfg.ModelAuth)
 		p.newStrategy = p.modelStrategy
-	}
-	if cfg.Strategy == StrategyLLM {
-		p.newStrategy = func(_ string, g game.Game, _ int64, _ string) (strategy.Strategy, error) {
-			return cfg.LLM.Strategy(g)
-		}
+	case StrategyLLM:
+		p.newStrategy = p.llmStrategy
 	}
 	return p, nil
 }
@@ -377,4 +376,10 @@ func (p *Player) modelStrategy(_ string, g game.Game, _ int64, matchID string) (
 		return nil, fmt.Errorf("the model server does not play %s", g.Type())
 	}
 	return p.model.Strategy(g, matchID), nil
+}
+
+// llmStrategy is the strategy factory of strategy llm: games the model cannot be told
+// about are refused, never played by a stand-in.
+func (p *Player) llmStrategy(_ string, g game.Game, _ int64, _ string) (strategy.Strategy, error) {
+	return p.cfg.LLM.Strategy(g)
 }
