@@ -400,7 +400,7 @@ func Load(leaguePath string, games GameParams) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("load config: %w", err)
 		}
-		p, err := decode(f.path, data, f.into)
+		p, err := DecodeYAML(f.path, data, f.into)
 		if err != nil {
 			return nil, err
 		}

@@ -12,15 +12,17 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// decode parses one YAML document from data and decodes it into into, a pointer to a
-// struct already holding the defaults. It walks the node tree itself instead of using
-// yaml.Decoder.KnownFields, so that every unknown field and mistyped value is reported,
-// with its field path, rather than yaml's "field x not found in type y". Scalars must
-// carry the YAML type of their field: yaml.v3 alone would truncate 2.5 into an int or
-// read "yes" as true. Null values and missing fields keep their defaults. Duplicate keys
-// are reported on their own, as the rest of the file is then ambiguous. A syntax error
-// is returned as an error that keeps yaml's line number.
-func decode(file string, data []byte, into any) ([]Problem, error) {
+// DecodeYAML parses one YAML document from data and decodes it into into, a pointer to a
+// struct already holding the defaults. The configuration files use it, and so may other
+// YAML files of the project (agent profiles) whose fields are strings, ints, float64s,
+// bools, structs, lists of structs or maps. It walks the node tree itself instead of
+// using yaml.Decoder.KnownFields, so that every unknown field and mistyped value is
+// reported, with its field path, rather than yaml's "field x not found in type y".
+// Scalars must carry the YAML type of their field: yaml.v3 alone would truncate 2.5 into
+// an int or read "yes" as true. Null values and missing fields keep their defaults.
+// Duplicate keys are reported on their own, as the rest of the file is then ambiguous. A
+// syntax error is returned as an error that keeps yaml's line number.
+func DecodeYAML(file string, data []byte, into any) ([]Problem, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {

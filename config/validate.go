@@ -42,7 +42,8 @@ func (p Problem) String() string {
 }
 
 // Error lists every problem found in a configuration, grouped by file in the order
-// league.yaml, game_registry.yaml, timeout_policy.yaml.
+// league.yaml, game_registry.yaml, timeout_policy.yaml, or in another file read with
+// DecodeYAML (an agent profile).
 type Error struct {
 	Problems []Problem
 }

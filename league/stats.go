@@ -9,7 +9,11 @@ package league
 //   - violations_by_kind: every known violation kind of game_metadata.violations with its
 //     count (no_join included);
 //   - moves, avg_thinking_ms and max_thinking_ms: over the elapsed_ms of the player's
-//     entries in game_metadata.moves (forced moves included: the time the player used).
+//     entries in game_metadata.moves (forced moves included: the time the player used);
+//   - tokens_in, tokens_out and llm_errors: from the "llm" note players of strategy llm
+//     send beside each move (the entry's metadata.llm): its tokens_in and tokens_out, and
+//     its rethinks plus call_retries (answers refused, calls failed) as errors. A move the
+//     model failed altogether has no note: it is a violation (refused, timeout).
 //
 // They are derived data: kept in memory, updated after each stored result and
 // recomputed from match_results when the League Manager starts, so no table can
@@ -37,6 +41,9 @@ type PlayerStats struct {
 	Moves         int            `json:"moves"`
 	AvgThinkingMS float64        `json:"avg_thinking_ms"`
 	MaxThinkingMS int64          `json:"max_thinking_ms"`
+	TokensIn      int64          `json:"tokens_in,omitempty"`
+	TokensOut     int64          `json:"tokens_out,omitempty"`
+	LLMErrors     int64          `json:"llm_errors,omitempty"`
 	// totalMS sums the thinking time for the average.
 	totalMS int64
 }
@@ -47,10 +54,16 @@ type PlayerStats struct {
 type resultFacts struct {
 	violations map[string]map[string]int // player -> kind -> count, known kinds only
 	elapsed    map[string][]int64        // player -> elapsed_ms of each of its moves
+	llm        map[string]llmFacts       // player -> what its moves' llm notes add up to
+}
+
+// llmFacts sum the llm notes of a player's moves.
+type llmFacts struct {
+	tokensIn, tokensOut, errors int64
 }
 
 func readFacts(players [2]string, meta json.RawMessage) resultFacts {
-	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}}
+	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}, llm: map[string]llmFacts{}}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(meta, &top) != nil {
 		return f
@@ -75,12 +88,33 @@ func readFacts(players [2]string, meta json.RawMessage) resultFacts {
 	}
 	for _, e := range moves {
 		obj, _ := e.(map[string]any)
-		ms, isNum := obj["elapsed_ms"].(float64)
-		if p, ok := inMatch(obj); ok && isNum && ms >= 0 {
+		p, ok := inMatch(obj)
+		if !ok {
+			continue
+		}
+		if ms, isNum := obj["elapsed_ms"].(float64); isNum && ms >= 0 {
 			f.elapsed[p] = append(f.elapsed[p], int64(ms))
+		}
+		md, _ := obj["metadata"].(map[string]any)
+		if note, isNote := md["llm"].(map[string]any); isNote {
+			sum := f.llm[p]
+			sum.tokensIn += noteCount(note["tokens_in"])
+			sum.tokensOut += noteCount(note["tokens_out"])
+			sum.errors += noteCount(note["rethinks"]) + noteCount(note["call_retries"])
+			f.llm[p] = sum
 		}
 	}
 	return f
+}
+
+// noteCount reads a count of an llm note: a whole number from 0 up to 2^40 (far beyond any
+// match), else 0, so a careless note cannot overflow or lower a sum.
+func noteCount(v any) int64 {
+	n, ok := v.(float64)
+	if !ok || n < 0 || n > 1<<40 || n != float64(int64(n)) {
+		return 0
+	}
+	return int64(n)
 }
 
 // count is the number of violations of player.
@@ -115,6 +149,10 @@ func (s *PlayerStats) add(f resultFacts, player string) {
 	if s.Moves > 0 {
 		s.AvgThinkingMS = float64(s.totalMS) / float64(s.Moves)
 	}
+	l := f.llm[player]
+	s.TokensIn += l.tokensIn
+	s.TokensOut += l.tokensOut
+	s.LLMErrors += l.errors
 }
 
 // clone is a copy the caller may keep.

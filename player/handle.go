@@ -279,10 +279,13 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	p.mu.Unlock()
 	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS, Opponent: opponent}
 	var move, meta json.RawMessage
-	if ex, ok := m.strategy.(strategy.Explainer); ok {
-		move, meta, err = ex.MoveWithMetadata(sreq)
-	} else {
-		move, err = m.strategy.Move(sreq)
+	switch s := m.strategy.(type) {
+	case strategy.ContextExplainer:
+		move, meta, err = s.MoveContext(log.WithContext(ctx), sreq)
+	case strategy.Explainer:
+		move, meta, err = s.MoveWithMetadata(sreq)
+	default:
+		move, err = s.Move(sreq)
 	}
 	if errors.Is(err, strategy.ErrNoMove) {
 		// No stand-in move: the referee's deadline and forfeit rules judge the failure.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/player/lbm"
+	"github.com/agentleague/agentleague/player/llm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee/game"
@@ -84,10 +85,16 @@ type Config struct {
 	ModelURL string
 	// ModelAuth is the Authorization header value for the model server ("" for none).
 	ModelAuth string
+	// LLM asks a language model for every move of strategy "llm" (see player/llm);
+	// required by and only used with that strategy.
+	LLM *llm.Client
 }
 
 // StrategyLBM plays every move through an external model server (Config.ModelURL).
 const StrategyLBM = "lbm"
+
+// StrategyLLM plays every move through a language model as an agent profile says (Config.LLM).
+const StrategyLLM = "llm"
 
 // Validate checks the configuration without side effects, so a command can refuse bad
 // flags before it creates a log file named after the id.
@@ -102,12 +109,17 @@ func (c Config) Validate() error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("league url %q must be an http(s) url", c.LeagueURL)
 	}
-	if c.Strategy == StrategyLBM {
+	switch {
+	case c.Strategy == StrategyLBM:
 		if u, err := url.Parse(c.ModelURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("strategy lbm needs a model server url, got %q", c.ModelURL)
 		}
-	} else if !slices.Contains(strategy.Names(), c.Strategy) {
-		return fmt.Errorf("unknown strategy %q (have %v and %s)", c.Strategy, strategy.Names(), StrategyLBM)
+	case c.Strategy == StrategyLLM:
+		if c.LLM == nil {
+			return errors.New("strategy llm needs an agent profile")
+		}
+	case !slices.Contains(strategy.Names(), c.Strategy):
+		return fmt.Errorf("unknown strategy %q (have %v, %s and %s)", c.Strategy, strategy.Names(), StrategyLBM, StrategyLLM)
 	}
 	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
 		return errors.New("register timeouts must not be negative")
@@ -213,9 +225,12 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		finished:    map[string]game.Outcome{},
 	}
 	p.rpc = protocol.NewServer(p, v, nil, log)
-	if cfg.Strategy == StrategyLBM {
+	switch cfg.Strategy {
+	case StrategyLBM:
 		p.model = lbm.NewClient(cfg.ModelURL, cfg.ModelAuth)
 		p.newStrategy = p.modelStrategy
+	case StrategyLLM:
+		p.newStrategy = p.llmStrategy
 	}
 	return p, nil
 }
@@ -361,4 +376,10 @@ func (p *Player) modelStrategy(_ string, g game.Game, _ int64, matchID string) (
 		return nil, fmt.Errorf("the model server does not play %s", g.Type())
 	}
 	return p.model.Strategy(g, matchID), nil
+}
+
+// llmStrategy is the strategy factory of strategy llm: games the model cannot be told
+// about are refused, never played by a stand-in.
+func (p *Player) llmStrategy(_ string, g game.Game, _ int64, _ string) (strategy.Strategy, error) {
+	return p.cfg.LLM.Strategy(g)
 }

@@ -44,7 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	id := fset.String("id", "", "player id (required), e.g. p01")
 	addr := fset.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
 	league := fset.String("league", "http://127.0.0.1:8000/mcp", "League Manager endpoint")
-	strat := fset.String("strategy", "random", "strategy: "+strings.Join(strategy.Names(), ", ")+", or lbm (a model server, --model-url)")
+	strat := fset.String("strategy", "random", "strategy: "+strings.Join(strategy.Names(), ", ")+", lbm (a model server, --model-url) or llm (a language model, --profile)")
+	profile := fset.String("profile", "", "agent profile of strategy llm, e.g. config/agents/aggressive.yaml; its api_key_env names the variable that holds the API key")
 	modelURL := fset.String("model-url", "", "model server of strategy lbm (LBM Arena model API); auth from "+lbm.EnvToken+" (Bearer) or "+lbm.EnvUser+"/"+lbm.EnvPassword+" (Basic)")
 	seed := fset.Int64("seed", 0, "seed of the strategy's random choices")
 	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log")
@@ -72,6 +73,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "player: --id is required")
 		return 2
 	}
+	if *strat == player.StrategyLLM {
+		if cfg.LLM, err = loadLLM(*profile); err != nil {
+			fmt.Fprintf(stderr, "player: %v\n", err)
+			return 2
+		}
+		if cfg.DisplayName == "" {
+			cfg.DisplayName = cfg.LLM.Profile().Name
+		}
+	}
 	// Checked before the log file is named after the id.
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "player: %v\n", err)
@@ -84,6 +94,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer logFile.Close()
 	log = log.With().Str("player_id", *id).Logger()
+	if cfg.LLM != nil {
+		p := cfg.LLM.Profile()
+		log.Info().Str("profile", p.File).Str("agent", p.Name).Str("model", p.ModelName).Str("base_url", p.BaseURL).
+			Str("api_key_env", p.APIKeyEnv).Msg("llm agent profile loaded")
+	}
 	p, err := player.New(cfg, log)
 	if err == nil {
 		err = p.Run(ctx)

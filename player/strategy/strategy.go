@@ -3,6 +3,7 @@
 package strategy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -40,6 +41,13 @@ type Strategy interface {
 // alternatives); the player sends that beside the move and the referee records it.
 type Explainer interface {
 	MoveWithMetadata(req Request) (move, metadata json.RawMessage, err error)
+}
+
+// ContextExplainer is an Explainer whose work follows the request's context: it stops when
+// the referee's request ends and logs with the request's logger (zerolog.Ctx, which carries
+// the conversation_id). The player prefers it to Explainer.
+type ContextExplainer interface {
+	MoveContext(ctx context.Context, req Request) (move, metadata json.RawMessage, err error)
 }
 
 // ErrNoMove marks a strategy failure the player must not paper over with a move of its
