@@ -277,7 +277,8 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	p.mu.Lock()
 	opponent := m.opponent
 	p.mu.Unlock()
-	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS, Opponent: opponent}
+	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS,
+		Opponent: opponent, ConversationID: env.ConversationID}
 	var move, meta json.RawMessage
 	if ex, ok := m.strategy.(strategy.Explainer); ok {
 		move, meta, err = ex.MoveWithMetadata(sreq)
