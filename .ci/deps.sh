@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need when they are missing (make test runs it):
 # gcc for cgo (SQLite), chromium for the browser test, python3 with requests for the
-# interop and model-API tests, pgn-extract to validate the PGN export.
+# interop and model-API tests, pgn-extract to validate the PGN export, stockfish for the
+# uci strategy's tests.
 set -euo pipefail
 need=()
 command -v gcc >/dev/null || need+=(gcc)
@@ -9,6 +10,7 @@ command -v python3 >/dev/null || need+=(python3)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 # Debian installs it in /usr/games, which root's PATH lacks.
 command -v pgn-extract >/dev/null || [ -x /usr/games/pgn-extract ] || need+=(pgn-extract)
+command -v stockfish >/dev/null || [ -x /usr/games/stockfish ] || need+=(stockfish)
 for py in python3 /usr/bin/python3; do
   if ! command -v "$py" >/dev/null || ! "$py" -c "import requests" 2>/dev/null; then
     need+=(python3-requests)
