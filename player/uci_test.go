@@ -5,29 +5,26 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/stockfish"
 	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee/game"
 )
 
-// stockfish is Debian's Stockfish (make deps installs it), or one on PATH.
-func stockfish(t *testing.T) string {
+// stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
+func stockfishPath(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("stockfish"); err == nil {
-		return p
+	p, err := stockfish.Path()
+	if err != nil {
+		t.Fatal(err)
 	}
-	const debian = "/usr/games/stockfish"
-	if _, err := os.Stat(debian); err != nil {
-		t.Fatalf("stockfish is not installed (make deps installs it: apt-get install -y stockfish): %v", err)
-	}
-	return debian
+	return p
 }
 
 // children lists the processes whose parent is this test process: the engines.
@@ -76,7 +73,7 @@ func TestUCIPlayerEndsItsEngines(t *testing.T) {
 		t.Fatalf("%d child processes before the test", n)
 	}
 	lg := startLeague(t, &fakeLeague{features: allFeatures})
-	r := startPlayer(t, lg, Config{ID: "p01", Strategy: StrategyUCI, Engine: uci.Config{Path: stockfish(t), Nodes: 2000}}, nil)
+	r := startPlayer(t, lg, Config{ID: "p01", Strategy: StrategyUCI, Engine: uci.Config{Path: stockfishPath(t), Nodes: 2000}}, nil)
 	r.waitState(t, StateActive)
 	s := newSender(t)
 	s.timeout = 10 * time.Second // the engine's start and search, on a loaded machine

@@ -3,25 +3,23 @@ package e2e
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentleague/agentleague/internal/stockfish"
 )
 
-// stockfish is Debian's Stockfish (make deps installs it), or one on PATH.
-func stockfish(t *testing.T) string {
+// stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
+func stockfishPath(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("stockfish"); err == nil {
-		return p
+	p, err := stockfish.Path()
+	if err != nil {
+		t.Fatal(err)
 	}
-	const debian = "/usr/games/stockfish"
-	if _, err := os.Stat(debian); err != nil {
-		t.Fatalf("stockfish is not installed (make deps installs it: apt-get install -y stockfish): %v", err)
-	}
-	return debian
+	return p
 }
 
 // chessConfig is the repository's configuration with chess games capped at maxPlies.
@@ -54,7 +52,7 @@ func chessConfig(t *testing.T, maxPlies string) string {
 func TestChessLeagueWithStockfish(t *testing.T) {
 	run := runLeague(t, leagueOpts{players: 3, referees: 2, game: "chess", seed: 13, config: chessConfig(t, "120"),
 		playerArgs: map[string][]string{
-			"p01": {"--strategy", "uci", "--engine", stockfish(t), "--nodes", "20000", "--engine-option", "Threads=1"},
+			"p01": {"--strategy", "uci", "--engine", stockfishPath(t), "--nodes", "20000", "--engine-option", "Threads=1"},
 			"p02": {"--strategy", "alphabeta"},
 		}})
 	run.checkLeague(t, 1)

@@ -3,10 +3,9 @@ package uci
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"testing"
 
+	"github.com/agentleague/agentleague/internal/stockfish"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/referee/game"
 )
@@ -14,14 +13,11 @@ import (
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
 func stockfishPath(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("stockfish"); err == nil {
-		return p
+	p, err := stockfish.Path()
+	if err != nil {
+		t.Fatal(err)
 	}
-	const debian = "/usr/games/stockfish"
-	if _, err := os.Stat(debian); err != nil {
-		t.Fatalf("stockfish is not installed (make deps installs it: apt-get install -y stockfish): %v", err)
-	}
-	return debian
+	return p
 }
 
 // TestStockfish has the real engine find mates in one, from a FEN and from a match's moves,
