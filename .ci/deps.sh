@@ -2,7 +2,7 @@
 # Installs the Debian packages the tests need when they are missing (make test runs it):
 # gcc for cgo (SQLite), chromium for the browser test, python3 with requests for the
 # interop and model-API tests, pgn-extract to validate the PGN export, nodejs for the
-# JavaScript example player (examples/node).
+# JavaScript example player (examples/node), stockfish for the uci strategy's tests.
 set -euo pipefail
 need=()
 command -v gcc >/dev/null || need+=(gcc)
@@ -11,6 +11,7 @@ command -v node >/dev/null || need+=(nodejs)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 # Debian installs it in /usr/games, which root's PATH lacks.
 command -v pgn-extract >/dev/null || [ -x /usr/games/pgn-extract ] || need+=(pgn-extract)
+command -v stockfish >/dev/null || [ -x /usr/games/stockfish ] || need+=(stockfish)
 for py in python3 /usr/bin/python3; do
   if ! command -v "$py" >/dev/null || ! "$py" -c "import requests" 2>/dev/null; then
     need+=(python3-requests)

@@ -2,6 +2,7 @@ package player
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -372,6 +373,8 @@ func (r *running) credential(matchID string) string {
 type sender struct {
 	t      *testing.T
 	client *protocol.Client
+	// timeout bounds each call; callTimeout when 0.
+	timeout time.Duration
 }
 
 func newSender(t *testing.T) *sender {
@@ -398,7 +401,7 @@ func (s *sender) send(url, messageType string, e envelope, payload any) (*protoc
 	// Transport failures are retried with the same ids, as a referee does, so a loaded
 	// machine does not fail a test; refusals are never retried.
 	return s.client.Call(context.Background(), url, m, protocol.CallOptions{
-		Timeout: callTimeout, Retry: protocol.RetryPolicy{Attempts: 3, Backoff: 20 * time.Millisecond},
+		Timeout: cmp.Or(s.timeout, callTimeout), Retry: protocol.RetryPolicy{Attempts: 3, Backoff: 20 * time.Millisecond},
 	})
 }
 

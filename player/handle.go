@@ -144,11 +144,15 @@ func (p *Player) match(ctx context.Context, matchID, gameType string, params map
 		return nil, err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if existing, err := lookup(); existing != nil || err != nil {
+	existing, err := lookup()
+	if existing == nil && err == nil {
+		p.matches[matchID] = m
+	}
+	p.mu.Unlock()
+	if existing != nil || err != nil {
+		p.release(m)
 		return existing, err
 	}
-	p.matches[matchID] = m
 	return m, nil
 }
 
@@ -197,13 +201,17 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("game_type", env.GameType).Logger()
 	ack := joinAck{Status: "accepted", MatchID: env.MatchID}
 	p.mu.Lock()
-	if live := p.matches[env.MatchID]; live != nil && live.referee != env.Sender {
+	live := p.matches[env.MatchID]
+	if live != nil && live.referee != env.Sender {
 		// Reassigned to another referee: this invitation starts the match afresh.
 		delete(p.matches, env.MatchID)
 	} else if live == nil {
 		p.reopen(env.MatchID)
 	}
 	p.mu.Unlock()
+	if live != nil && live.referee != env.Sender {
+		p.release(live)
+	}
 	m, err := p.match(ctx, env.MatchID, env.GameType, inv.GameParams)
 	if err == nil {
 		p.mu.Lock()
@@ -277,7 +285,8 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	p.mu.Lock()
 	opponent := m.opponent
 	p.mu.Unlock()
-	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS, Opponent: opponent}
+	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS,
+		Opponent: opponent, ConversationID: env.ConversationID}
 	var move, meta json.RawMessage
 	switch s := m.strategy.(type) {
 	case strategy.ContextExplainer:
@@ -356,6 +365,7 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 		zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("referee", env.Sender).Msg("game over from a former referee of the match; ignored")
 		return p.matchReply(msg, protocol.GameOverAck, ack{Status: "acknowledged"})
 	}
+	ended := p.matches[env.MatchID]
 	delete(p.matches, env.MatchID)
 	_, repeated := p.finished[env.MatchID]
 	if !repeated {
@@ -370,6 +380,9 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 		}
 	}
 	p.mu.Unlock()
+	if ended != nil {
+		p.release(ended)
+	}
 	zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("outcome", string(over.Outcome)).Str("reason", over.Reason).
 		Bool("repeated", repeated).Msg("match over")
 	return p.matchReply(msg, protocol.GameOverAck, ack{Status: "acknowledged"})
@@ -441,7 +454,7 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "payload match_id must equal the envelope's")
 	}
 	p.mu.Lock()
-	_, known := p.matches[mc.MatchID]
+	dropped, known := p.matches[mc.MatchID]
 	delete(p.matches, mc.MatchID)
 	// Its next referee must be confirmed afresh.
 	p.confirmed.forget(mc.MatchID)
@@ -450,6 +463,9 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	p.reopen(mc.MatchID)
 	token := p.token
 	p.mu.Unlock()
+	if known {
+		p.release(dropped)
+	}
 	zerolog.Ctx(ctx).Info().Str("match_id", mc.MatchID).Str("reason", mc.Reason).Bool("in_progress", known).Bool("over", over).
 		Msg("match cancelled by the league manager")
 	out, err := p.reply(msg, protocol.MatchCancelledAck, cancelAck{Status: "acknowledged", MatchID: mc.MatchID})

@@ -23,6 +23,7 @@ import (
 	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/llm"
 	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee/game"
 	"github.com/rs/zerolog"
@@ -88,6 +89,9 @@ type Config struct {
 	// LLM asks a language model for every move of strategy "llm" (see player/llm);
 	// required by and only used with that strategy.
 	LLM *llm.Client
+	// Engine is the chess engine of the "uci" strategy; required by and only used with
+	// that strategy.
+	Engine uci.Config
 }
 
 // StrategyLBM plays every move through an external model server (Config.ModelURL).
@@ -95,6 +99,9 @@ const StrategyLBM = "lbm"
 
 // StrategyLLM plays every move through a language model as an agent profile says (Config.LLM).
 const StrategyLLM = "llm"
+
+// StrategyUCI plays chess with a UCI engine subprocess (Config.Engine).
+const StrategyUCI = "uci"
 
 // Validate checks the configuration without side effects, so a command can refuse bad
 // flags before it creates a log file named after the id.
@@ -118,8 +125,12 @@ func (c Config) Validate() error {
 		if c.LLM == nil {
 			return errors.New("strategy llm needs an agent profile")
 		}
+	case c.Strategy == StrategyUCI:
+		if err := c.Engine.Validate(); err != nil {
+			return fmt.Errorf("strategy uci: %w", err)
+		}
 	case !slices.Contains(strategy.Names(), c.Strategy):
-		return fmt.Errorf("unknown strategy %q (have %v, %s and %s)", c.Strategy, strategy.Names(), StrategyLBM, StrategyLLM)
+		return fmt.Errorf("unknown strategy %q (have %v, %s, %s and %s)", c.Strategy, strategy.Names(), StrategyLBM, StrategyLLM, StrategyUCI)
 	}
 	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
 		return errors.New("register timeouts must not be negative")
@@ -163,6 +174,9 @@ type Player struct {
 	exit func(code int)
 	// moveRequests counts REQUEST_MOVE received, for fault mode crash-after.
 	moveRequests atomic.Int64
+	// closing tracks the strategies being closed (ending an engine takes up to a second),
+	// so that Run returns only when they are; see release.
+	closing sync.WaitGroup
 
 	ran        atomic.Bool
 	registered chan struct{} // closed once the registration answer is stored
@@ -170,7 +184,10 @@ type Player struct {
 	shutdown   chan struct{} // closed by LEAGUE_SHUTDOWN
 	shutOnce   sync.Once
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// released: Run has closed the strategies of the matches left; a strategy released
+	// later is closed at once.
+	released bool
 	state    string
 	token    string
 	leagueID string
@@ -231,6 +248,8 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		p.newStrategy = p.modelStrategy
 	case StrategyLLM:
 		p.newStrategy = p.llmStrategy
+	case StrategyUCI:
+		p.newStrategy = p.engineStrategy
 	}
 	return p, nil
 }
@@ -255,8 +274,11 @@ func (p *Player) Run(ctx context.Context) error {
 	// Tools and tests read the endpoint from this one stdout line.
 	fmt.Fprintf(p.cfg.Stdout, "player %s listening on %s\n", p.cfg.ID, endpoint)
 
-	if p.model != nil {
+	switch {
+	case p.model != nil:
 		err = p.checkModel(ctx)
+	case p.cfg.Strategy == StrategyUCI:
+		err = p.checkEngine(ctx)
 	}
 	if err == nil {
 		err = p.register(ctx, endpoint)
@@ -284,6 +306,7 @@ func (p *Player) Run(ctx context.Context) error {
 	if serr := srv.Shutdown(sctx); serr != nil && err == nil {
 		err = fmt.Errorf("shut down server: %w", serr)
 	}
+	p.releaseAll()
 	p.client.Close()
 	p.setState(StateStopped)
 	p.log.Info().Msg("player stopped")
@@ -367,6 +390,68 @@ func (p *Player) checkModel(ctx context.Context) error {
 	}
 	p.log.Info().Str("model_url", p.cfg.ModelURL).Strs("games", p.modelGames).Str("version", h.Version).Msg("model server healthy")
 	return nil
+}
+
+// checkEngine starts the engine of strategy uci once and quits it: a player whose engine
+// cannot run refuses to register.
+func (p *Player) checkEngine(ctx context.Context) error {
+	name, err := uci.Probe(ctx, p.cfg.Engine)
+	if err != nil {
+		return err
+	}
+	p.log.Info().Str("engine", p.cfg.Engine.Path).Str("name", name).Msg("chess engine ready")
+	return nil
+}
+
+// engineStrategy is the strategy factory of strategy uci: chess only, with an engine of
+// the match's own.
+func (p *Player) engineStrategy(_ string, g game.Game, _ int64, matchID string) (strategy.Strategy, error) {
+	return uci.NewStrategy(p.cfg.Engine, g, matchID, p.log)
+}
+
+// release closes the strategy of a match the player dropped, if it holds something to
+// close (an engine process), without holding up the caller: Run waits for it.
+func (p *Player) release(m *match) {
+	c, ok := m.strategy.(io.Closer)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	late := p.released
+	if !late {
+		// Added under mu before releaseAll sets released, so never after its Wait began.
+		p.closing.Add(1)
+	}
+	p.mu.Unlock()
+	if late {
+		p.closeStrategy(c)
+		return
+	}
+	go func() {
+		defer p.closing.Done()
+		p.closeStrategy(c)
+	}()
+}
+
+// releaseAll closes the strategies of the matches still held, and waits for every close.
+func (p *Player) releaseAll() {
+	p.mu.Lock()
+	left := p.matches
+	p.matches = map[string]*match{}
+	p.mu.Unlock()
+	for _, m := range left {
+		p.release(m)
+	}
+	p.mu.Lock()
+	p.released = true
+	p.mu.Unlock()
+	p.closing.Wait()
+}
+
+func (p *Player) closeStrategy(c io.Closer) {
+	if err := c.Close(); err != nil {
+		p.log.Warn().Err(err).Msg("close strategy")
+	}
 }
 
 // modelStrategy is the strategy factory of strategy lbm: games the model did not list

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee/game"
 	"go.uber.org/goleak"
@@ -48,6 +49,13 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"id with space", func(c *Config) { c.ID = "p 01" }, "player id"},
 		{"id too long", func(c *Config) { c.ID = strings.Repeat("p", 65) }, "player id"},
 		{"unknown strategy", func(c *Config) { c.Strategy = "clairvoyant" }, "unknown strategy"},
+		{"uci with an engine", func(c *Config) {
+			c.Strategy, c.Engine = StrategyUCI, uci.Config{Path: "/usr/games/stockfish", Depth: 5}
+		}, ""},
+		{"uci without an engine", func(c *Config) { c.Strategy = StrategyUCI }, "strategy uci: no engine path"},
+		{"uci with two limits", func(c *Config) {
+			c.Strategy, c.Engine = StrategyUCI, uci.Config{Path: "/usr/games/stockfish", Depth: 5, Nodes: 100}
+		}, "strategy uci: set one search limit"},
 		{"empty address", func(c *Config) { c.Addr = "" }, "listen address"},
 		{"league url not http", func(c *Config) { c.LeagueURL = "ftp://127.0.0.1/mcp" }, "league url"},
 		{"league url without host", func(c *Config) { c.LeagueURL = "http:///mcp" }, "league url"},

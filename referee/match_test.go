@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -606,5 +607,42 @@ func TestMoveMetadataIsKeptAndBounded(t *testing.T) {
 				t.Errorf("p2 sent no metadata but got %s", rep.Metadata.Moves[1].Metadata)
 			}
 		})
+	}
+}
+
+// TestLongestChessContextFitsTheProtocol builds the largest REQUEST_MOVE a chess match can
+// send: the history of max_plies moves (its registry bound, 700), each of the longest UCI
+// form, beside the most legal moves a chess position has (218). The schemas bound arrays at
+// 4096 items and the validator at 10,000: raising max_plies must keep within them.
+func TestLongestChessContextFitsTheProtocol(t *testing.T) {
+	const maxPlies, mostLegalMoves = 700, 218
+	reg := game.Default()
+	if _, err := reg.Params(game.TypeChess, map[string]any{"max_plies": maxPlies + 1}); err == nil {
+		t.Fatalf("max_plies %d is accepted: this test must use the new bound", maxPlies+1)
+	}
+	g, err := reg.New(game.TypeChess, map[string]any{"max_plies": maxPlies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := g.NewState(0).Context(0)
+	view["moves"] = slices.Repeat([]string{"a7a8q"}, maxPlies)
+	view["legal_moves"] = slices.Repeat([]string{"a7a8q"}, mostLegalMoves)
+	view["last_move"], view["ply"] = "a7a8q", maxPlies
+	m, err := protocol.NewMessage(protocol.RequestMove, protocol.RefereeSender("ref1"), map[string]any{
+		"step_number": maxPlies, "step_context": view, "context_hash": contextHash(view), "deadline_ms": 30000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Envelope.MatchID, m.Envelope.GameType = "m1", game.TypeChess
+	v, err := protocol.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.ValidateMessage(m); err != nil {
+		t.Errorf("got %v, want the longest chess request valid", err)
+	}
+	if raw, _ := json.Marshal(m); len(raw) > protocol.MaxBodyBytes/16 {
+		t.Errorf("the longest chess request has %d bytes, want well under the %d byte body limit", len(raw), protocol.MaxBodyBytes)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentleague/agentleague/player"
 	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/referee/game"
 )
 
@@ -44,9 +45,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	id := fset.String("id", "", "player id (required), e.g. p01")
 	addr := fset.String("addr", "127.0.0.1:0", "address to listen on (port 0 picks a free port)")
 	league := fset.String("league", "http://127.0.0.1:8000/mcp", "League Manager endpoint")
-	strat := fset.String("strategy", "random", "strategy: "+strings.Join(strategy.Names(), ", ")+", lbm (a model server, --model-url) or llm (a language model, --profile)")
+	strat := fset.String("strategy", "random", "strategy: "+strings.Join(strategy.Names(), ", ")+", lbm (a model server, --model-url), llm (a language model, --profile) or uci (a chess engine, --engine)")
 	profile := fset.String("profile", "", "agent profile of strategy llm, e.g. config/agents/aggressive.yaml; its api_key_env names the variable that holds the API key")
 	modelURL := fset.String("model-url", "", "model server of strategy lbm (LBM Arena model API); auth from "+lbm.EnvToken+" (Bearer) or "+lbm.EnvUser+"/"+lbm.EnvPassword+" (Basic)")
+	var engine uci.Config
+	fset.StringVar(&engine.Path, "engine", "", "UCI chess engine of strategy uci, e.g. /usr/games/stockfish")
+	fset.Func("engine-option", `engine option "Name=Value" for strategy uci, e.g. "Skill Level=5" (repeatable)`, func(s string) error {
+		o, err := uci.ParseOption(s)
+		if err != nil {
+			return err
+		}
+		engine.Options = append(engine.Options, o)
+		return nil
+	})
+	fset.DurationVar(&engine.MoveTime, "movetime", 0, fmt.Sprintf("search time of each move of strategy uci (default %v; or --nodes, or --depth)", uci.DefaultMoveTime))
+	fset.Int64Var(&engine.Nodes, "nodes", 0, "nodes searched for each move of strategy uci")
+	fset.IntVar(&engine.Depth, "depth", 0, "search depth of each move of strategy uci")
 	seed := fset.Int64("seed", 0, "seed of the strategy's random choices")
 	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log")
 	displayName := fset.String("display-name", "", "name shown by the League Manager")
@@ -63,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := player.Config{
 		ID: *id, Addr: *addr, LeagueURL: *league, Strategy: *strat, Seed: *seed,
 		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout, Fault: *fault,
-		ModelURL: *modelURL, ModelAuth: lbm.AuthFromEnv(),
+		ModelURL: *modelURL, ModelAuth: lbm.AuthFromEnv(), Engine: engine,
 	}
 	switch {
 	case len(rest) > 0:

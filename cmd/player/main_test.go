@@ -295,6 +295,12 @@ func TestRunExitCodes(t *testing.T) {
 		{"fault without its argument", []string{"--id", "p01", "--fault", "slow"}, 2, "slow:DURATION"},
 		{"stray argument", []string{"--id", "p01", "extra"}, 2, "unexpected argument"},
 		{"registration refused", []string{"--id", "p01", "--league", refusing.url}, 1, string(protocol.ReasonRegistrationClosed)},
+		{"uci without an engine", []string{"--id", "p01", "--strategy", "uci"}, 2, "strategy uci: no engine path"},
+		{"uci with two limits", []string{"--id", "p01", "--strategy", "uci", "--engine", "/usr/games/stockfish", "--nodes", "9", "--depth", "9"}, 2,
+			"set one search limit"},
+		{"engine option without a name", []string{"--id", "p01", "--strategy", "uci", "--engine", "e", "--engine-option", "=5"}, 2, "empty name"},
+		{"engine that is not there", []string{"--id", "p01", "--league", refusing.url, "--strategy", "uci", "--engine", "/nonexistent/stockfish"}, 1,
+			"player: engine /nonexistent/stockfish: start: fork/exec /nonexistent/stockfish: no such file or directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

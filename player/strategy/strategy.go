@@ -29,6 +29,8 @@ type Request struct {
 	DeadlineMS int
 	// Opponent is the other player's id, when the invitation named it.
 	Opponent string
+	// ConversationID is the envelope's, for strategies that log.
+	ConversationID string
 }
 
 // Strategy chooses the move_payload for a request.

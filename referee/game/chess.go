@@ -53,6 +53,12 @@ type ChessContext struct {
 	Ply int
 	// LegalMoves lists the legal moves in UCI, sorted.
 	LegalMoves []string
+	// IsCheck reports whether the side to move is in check.
+	IsCheck bool
+	// Moves are the moves of the match from the standard starting position, in UCI, when
+	// the context sent them (field "moves"; nil otherwise). CheckMoves tells whether they
+	// replay to Position.
+	Moves []string
 }
 
 type chessGame struct{ maxPlies int }
@@ -67,7 +73,8 @@ func chessFactory() Factory {
 		Name: TypeChess,
 		Params: []ParamSpec{{
 			// 700 plies of the longest SAN moves still give a PGN under the 8192-character
-			// bound the protocol puts on every string of final_state.
+			// bound the protocol puts on every string of final_state, and a context's moves
+			// stay under its 4096 items per array (referee's TestLongestChessContextFitsTheProtocol).
 			Name: "max_plies", Kind: KindInt, Default: 200, Min: 10, Max: 700,
 			Doc: "half-moves after which a game still running is adjudicated a draw (move_cap)",
 		}},
@@ -111,8 +118,10 @@ func (g chessGame) LegalMoves(stepContext json.RawMessage) ([]json.RawMessage, e
 
 // ParseChessContext reads the step_context a chess player was shown, erroring unless the
 // referee could have sent it: a legal position of a match not over (as far as the FEN tells:
-// repetitions need the history), to be played by your_color, whose legal_moves, if sent, are
-// the ones the rules give.
+// repetitions need the history), to be played by your_color, whose legal_moves and is_check,
+// if sent, are the ones the rules give, and whose moves, if sent, are ply UCI moves ending
+// with last_move. Whether the moves lead to the position is for CheckMoves, which costs a
+// replay of the match: most players never read them.
 func ParseChessContext(raw json.RawMessage) (ChessContext, error) {
 	ctx, err := readChessContext(raw)
 	if err != nil {
@@ -183,10 +192,166 @@ func readChessContext(raw json.RawMessage) (ChessContext, error) {
 			return ChessContext{}, fmt.Errorf("legal_moves %s are not the position's %d legal moves", clip(rawLegal), len(legal))
 		}
 	}
+	ctx.IsCheck = inCheck(ctx.Position)
+	if rawCheck, ok := fields["is_check"]; ok {
+		var sent *bool
+		if err := json.Unmarshal(rawCheck, &sent); err != nil || sent == nil || *sent != ctx.IsCheck {
+			return ChessContext{}, fmt.Errorf("is_check %s but the side to move is in check: %t", clip(rawCheck), ctx.IsCheck)
+		}
+	}
 	if end, _ := positionEnd(ctx.Position, legal); end != "" {
 		return ChessContext{}, fmt.Errorf("%w: %s", ErrMatchOver, end)
 	}
+	if rawMoves, ok := fields["moves"]; ok {
+		if ctx.Moves, err = readMoves(rawMoves, ctx); err != nil {
+			return ChessContext{}, err
+		}
+	}
 	return ctx, nil
+}
+
+// readMoves reads the field "moves": ctx.Ply moves in UCI, the last being ctx.LastMove.
+func readMoves(raw json.RawMessage, ctx ChessContext) ([]string, error) {
+	var moves []string
+	if err := json.Unmarshal(raw, &moves); err != nil || moves == nil {
+		return nil, fmt.Errorf(`field "moves" must be a list of UCI moves (got %s)`, clip(raw))
+	}
+	if len(moves) != ctx.Ply {
+		return nil, fmt.Errorf(`field "moves" holds %d moves but ply is %d`, len(moves), ctx.Ply)
+	}
+	for k, m := range moves {
+		var err error
+		if moves[k], err = parseUCI(m); err != nil {
+			return nil, fmt.Errorf(`field "moves": move %d: %w`, k+1, err)
+		}
+	}
+	if ctx.Ply > 0 && moves[ctx.Ply-1] != ctx.LastMove {
+		return nil, fmt.Errorf(`field "moves" ends with %s but last_move is %s`, moves[ctx.Ply-1], ctx.LastMove)
+	}
+	return moves, nil
+}
+
+// CheckMoves plays Moves from the standard start through the rules, erroring unless every
+// move is legal where it is played, the match goes on after each, and they end in Position
+// (clocks included; en passant squares only where a capture there is legal, as the
+// repetition rule has it). A match the moves show to be over, by a threefold repetition,
+// wraps ErrMatchOver. Without moves there is nothing to check.
+func (c ChessContext) CheckMoves() error {
+	if c.Moves == nil {
+		return nil
+	}
+	if err := c.replay(); err != nil {
+		return fmt.Errorf("check chess moves: %w", err)
+	}
+	return nil
+}
+
+func (c ChessContext) replay() error {
+	pos, err := decodeFEN(chessStartFEN)
+	if err != nil {
+		return err
+	}
+	legal := pos.ValidMoves()
+	node := &chessPly{key: repetitionKey(pos, legal)}
+	for k, m := range c.Moves {
+		// Apply's checks without its sorting and SAN, which would cost a long match
+		// milliseconds at every move.
+		if end, _ := ending(pos, legal, node); end != "" {
+			return fmt.Errorf("move %d: the match was over (%s)", k+1, end)
+		}
+		mv, ok := findMove(legal, m)
+		if !ok {
+			return fmt.Errorf("move %d: %s is not a legal move in %s", k+1, m, pos)
+		}
+		pos = pos.Update(&mv)
+		legal = pos.ValidMoves()
+		node = &chessPly{prev: node, key: repetitionKey(pos, legal), ply: k + 1}
+	}
+	if node.key != repetitionKey(c.Position, c.Position.ValidMoves()) || pos.HalfMoveClock() != c.Position.HalfMoveClock() ||
+		fullMoveNumber(pos) != fullMoveNumber(c.Position) {
+		return fmt.Errorf("the moves lead to %s, not to the fen", pos)
+	}
+	if end, _ := ending(pos, legal, node); end != "" {
+		return fmt.Errorf("%w: %s", ErrMatchOver, end)
+	}
+	return nil
+}
+
+// findMove returns the move of legal whose UCI is uci (lower case, well-formed).
+func findMove(legal []chess.Move, uci string) (chess.Move, bool) {
+	want, err := chess.UCINotation{}.Decode(nil, uci)
+	if err != nil {
+		return chess.Move{}, false
+	}
+	for _, m := range legal {
+		if m.S1() == want.S1() && m.S2() == want.S2() && m.Promo() == want.Promo() {
+			return m, true
+		}
+	}
+	return chess.Move{}, false
+}
+
+// inCheck reports whether the side to move is in check: whether a piece of the other side
+// attacks its king. The library keeps this to itself.
+func inCheck(pos *chess.Position) bool {
+	b, us := pos.Board(), pos.Turn()
+	them := us.Other()
+	king := chess.NoSquare
+	for sq := chess.A1; sq <= chess.H8; sq++ {
+		if b.Piece(sq) == chess.NewPiece(chess.King, us) {
+			king = sq
+			break
+		}
+	}
+	if king == chess.NoSquare {
+		return false
+	}
+	f, r := int(king.File()), int(king.Rank())
+	// at is the piece df files and dr ranks away from the king; false off the board.
+	at := func(df, dr int) (chess.Piece, bool) {
+		if f+df < 0 || f+df > 7 || r+dr < 0 || r+dr > 7 {
+			return chess.NoPiece, false
+		}
+		return b.Piece(chess.NewSquare(chess.File(f+df), chess.Rank(r+dr))), true
+	}
+	is := func(df, dr int, t chess.PieceType) bool {
+		p, _ := at(df, dr)
+		return p == chess.NewPiece(t, them)
+	}
+	forward := 1 // the rank direction in which the side to move's pawns advance
+	if us == chess.Black {
+		forward = -1
+	}
+	if is(-1, forward, chess.Pawn) || is(1, forward, chess.Pawn) {
+		return true
+	}
+	for _, d := range [8][2]int{{1, 2}, {2, 1}, {2, -1}, {1, -2}, {-1, -2}, {-2, -1}, {-2, 1}, {-1, 2}} {
+		if is(d[0], d[1], chess.Knight) {
+			return true
+		}
+	}
+	for _, d := range [8][2]int{{0, 1}, {1, 0}, {0, -1}, {-1, 0}, {1, 1}, {1, -1}, {-1, -1}, {-1, 1}} {
+		if is(d[0], d[1], chess.King) {
+			return true
+		}
+		slider := chess.Rook
+		if d[0] != 0 && d[1] != 0 {
+			slider = chess.Bishop
+		}
+		for n := 1; ; n++ {
+			p, ok := at(n*d[0], n*d[1])
+			if !ok || (p != chess.NoPiece && p.Color() != them) {
+				break
+			}
+			if p.Type() == slider || p.Type() == chess.Queen {
+				return true
+			}
+			if p != chess.NoPiece {
+				break
+			}
+		}
+	}
+	return false
 }
 
 // fenMu serialises FEN decoding: the library's decoder writes a package-level buffer, so two
@@ -275,6 +440,8 @@ type chessState struct {
 	termination string
 	// winner is the index of the player who won; -1 unless termination is a checkmate.
 	winner int
+	// check reports whether the side to move is in check.
+	check bool
 }
 
 var _ State = chessState{}
@@ -292,21 +459,27 @@ type chessPly struct {
 
 // newChessState builds the state of pos, reached by the move of node (whose key it fills in).
 func newChessState(pos *chess.Position, node *chessPly, start *chess.Position, maxPlies int) chessState {
-	s := chessState{pos: pos, legal: sortedMoves(pos), last: node, start: start, maxPlies: maxPlies, winner: -1}
+	s := chessState{pos: pos, legal: sortedMoves(pos), last: node, start: start, maxPlies: maxPlies, winner: -1, check: inCheck(pos)}
 	s.uci = make([]string, len(s.legal))
 	for k := range s.legal {
 		s.uci[k] = s.legal[k].String()
 	}
 	node.key = repetitionKey(pos, s.legal)
-	s.termination, s.winner = positionEnd(pos, s.legal)
-	switch {
-	case s.termination != "":
-	case repetitions(node, pos.HalfMoveClock()) >= threefoldOccurrences:
-		s.termination = chessThreefold
-	case node.ply >= maxPlies:
+	s.termination, s.winner = ending(pos, s.legal, node)
+	if s.termination == "" && node.ply >= maxPlies {
 		s.termination = chessMoveCap
 	}
 	return s
+}
+
+// ending is the termination of pos, reached by node's move, but the move cap (see
+// positionEnd), with the winner's index; "" when the game goes on. node's key must be set.
+func ending(pos *chess.Position, legal []chess.Move, node *chessPly) (string, int) {
+	end, winner := positionEnd(pos, legal)
+	if end == "" && repetitions(node, pos.HalfMoveClock()) >= threefoldOccurrences {
+		end = chessThreefold
+	}
+	return end, winner
 }
 
 // sortedMoves lists the legal moves of pos in UCI order. It fills pos's cache of legal moves.
@@ -397,8 +570,10 @@ func (s chessState) ToMove() []int {
 }
 
 // Context implements State: fen, side_to_move and your_color ("white" or "black"),
-// legal_moves (UCI, sorted; none once the match is over), last_move (UCI, or null before the
-// first move), move_number (the FEN's full-move number) and ply (half-moves played).
+// legal_moves (UCI, sorted; none once the match is over), is_check (whether the side to move
+// is in check), last_move (UCI, or null before the first move), moves (every move so far in
+// UCI, from the start; at most max_plies, 700), move_number (the FEN's full-move number) and
+// ply (half-moves played).
 func (s chessState) Context(i int) map[string]any {
 	legal := []string{}
 	if !s.Terminal() {
@@ -408,15 +583,28 @@ func (s chessState) Context(i int) map[string]any {
 	if s.last.prev != nil {
 		last = s.last.uci
 	}
+	moves, _ := s.history()
 	return map[string]any{
 		"fen":          s.pos.String(),
 		"side_to_move": chessSides[sideIndex(s.pos.Turn())],
 		"your_color":   chessSides[i],
 		"legal_moves":  legal,
+		"is_check":     s.check,
 		"last_move":    last,
+		"moves":        moves,
 		"move_number":  fullMoveNumber(s.pos),
 		"ply":          s.last.ply,
 	}
+}
+
+// history lists the moves from the start, in UCI and in SAN.
+func (s chessState) history() (uci, san []string) {
+	n := s.last.ply
+	uci, san = make([]string, n), make([]string, n)
+	for p := s.last; p.prev != nil; p = p.prev {
+		uci[p.ply-1], san[p.ply-1] = p.uci, p.san
+	}
+	return uci, san
 }
 
 // ParseMove implements State. A move is {"uci": "e2e4"}, the bare string "e2e4", or
@@ -575,11 +763,7 @@ func (s chessState) Outcomes() [2]Outcome {
 // match stops early, a forfeit), winner ("white", "black" or ""), result ("1-0", "0-1",
 // "1/2-1/2" or "*"), moves_uci and moves_san (every move), and pgn.
 func (s chessState) Final() map[string]any {
-	n := s.last.ply
-	uci, san := make([]string, n), make([]string, n)
-	for p := s.last; p.prev != nil; p = p.prev {
-		uci[p.ply-1], san[p.ply-1] = p.uci, p.san
-	}
+	uci, san := s.history()
 	termination, winner, result := s.termination, "", "*"
 	switch {
 	case s.winner >= 0:

@@ -346,9 +346,9 @@ func TestChessApplyRefuses(t *testing.T) {
 func TestChessContext(t *testing.T) {
 	g := mustGame(t, TypeChess, nil)
 	s := g.NewState(0)
-	start := `{"fen":"` + chessStartFEN + `","last_move":null,"legal_moves":["a2a3","a2a4","b1a3","b1c3","b2b3","b2b4",` +
+	start := `{"fen":"` + chessStartFEN + `","is_check":false,"last_move":null,"legal_moves":["a2a3","a2a4","b1a3","b1c3","b2b3","b2b4",` +
 		`"c2c3","c2c4","d2d3","d2d4","e2e3","e2e4","f2f3","f2f4","g1f3","g1h3","g2g3","g2g4","h2h3","h2h4"],` +
-		`"move_number":1,"ply":0,"side_to_move":"white","your_color":"white"}`
+		`"move_number":1,"moves":[],"ply":0,"side_to_move":"white","your_color":"white"}`
 	if got := string(contextJSON(t, s, 0)); got != start {
 		t.Errorf("got start context %s, want %s", got, start)
 	}
@@ -364,21 +364,36 @@ func TestChessContext(t *testing.T) {
 		player                 int
 		side, last             string
 		moveNumber, ply, legal int
+		check                  bool
 	}{
-		{[]string{"e2e4"}, 1, "black", "e2e4", 1, 1, 20},
-		{[]string{"e2e4", "e7e5"}, 0, "white", "e7e5", 2, 2, 29},
-		{[]string{"e2e4", "e7e5", "g1f3"}, 1, "black", "g1f3", 2, 3, 29},
+		{[]string{"e2e4"}, 1, "black", "e2e4", 1, 1, 20, false},
+		{[]string{"e2e4", "e7e5"}, 0, "white", "e7e5", 2, 2, 29, false},
+		{[]string{"e2e4", "e7e5", "g1f3"}, 1, "black", "g1f3", 2, 3, 29, false},
+		{[]string{"e2e4", "f7f6", "d2d4", "g7g5", "d1h5"}, 1, "black", "d1h5", 3, 5, 0, true},
+		{[]string{"e2e4", "d7d5", "f1b5"}, 1, "black", "f1b5", 2, 3, 5, true},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.moves, " "), func(t *testing.T) {
 			next := chessPlay(t, s, tt.moves...)
 			ctx := next.Context(tt.player)
 			if ctx["side_to_move"] != tt.side || ctx["your_color"] != tt.side || ctx["last_move"] != tt.last ||
-				ctx["move_number"] != tt.moveNumber || ctx["ply"] != tt.ply || len(ctx["legal_moves"].([]string)) != tt.legal {
-				t.Errorf("got context %v, want %s to move after %s, move %d, ply %d, %d legal moves", ctx, tt.side, tt.last, tt.moveNumber, tt.ply, tt.legal)
+				ctx["move_number"] != tt.moveNumber || ctx["ply"] != tt.ply || len(ctx["legal_moves"].([]string)) != tt.legal ||
+				ctx["is_check"] != tt.check || !slices.Equal(ctx["moves"].([]string), tt.moves) {
+				t.Errorf("got context %v, want %s to move after %v, move %d, ply %d, %d legal moves, in check %t",
+					ctx, tt.side, tt.moves, tt.moveNumber, tt.ply, tt.legal, tt.check)
+			}
+			if next.Terminal() {
+				return // checkmate: nobody is asked
 			}
 			if _, err := g.LegalMoves(contextJSON(t, next, tt.player)); err != nil {
 				t.Errorf("got error %v for the mover's context, want none", err)
+			}
+			parsed, err := ParseChessContext(contextJSON(t, next, tt.player))
+			if err != nil || parsed.IsCheck != tt.check || !slices.Equal(parsed.Moves, tt.moves) {
+				t.Errorf("parsed is_check %t and moves %v (error %v), want %t and %v", parsed.IsCheck, parsed.Moves, err, tt.check, tt.moves)
+			}
+			if err := parsed.CheckMoves(); err != nil {
+				t.Errorf("got error %v checking the moves, want none", err)
 			}
 			// The player not to move is never asked, and its context is not one it could be asked with.
 			if _, err := g.LegalMoves(contextJSON(t, next, 1-tt.player)); err == nil {
@@ -412,6 +427,7 @@ func chessContext(t *testing.T, fen string, ply int, patch func(map[string]any))
 
 func TestChessLegalMovesRefusesContext(t *testing.T) {
 	g := mustGame(t, TypeChess, map[string]any{"max_plies": 50})
+	const afterE4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
 	set := func(key string, v any) func(map[string]any) { return func(m map[string]any) { m[key] = v } }
 	drop := func(key string) func(map[string]any) { return func(m map[string]any) { delete(m, key) } }
 	tests := []struct {
@@ -450,6 +466,13 @@ func TestChessLegalMovesRefusesContext(t *testing.T) {
 		{"dead position", chessContext(t, "4k3/8/8/8/8/8/8/3NK3 b - - 1 1", 0, nil), "match is over: insufficient_material"},
 		{"fifty moves", chessContext(t, "4k3/8/8/8/8/8/8/R3K3 b - - 100 80", 0, nil), "match is over: fifty_move_rule"},
 		{"move cap", chessContext(t, chessStartFEN, 50, nil), "match is over: ply 50 reached max_plies 50"},
+		{"is_check disagrees", chessContext(t, chessStartFEN, 0, set("is_check", true)), "is_check true but the side to move is in check: false"},
+		{"is_check a string", chessContext(t, chessStartFEN, 0, set("is_check", "no")), `is_check "no" but`},
+		{"moves a string", chessContext(t, chessStartFEN, 0, set("moves", "e2e4")), `field "moves" must be a list of UCI moves (got "e2e4")`},
+		{"moves null", chessContext(t, chessStartFEN, 0, set("moves", nil)), `field "moves" must be a list of UCI moves (got null)`},
+		{"moves longer than ply", chessContext(t, chessStartFEN, 0, set("moves", []string{"e2e4"})), `field "moves" holds 1 moves but ply is 0`},
+		{"move garbage", chessContext(t, afterE4, 1, set("moves", []string{"e2"})), `field "moves": move 1: "e2" is not a UCI move`},
+		{"moves end elsewhere", chessContext(t, afterE4, 1, set("moves", []string{"d2d4"})), `field "moves" ends with d2d4 but last_move is e2e4`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -467,6 +490,109 @@ func TestChessLegalMovesRefusesContext(t *testing.T) {
 	}
 	if _, err := g.LegalMoves(json.RawMessage(chessContext(t, chessStartFEN, 0, drop("legal_moves")))); err != nil {
 		t.Errorf("got error %v without legal_moves, want none", err)
+	}
+}
+
+// TestChessCheckMoves replays the moves of contexts that parse: those that do not lead to
+// the position, or lead through or to the end of the match, are refused.
+func TestChessCheckMoves(t *testing.T) {
+	const afterE4 = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+	// knightDance brings the start position back twice: its third occurrence ends the match.
+	knightDance := []string{"g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1", "f6g8"}
+	moves := func(last string, ms ...string) func(map[string]any) {
+		return func(m map[string]any) { m["moves"], m["last_move"] = ms, last }
+	}
+	tests := []struct {
+		name string
+		ctx  string
+		want string // "" for none
+	}{
+		{"no moves sent", chessContext(t, afterE4, 1, nil), ""},
+		{"the start", chessContext(t, chessStartFEN, 0, func(m map[string]any) { m["moves"] = []string{} }), ""},
+		{"one move", chessContext(t, afterE4, 1, moves("e2e4", "e2e4")), ""},
+		{"twice is no repetition yet", chessContext(t, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 4 3", 4, moves("f6g8", knightDance[:4]...)), ""},
+		{"illegal move", chessContext(t, afterE4, 1, moves("e2e5", "e2e5")),
+			"check chess moves: move 1: e2e5 is not a legal move in rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"},
+		{"elsewhere", chessContext(t, afterE4, 1, moves("d2d4", "d2d4")),
+			"check chess moves: the moves lead to rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq d3 0 1, not to the fen"},
+		{"other clocks", chessContext(t, "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 7", 1, moves("e2e4", "e2e4")),
+			"check chess moves: the moves lead to"},
+		{"threefold repetition", chessContext(t, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 8 5", 8, moves("f6g8", knightDance...)),
+			"check chess moves: match is over: threefold_repetition"},
+		{"moves past the end", chessContext(t, afterE4[:len(afterE4)-1]+"5", 9, moves("e2e4", append(slices.Clone(knightDance), "e2e4")...)),
+			"check chess moves: move 9: the match was over (threefold_repetition)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, err := ParseChessContext(json.RawMessage(tt.ctx))
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			err = ctx.CheckMoves()
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("got error %v, want none", err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("got error %v, want one starting %q", err, tt.want)
+			}
+			if over := strings.Contains(tt.want, "match is over"); errors.Is(err, ErrMatchOver) != over {
+				t.Errorf("got errors.Is(err, ErrMatchOver) = %t, want %t", !over, over)
+			}
+		})
+	}
+}
+
+// TestChessInCheck compares is_check with the library's check tag on every move of random
+// games but under-promotions (the library tags those as if a queen stood there), and tries
+// hand-picked positions.
+func TestChessInCheck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	checks := 0
+	for range 20 {
+		s := mustGame(t, TypeChess, map[string]any{"max_plies": 300}).NewState(0).(chessState)
+		for !s.Terminal() {
+			k := rng.IntN(len(s.legal))
+			want := s.legal[k].HasTag(chess.Check)
+			promo := s.legal[k].Promo()
+			next, err := s.Apply([]json.RawMessage{uciMove(s.uci[k])})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = next.(chessState)
+			if promo != chess.NoPieceType && promo != chess.Queen {
+				continue
+			}
+			if s.Context(0)["is_check"] != want {
+				t.Fatalf("after %s to %s: got is_check %v, want %t", s.last.uci, s.pos, s.Context(0)["is_check"], want)
+			}
+			if want {
+				checks++
+			}
+		}
+	}
+	if checks < 20 {
+		t.Errorf("only %d checks in 20 random games: the comparison says little", checks)
+	}
+	for fen, want := range map[string]bool{
+		"8/7k/8/8/8/8/8/KB5r b - - 0 1":      true,  // the bishop is pinned and gives check all the same
+		"8/7k/6p1/8/8/8/8/KB5r b - - 0 1":    false, // a pawn of its own shields the king
+		"4k3/8/8/8/8/8/3p4/4K3 w - - 0 1":    true,  // pawns attack forward only
+		"4k3/8/8/8/8/8/4p3/4K3 w - - 0 1":    false,
+		"4k3/8/5N2/8/8/8/8/4K3 b - - 0 1":    true,
+		"4k3/8/8/8/8/8/8/q3K3 w - - 0 1":     true,
+		"7N/8/8/1B2k3/8/2p1K3/8/8 b - - 0 1": false, // an under-promotion the library calls a check
+		"7B/8/8/1B2k3/8/2p1K3/8/8 b - - 0 1": true,
+	} {
+		pos, err := decodeFEN(fen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := inCheck(pos); got != want {
+			t.Errorf("inCheck(%s) = %t, want %t", fen, got, want)
+		}
 	}
 }
 
