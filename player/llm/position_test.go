@@ -34,14 +34,19 @@ func stateAfter(t *testing.T, gameType string, params map[string]any, i int, ste
 	return g, raw
 }
 
-// withField adds a field to a context, as a referee sending more than ours would.
+// withField sets a field of a context (nil removes it), as a referee of another
+// implementation might send it.
 func withField(t *testing.T, raw json.RawMessage, name string, v any) json.RawMessage {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	m[name] = v
+	if v == nil {
+		delete(m, name)
+	} else {
+		m[name] = v
+	}
 	out, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +80,9 @@ func TestLLMDescribe(t *testing.T) {
 			wantText:   []string{"column 0 1 2 3 4 5 6", "       . . . Y . . .\n       . . . R . . .\n", "You play R", "move 3", "Four of your discs"},
 		},
 		{
+			// A referee of another implementation may send last_move alone.
 			name: "chess with the last move only", gameType: game.TypeChess, params: map[string]any{"max_plies": 120}, player: 1, steps: chessMoves[:1],
+			add:        map[string]any{"moves": nil},
 			wantLabels: []string{"a7a5", "a7a6", "b7b5"},
 			wantText: []string{"Position (FEN): rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1",
 				"8  r n b q k b n r\n7  p p p p p p p p\n6  . . . . . . . .", "   a b c d e f g h", "The last move (UCI) was e2e4.",
@@ -83,10 +90,10 @@ func TestLLMDescribe(t *testing.T) {
 			wantNot: []string{"in check", "Moves so far"},
 		},
 		{
-			name: "chess with every move and the check flag", gameType: game.TypeChess, player: 1, steps: chessMoves[:3],
-			add:        map[string]any{"moves": []string{"e2e4", "e7e5", "d1h5"}, "is_check": true},
+			name: "chess with every move, as the referee sends them", gameType: game.TypeChess, player: 1, steps: chessMoves[:3],
 			wantLabels: []string{"a7a5", "a7a6"},
-			wantText:   []string{"Moves so far (SAN): 1. e4 e5 2. Qh5", "Your king is in check."},
+			wantText:   []string{"Moves so far (SAN): 1. e4 e5 2. Qh5"},
+			wantNot:    []string{"Your king is in check."},
 		},
 		{
 			name: "chess with a check the moves give", gameType: game.TypeChess, player: 1, steps: [][]string{{`"e2e4"`}, {`"f7f6"`}, {`"d1h5"`}},
@@ -94,9 +101,10 @@ func TestLLMDescribe(t *testing.T) {
 			wantText: []string{"1. e4 f6 2. Qh5+", "Your king is in check."},
 		},
 		{
-			name: "chess with moves that do not fit the position", gameType: game.TypeChess, player: 1, steps: chessMoves[:1],
-			add:      map[string]any{"moves": []string{"d2d4"}},
-			wantText: []string{"The last move (UCI) was e2e4."},
+			// Well formed (three moves, the last one last_move) but not replaying to the FEN.
+			name: "chess with moves that do not fit the position", gameType: game.TypeChess, player: 1, steps: chessMoves[:3],
+			add:      map[string]any{"moves": []string{"d2d4", "e7e5", "d1h5"}},
+			wantText: []string{"The last move (UCI) was d1h5."},
 			wantNot:  []string{"Moves so far"},
 		},
 		{
