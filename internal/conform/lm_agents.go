@@ -28,7 +28,7 @@ func (rec lmRecorder) Record(ex protocol.Exchange) error {
 	if !ex.Inbound {
 		return nil
 	}
-	generic, err := decodeNumbers(ex.Request)
+	generic, err := normalize(ex.Request)
 	obj, _ := generic.(map[string]any)
 	if err != nil || obj == nil {
 		rec.r.noteInbound("", fmt.Sprintf("%s got a request that is not a JSON-RPC request object", rec.agent.id))

@@ -437,7 +437,7 @@ func (r *lmRun) answerChecks() {
 		if c.rpc.hasResult == c.rpc.hasError {
 			note(&framing, c, "the answer must hold exactly one of result and error")
 		}
-		if c.requestID != "" && (!c.rpc.hasID || !sameJSONText(c.rpc.id, c.requestID)) {
+		if c.requestID != "" && (!c.rpc.hasID || !sameJSON(c.rpc.id, json.RawMessage(c.requestID))) {
 			note(&framing, c, fmt.Sprintf("id %s, the request's was %s", snippet(c.rpc.id, 60), c.requestID))
 		}
 		if !c.rpc.hasResult || c.rpc.hasError {
@@ -472,10 +472,4 @@ func (r *lmRun) answerChecks() {
 	}
 	r.check(ckConversation, joinErr(conversation), fmt.Sprintf("%d results echo their request's conversation_id", results))
 	r.check(ckEnvelope, joinErr(envelope), fmt.Sprintf("%d results: protocol league.v2, sender league_manager", results))
-}
-
-// sameJSONText compares two JSON texts as values.
-func sameJSONText(a json.RawMessage, b string) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
 }

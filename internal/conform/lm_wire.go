@@ -164,7 +164,7 @@ func (w *lmWire) post(ctx context.Context, label string, body []byte, requestID,
 	}
 	c.rpc, c.rpcErr = parseRPC(c.body)
 	w.log.Debug().Str("conversation_id", conversationID).Str("call", label).Int("status", c.status).
-		Bytes("answer", snippetBytes(c.body, 300)).Msg("answer")
+		Str("answer", truncate(string(c.body), 300)).Msg("answer")
 	return c
 }
 
@@ -269,7 +269,7 @@ func (c *lmCall) answer(v *protocol.Validator, want string) (*protocol.Message, 
 	if c.rpc == nil || !c.rpc.hasResult || c.rpc.hasError {
 		return nil, errors.New(c.describe())
 	}
-	generic, err := decodeNumbers(c.rpc.result)
+	generic, err := normalize(c.rpc.result)
 	if err != nil {
 		return nil, fmt.Errorf("the result is not JSON: %w", err)
 	}
@@ -286,17 +286,6 @@ func (c *lmCall) answer(v *protocol.Validator, want string) (*protocol.Message, 
 	return &m, nil
 }
 
-// decodeNumbers decodes one JSON value with numbers kept exact, as the validator wants.
-func decodeNumbers(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
 // joinViolations lists at most n violations as "path: message".
 func joinViolations(vs []protocol.Violation, n int) string {
 	out := make([]string, 0, min(len(vs), n)+1)
@@ -310,14 +299,7 @@ func joinViolations(vs []protocol.Violation, n int) string {
 	return strings.Join(out, "; ")
 }
 
-// snippet is b cut to n bytes for a reason line, on one line.
+// snippet is b cut to n bytes (on a character boundary) for a reason line, on one line.
 func snippet(b []byte, n int) string {
-	return strings.Join(strings.Fields(string(snippetBytes(b, n))), " ")
-}
-
-func snippetBytes(b []byte, n int) []byte {
-	if len(b) <= n {
-		return b
-	}
-	return append(append([]byte(nil), b[:n]...), "…"...)
+	return strings.Join(strings.Fields(truncate(string(b), n)), " ")
 }
