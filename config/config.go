@@ -25,7 +25,7 @@ const (
 )
 
 // GameParams validates and defaults the game-specific params of a game type.
-// *game.Registry from referee/game implements it. The error for a bad param begins
+// *game.Registry from game implements it. The error for a bad param begins
 // with the param's name ("rounds: must be between 1 and 99 (got 0)"); the error for
 // an unknown game type begins with "unknown game type".
 type GameParams interface {
@@ -270,7 +270,7 @@ func defaults() *Config {
 				GameType:              "even_odd",
 				Name:                  "Even/Odd Prediction",
 				Description:           "Players predict even or odd",
-				RefereeImplementation: "referee/game",
+				RefereeImplementation: "game",
 				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{"rounds": 5},
@@ -279,7 +279,7 @@ func defaults() *Config {
 				GameType:              "rock_paper_scissors",
 				Name:                  "Rock Paper Scissors",
 				Description:           "Classic RPS",
-				RefereeImplementation: "referee/game",
+				RefereeImplementation: "game",
 				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{"rounds": 5},
@@ -288,7 +288,7 @@ func defaults() *Config {
 				GameType:              "tic_tac_toe",
 				Name:                  "Tic Tac Toe",
 				Description:           "3x3 grid game",
-				RefereeImplementation: "referee/game",
+				RefereeImplementation: "game",
 				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{},
@@ -297,7 +297,7 @@ func defaults() *Config {
 				GameType:              "connect_four",
 				Name:                  "Connect Four",
 				Description:           "6x7 board with gravity, four in a row wins",
-				RefereeImplementation: "referee/game",
+				RefereeImplementation: "game",
 				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{},
@@ -306,7 +306,7 @@ func defaults() *Config {
 				GameType:              "chess",
 				Name:                  "Chess",
 				Description:           "FIDE rules; draws declared when claimable; max_plies adjudicated a draw",
-				RefereeImplementation: "referee/game",
+				RefereeImplementation: "game",
 				Rules:                 RulesBuiltin,
 				Scoring:               defaultScoring,
 				Params:                map[string]any{"max_plies": 200},

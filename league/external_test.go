@@ -9,7 +9,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // nimSteps bounds the test's nim matches.

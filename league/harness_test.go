@@ -18,7 +18,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"

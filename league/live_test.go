@@ -13,7 +13,7 @@ import (
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
 )
 

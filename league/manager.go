@@ -18,7 +18,7 @@ import (
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 

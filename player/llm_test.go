@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentleague/agentleague/player/llm"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // A player of strategy llm answers REQUEST_MOVE with the move its model names and the

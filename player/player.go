@@ -25,7 +25,7 @@ import (
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 

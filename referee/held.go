@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 

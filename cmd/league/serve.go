@@ -20,7 +20,7 @@ import (
 	"github.com/agentleague/agentleague/internal/logging"
 	"github.com/agentleague/agentleague/league"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // adminTokenEnv names the environment variable holding the admin token.

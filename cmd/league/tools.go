@@ -13,7 +13,7 @@ import (
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/league/export"
 	"github.com/agentleague/agentleague/league/replay"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver for reading databases
 )
 

@@ -23,7 +23,7 @@ import (
 	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/player/uci"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 func init() { Subjects["player"] = runPlayerSubject }
@@ -46,7 +46,7 @@ var playerChecks = []checkDef{
 	{id: "player.move", level: Required, pass: "%d REQUEST_MOVE answered with a MOVE_RESPONSE carrying move_payload",
 		hint: `answer REQUEST_MOVE synchronously with MOVE_RESPONSE, payload {"move_payload": ...}`},
 	{id: "player.move.legal", level: Required, pass: "%d move(s), every one legal by the rules",
-		hint: "compute the move from step_context with the game's rules (referee/game): for tic_tac_toe an empty cell, {\"row\": r, \"col\": c}, 0-based"},
+		hint: "compute the move from step_context with the game's rules (game): for tic_tac_toe an empty cell, {\"row\": r, \"col\": c}, 0-based"},
 	{id: "player.move.deadline", level: Required, pass: "%d move(s) answered within the move deadline",
 		hint: "answer within deadline_ms of REQUEST_MOVE; referees count a late answer as a timeout (warning, forced move, then technical loss)"},
 	{id: "player.answer.jsonrpc", level: Required, pass: "%d answer(s) were JSON-RPC 2.0 responses with the request's id",

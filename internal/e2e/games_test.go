@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/internal/pgnextract"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/corentings/chess/v2"
 )
 

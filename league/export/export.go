@@ -13,7 +13,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // Data is everything an export holds.

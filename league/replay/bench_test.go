@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/league/schedule"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // syntheticLog writes a complete, chained audit log of a tic-tac-toe league of n

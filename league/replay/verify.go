@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // Problem is one finding of Verify, naming the match and, where it applies, the move.

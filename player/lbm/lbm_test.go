@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/player/strategy"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 func serve(t *testing.T, s *Server) *httptest.Server {

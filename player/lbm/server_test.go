@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/player/strategy"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // gridRequest is a play request for tic-tac-toe or connect four whose board is drawn one

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // stateAfter plays moves (one JSON move per step, or two for simultaneous games) from the

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/player/strategy"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/openai/openai-go/v3"
 	"github.com/rs/zerolog"
 )

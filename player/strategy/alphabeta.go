@@ -3,7 +3,7 @@ package strategy
 import (
 	"math/rand/v2"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // newAlphaBeta builds "alphabeta", the strong strategy of the board games: a fixed-depth

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // c4Context is a connect_four step_context with rows given top first, '.' for empty.

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // c4Depth is how many plies "alphabeta" looks ahead in connect_four, its own move included.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // perfect plays tic_tac_toe by minimax and never loses. Among equally good moves it takes the

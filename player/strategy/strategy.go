@@ -14,7 +14,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // Request is one REQUEST_MOVE as a strategy sees it.

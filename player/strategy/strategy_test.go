@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 func mustGame(t testing.TB, gameType string, params map[string]any) game.Game {

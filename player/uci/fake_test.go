@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/player/strategy"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/corentings/chess/v2"
 	"go.uber.org/goleak"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/stockfish"
 	"github.com/agentleague/agentleague/player/strategy"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 )
 
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/player/strategy"
-	"github.com/agentleague/agentleague/referee/game"
+	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
