@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/corentings/chess/v2"
 )
 
@@ -745,16 +746,16 @@ func (s chessState) Apply(moves []json.RawMessage) (State, error) {
 func (s chessState) Terminal() bool { return s.termination != "" }
 
 // Outcomes implements State; it is zero before the end.
-func (s chessState) Outcomes() [2]Outcome {
+func (s chessState) Outcomes() [2]protocol.Outcome {
 	switch {
 	case s.winner >= 0:
-		o := [2]Outcome{Loss, Loss}
-		o[s.winner] = Win
+		o := [2]protocol.Outcome{protocol.Loss, protocol.Loss}
+		o[s.winner] = protocol.Win
 		return o
 	case s.Terminal():
-		return [2]Outcome{Draw, Draw}
+		return [2]protocol.Outcome{protocol.Draw, protocol.Draw}
 	default:
-		return [2]Outcome{}
+		return [2]protocol.Outcome{}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/corentings/chess/v2"
 )
 
@@ -101,7 +102,7 @@ func TestChessRules(t *testing.T) {
 		// wantLegal is the legal moves before the move, if set.
 		wantLegal   []string
 		termination string // "" while the game goes on
-		outcomes    [2]Outcome
+		outcomes    [2]protocol.Outcome
 		maxPlies    int // 200 if zero
 	}{
 		{name: "castling king side", fen: "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", move: "e1g1",
@@ -133,35 +134,35 @@ func TestChessRules(t *testing.T) {
 			wantLegal: []string{"e1d1", "e1e2", "e1f1"}},
 		{name: "pinned piece stays", fen: "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1", move: "e2d3", illegal: true},
 		{name: "checkmate", pre: []string{"f2f3", "e7e5", "g2g4"}, move: "d8h4",
-			termination: chessCheckmate, outcomes: [2]Outcome{Loss, Win}},
+			termination: chessCheckmate, outcomes: [2]protocol.Outcome{protocol.Loss, protocol.Win}},
 		{name: "checkmate by white", fen: "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", move: "a1a8",
-			termination: chessCheckmate, outcomes: [2]Outcome{Win, Loss}},
+			termination: chessCheckmate, outcomes: [2]protocol.Outcome{protocol.Win, protocol.Loss}},
 		{name: "stalemate", fen: "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", move: "f1f7",
-			termination: chessStalemate, outcomes: [2]Outcome{Draw, Draw}},
+			termination: chessStalemate, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 		{name: "insufficient material, kings alone", fen: "4k3/8/8/8/8/8/3r4/4K3 w - - 0 1", move: "e1d2",
-			termination: chessInsufficient, outcomes: [2]Outcome{Draw, Draw}},
+			termination: chessInsufficient, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 		{name: "insufficient material, under-promotion", fen: "4k3/P7/8/8/8/8/8/4K3 w - - 0 1", move: "a7a8b",
-			termination: chessInsufficient, outcomes: [2]Outcome{Draw, Draw}},
+			termination: chessInsufficient, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 		{name: "bishops on one colour", fen: "4k3/8/8/8/1b6/8/3B4/4K1r1 w - - 0 1", move: "e1f2",
 			wantFEN: "4k3/8/8/8/1b6/8/3B1K2/6r1 b - - 1 1"},
 		{name: "bishops on one colour after a capture", fen: "4k3/8/8/8/1b6/8/3B4/4K1r1 w - - 0 1", pre: []string{"e1f2", "e8d7"}, move: "f2g1",
-			termination: chessInsufficient, outcomes: [2]Outcome{Draw, Draw}},
+			termination: chessInsufficient, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 		{name: "threefold repetition", pre: []string{"g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"}, move: "f6g8",
-			termination: chessThreefold, outcomes: [2]Outcome{Draw, Draw}},
+			termination: chessThreefold, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 		{name: "twofold is not enough", pre: []string{"g1f3", "g8f6", "f3g1"}, move: "f6g8"},
 		// After 1. e4 no black pawn can take on e3, so the position repeats with the knights' moves.
 		{name: "threefold ignores an en passant square without capture", pre: []string{"e2e4", "g8f6", "g1f3", "f6g8", "f3g1", "g8f6", "g1f3", "f6g8"},
-			move: "f3g1", termination: chessThreefold, outcomes: [2]Outcome{Draw, Draw}},
+			move: "f3g1", termination: chessThreefold, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 		{name: "threefold counts an en passant right", pre: []string{"e2e4", "h7h6", "e4e5", "d7d5", "g1f3", "g8f6", "f3g1", "f6g8", "g1f3", "g8f6", "f3g1"},
 			move: "f6g8"},
 		{name: "fifty-move rule", fen: "4k3/8/8/8/8/8/8/R3K3 w - - 99 80", move: "a1a2",
-			termination: chessFiftyMoves, outcomes: [2]Outcome{Draw, Draw}},
+			termination: chessFiftyMoves, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 		{name: "fifty-move clock reset by a pawn move", fen: "4k3/8/8/8/8/8/P7/4K3 w - - 99 80", move: "a2a3",
 			wantFEN: "4k3/8/8/8/8/P7/8/4K3 b - - 0 80"},
 		{name: "checkmate on the hundredth half-move", fen: "7k/8/6K1/8/8/8/8/R7 w - - 99 80", move: "a1a8",
-			termination: chessCheckmate, outcomes: [2]Outcome{Win, Loss}},
+			termination: chessCheckmate, outcomes: [2]protocol.Outcome{protocol.Win, protocol.Loss}},
 		{name: "move cap", maxPlies: 10, pre: []string{"e2e4", "e7e5", "d2d4", "d7d5", "c2c4", "c7c5", "b2b4", "b7b5", "a2a4"}, move: "a7a5",
-			termination: chessMoveCap, outcomes: [2]Outcome{Draw, Draw}},
+			termination: chessMoveCap, outcomes: [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // TypeConnectFour is the registry key of connect four.
@@ -296,16 +298,16 @@ func (s connectFourState) Terminal() bool {
 }
 
 // Outcomes implements State; it is zero before the end.
-func (s connectFourState) Outcomes() [2]Outcome {
+func (s connectFourState) Outcomes() [2]protocol.Outcome {
 	switch {
 	case s.winner == "R":
-		return [2]Outcome{Win, Loss}
+		return [2]protocol.Outcome{protocol.Win, protocol.Loss}
 	case s.winner == "Y":
-		return [2]Outcome{Loss, Win}
+		return [2]protocol.Outcome{protocol.Loss, protocol.Win}
 	case s.Terminal():
-		return [2]Outcome{Draw, Draw}
+		return [2]protocol.Outcome{protocol.Draw, protocol.Draw}
 	default:
-		return [2]Outcome{}
+		return [2]protocol.Outcome{}
 	}
 }
 

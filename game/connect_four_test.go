@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 func column(c int) string { return fmt.Sprintf(`{"column":%d}`, c) }
@@ -49,9 +51,9 @@ func TestConnectFourLines(t *testing.T) {
 			if !s.Terminal() || s.ToMove() != nil {
 				t.Fatalf("got terminal %v, to move %v after the line, want over", s.Terminal(), s.ToMove())
 			}
-			want := [2]Outcome{Win, Loss}
+			want := [2]protocol.Outcome{protocol.Win, protocol.Loss}
 			if tt.winner == "Y" {
-				want = [2]Outcome{Loss, Win}
+				want = [2]protocol.Outcome{protocol.Loss, protocol.Win}
 			}
 			if got := s.Outcomes(); got != want {
 				t.Errorf("got outcomes %v, want %v", got, want)
@@ -108,7 +110,7 @@ func TestConnectFourDraw(t *testing.T) {
 	if !s.Terminal() {
 		t.Fatal("full board is not terminal")
 	}
-	if got, want := s.Outcomes(), [2]Outcome{Draw, Draw}; got != want {
+	if got, want := s.Outcomes(), [2]protocol.Outcome{protocol.Draw, protocol.Draw}; got != want {
 		t.Errorf("got outcomes %v, want %v", got, want)
 	}
 	got := mustMarshal(t, s.Final())
@@ -121,7 +123,7 @@ func TestConnectFourDraw(t *testing.T) {
 
 func TestConnectFourInProgress(t *testing.T) {
 	s := c4Play(t, 3)
-	if got := s.Outcomes(); got != ([2]Outcome{}) {
+	if got := s.Outcomes(); got != ([2]protocol.Outcome{}) {
 		t.Errorf("got outcomes %v before the end, want zero", got)
 	}
 	if got := s.Final()["outcome"]; got != "IN_PROGRESS" {

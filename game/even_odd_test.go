@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 func choice(c string) string { return fmt.Sprintf(`{"choice":%q}`, c) }
@@ -107,14 +109,14 @@ func TestEvenOddRoundsFollowTheNumber(t *testing.T) {
 	for k := 0; k < 12; k++ {
 		right := parityOf(numbers[k])
 		c0, c1 := right, other(right)
-		want := Win
+		want := protocol.Win
 		switch k % 4 {
 		case 1:
-			c0, c1, want = other(right), right, Loss
+			c0, c1, want = other(right), right, protocol.Loss
 		case 2:
-			c0, c1, want = right, right, Draw
+			c0, c1, want = right, right, protocol.Draw
 		case 3:
-			c0, c1, want = other(right), other(right), Draw
+			c0, c1, want = other(right), other(right), protocol.Draw
 		}
 		s = play(t, s, []string{choice(c0), choice(c1)})
 		ctx, err := evenOddRules.parseContext(contextJSON(t, s, 0))

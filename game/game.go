@@ -5,16 +5,8 @@ package game
 import (
 	"encoding/json"
 	"errors"
-)
 
-// Outcome is one player's result of a finished match.
-type Outcome string
-
-// Outcomes as they appear on the wire.
-const (
-	Win  Outcome = "win"
-	Loss Outcome = "loss"
-	Draw Outcome = "draw"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // ErrIllegalMove marks a move that is well-formed but breaks the rules.
@@ -61,7 +53,7 @@ type State interface {
 	// Terminal reports whether the match is over.
 	Terminal() bool
 	// Outcomes is the result of a terminal state, indexed like players.
-	Outcomes() [2]Outcome
+	Outcomes() [2]protocol.Outcome
 	// Final is the JSON-ready state for GAME_OVER and the result metadata.
 	Final() map[string]any
 }

@@ -4,22 +4,24 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 func TestRockPaperScissorsThrows(t *testing.T) {
 	tests := []struct {
 		a, b string
-		want [2]Outcome // results for players 0 and 1
+		want [2]protocol.Outcome // results for players 0 and 1
 	}{
-		{"rock", "scissors", [2]Outcome{Win, Loss}},
-		{"rock", "paper", [2]Outcome{Loss, Win}},
-		{"rock", "rock", [2]Outcome{Draw, Draw}},
-		{"paper", "rock", [2]Outcome{Win, Loss}},
-		{"paper", "scissors", [2]Outcome{Loss, Win}},
-		{"paper", "paper", [2]Outcome{Draw, Draw}},
-		{"scissors", "paper", [2]Outcome{Win, Loss}},
-		{"scissors", "rock", [2]Outcome{Loss, Win}},
-		{"scissors", "scissors", [2]Outcome{Draw, Draw}},
+		{"rock", "scissors", [2]protocol.Outcome{protocol.Win, protocol.Loss}},
+		{"rock", "paper", [2]protocol.Outcome{protocol.Loss, protocol.Win}},
+		{"rock", "rock", [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
+		{"paper", "rock", [2]protocol.Outcome{protocol.Win, protocol.Loss}},
+		{"paper", "scissors", [2]protocol.Outcome{protocol.Loss, protocol.Win}},
+		{"paper", "paper", [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
+		{"scissors", "paper", [2]protocol.Outcome{protocol.Win, protocol.Loss}},
+		{"scissors", "rock", [2]protocol.Outcome{protocol.Loss, protocol.Win}},
+		{"scissors", "scissors", [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.a+" vs "+tt.b, func(t *testing.T) {
@@ -46,13 +48,13 @@ func TestRockPaperScissorsContext(t *testing.T) {
 	)
 	tests := []struct {
 		player int
-		third  Outcome
+		third  protocol.Outcome
 		want   string
 	}{
-		{0, Loss, `{"history":[{"you":"rock","opponent":"scissors","result":"win"},{"you":"paper","opponent":"paper","result":"draw"},` +
+		{0, protocol.Loss, `{"history":[{"you":"rock","opponent":"scissors","result":"win"},{"you":"paper","opponent":"paper","result":"draw"},` +
 			`{"you":"rock","opponent":"paper","result":"loss"},{"you":"scissors","opponent":"paper","result":"win"}],` +
 			`"opponent_score":1,"round":5,"rounds":7,"your_score":2}`},
-		{1, Win, `{"history":[{"you":"scissors","opponent":"rock","result":"loss"},{"you":"paper","opponent":"paper","result":"draw"},` +
+		{1, protocol.Win, `{"history":[{"you":"scissors","opponent":"rock","result":"loss"},{"you":"paper","opponent":"paper","result":"draw"},` +
 			`{"you":"paper","opponent":"rock","result":"win"},{"you":"paper","opponent":"scissors","result":"loss"}],` +
 			`"opponent_score":2,"round":5,"rounds":7,"your_score":1}`},
 	}
@@ -94,7 +96,7 @@ func TestRockPaperScissorsFinal(t *testing.T) {
 	if got := mustMarshal(t, s.Final()); got != want {
 		t.Errorf("got final %s, want %s", got, want)
 	}
-	if got, want := s.Outcomes(), [2]Outcome{Draw, Draw}; got != want {
+	if got, want := s.Outcomes(), [2]protocol.Outcome{protocol.Draw, protocol.Draw}; got != want {
 		t.Errorf("got outcomes %v, want %v", got, want)
 	}
 }

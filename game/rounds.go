@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // roundRules are what even_odd and rock_paper_scissors do not share; both are best-of-N
@@ -42,7 +44,7 @@ type RoundRecord struct {
 	// Number is even_odd's drawn number, from 1; 0 and absent in rock_paper_scissors.
 	Number int `json:"number,omitempty"`
 	// Result is the round's result for the viewing player.
-	Result Outcome `json:"result"`
+	Result protocol.Outcome `json:"result"`
 }
 
 // roundsGame is a best-of-N simultaneous choice game.
@@ -214,16 +216,16 @@ func decided(a, b, remaining int) bool {
 }
 
 // Outcomes implements State: more rounds won wins the match. It is zero before the end.
-func (s roundsState) Outcomes() [2]Outcome {
+func (s roundsState) Outcomes() [2]protocol.Outcome {
 	switch {
 	case !s.Terminal():
-		return [2]Outcome{}
+		return [2]protocol.Outcome{}
 	case s.score[0] > s.score[1]:
-		return [2]Outcome{Win, Loss}
+		return [2]protocol.Outcome{protocol.Win, protocol.Loss}
 	case s.score[0] < s.score[1]:
-		return [2]Outcome{Loss, Win}
+		return [2]protocol.Outcome{protocol.Loss, protocol.Win}
 	default:
-		return [2]Outcome{Draw, Draw}
+		return [2]protocol.Outcome{protocol.Draw, protocol.Draw}
 	}
 }
 
@@ -263,14 +265,14 @@ func winnerOf(verdict int) int {
 }
 
 // resultFor is the round result for player i given the round winner's index.
-func resultFor(winner, i int) Outcome {
+func resultFor(winner, i int) protocol.Outcome {
 	switch winner {
 	case -1:
-		return Draw
+		return protocol.Draw
 	case i:
-		return Win
+		return protocol.Win
 	default:
-		return Loss
+		return protocol.Loss
 	}
 }
 
@@ -335,9 +337,9 @@ func (r *roundRules) readContext(raw json.RawMessage) (RoundsContext, error) {
 			return RoundsContext{}, fmt.Errorf("history[%d]: %w", k, err)
 		}
 		switch rec.Result {
-		case Win:
+		case protocol.Win:
 			yours++
-		case Loss:
+		case protocol.Loss:
 			theirs++
 		}
 	}

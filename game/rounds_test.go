@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // TestRoundsEndWhenDecided plays rock_paper_scissors, whose throws are not random, to check
@@ -18,17 +20,17 @@ func TestRoundsEndWhenDecided(t *testing.T) {
 		rounds   int
 		steps    [][]string
 		terminal bool
-		want     [2]Outcome
+		want     [2]protocol.Outcome
 	}{
-		{"best of 1 decided", 1, [][]string{win}, true, [2]Outcome{Win, Loss}},
-		{"best of 1 drawn", 1, [][]string{draw}, true, [2]Outcome{Draw, Draw}},
-		{"2-0 of 3 cannot be caught", 3, [][]string{win, win}, true, [2]Outcome{Win, Loss}},
-		{"1-0 of 3 can be caught", 3, [][]string{win}, false, [2]Outcome{}},
-		{"lead equal to rounds left can still be tied", 5, [][]string{loss, loss, draw}, false, [2]Outcome{}},
-		{"3-0 of 5 cannot be caught", 5, [][]string{loss, loss, loss}, true, [2]Outcome{Loss, Win}},
-		{"all rounds played, level", 4, [][]string{win, loss, draw, draw}, true, [2]Outcome{Draw, Draw}},
-		{"all rounds played, one ahead", 3, [][]string{win, draw, draw}, true, [2]Outcome{Win, Loss}},
-		{"1-0 with 1 left", 3, [][]string{win, draw}, false, [2]Outcome{}},
+		{"best of 1 decided", 1, [][]string{win}, true, [2]protocol.Outcome{protocol.Win, protocol.Loss}},
+		{"best of 1 drawn", 1, [][]string{draw}, true, [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
+		{"2-0 of 3 cannot be caught", 3, [][]string{win, win}, true, [2]protocol.Outcome{protocol.Win, protocol.Loss}},
+		{"1-0 of 3 can be caught", 3, [][]string{win}, false, [2]protocol.Outcome{}},
+		{"lead equal to rounds left can still be tied", 5, [][]string{loss, loss, draw}, false, [2]protocol.Outcome{}},
+		{"3-0 of 5 cannot be caught", 5, [][]string{loss, loss, loss}, true, [2]protocol.Outcome{protocol.Loss, protocol.Win}},
+		{"all rounds played, level", 4, [][]string{win, loss, draw, draw}, true, [2]protocol.Outcome{protocol.Draw, protocol.Draw}},
+		{"all rounds played, one ahead", 3, [][]string{win, draw, draw}, true, [2]protocol.Outcome{protocol.Win, protocol.Loss}},
+		{"1-0 with 1 left", 3, [][]string{win, draw}, false, [2]protocol.Outcome{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // builtins are the default games with small round counts so playouts reach the end.
@@ -108,7 +110,7 @@ func TestLegalMovesAgreeWithParseMove(t *testing.T) {
 					s = next
 					steps++
 				}
-				if got := s.Outcomes(); !slices.Contains([][2]Outcome{{Win, Loss}, {Loss, Win}, {Draw, Draw}}, got) {
+				if got := s.Outcomes(); !slices.Contains([][2]protocol.Outcome{{protocol.Win, protocol.Loss}, {protocol.Loss, protocol.Win}, {protocol.Draw, protocol.Draw}}, got) {
 					t.Errorf("got outcomes %v after %d steps, want a result", got, steps)
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // TypeTicTacToe is the registry key of tic-tac-toe.
@@ -246,16 +248,16 @@ func (s ticTacToeState) Apply(moves []json.RawMessage) (State, error) {
 func (s ticTacToeState) Terminal() bool { return s.board.Winner() != "" || s.moves == 9 }
 
 // Outcomes implements State; it is zero before the end.
-func (s ticTacToeState) Outcomes() [2]Outcome {
+func (s ticTacToeState) Outcomes() [2]protocol.Outcome {
 	switch {
 	case s.board.Winner() == "X":
-		return [2]Outcome{Win, Loss}
+		return [2]protocol.Outcome{protocol.Win, protocol.Loss}
 	case s.board.Winner() == "O":
-		return [2]Outcome{Loss, Win}
+		return [2]protocol.Outcome{protocol.Loss, protocol.Win}
 	case s.moves == 9:
-		return [2]Outcome{Draw, Draw}
+		return [2]protocol.Outcome{protocol.Draw, protocol.Draw}
 	default:
-		return [2]Outcome{}
+		return [2]protocol.Outcome{}
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 func cell(r, c int) string { return fmt.Sprintf(`{"row":%d,"col":%d}`, r, c) }
@@ -153,9 +155,9 @@ func TestTicTacToeLines(t *testing.T) {
 				if got := s.ToMove(); got != nil {
 					t.Errorf("got to move %v, want none", got)
 				}
-				want := [2]Outcome{Win, Loss}
+				want := [2]protocol.Outcome{protocol.Win, protocol.Loss}
 				if winner == "O" {
-					want = [2]Outcome{Loss, Win}
+					want = [2]protocol.Outcome{protocol.Loss, protocol.Win}
 				}
 				if got := s.Outcomes(); got != want {
 					t.Errorf("got outcomes %v, want %v", got, want)
@@ -181,7 +183,7 @@ func TestTicTacToeDraw(t *testing.T) {
 	if !s.Terminal() {
 		t.Fatal("full board is not terminal")
 	}
-	if got, want := s.Outcomes(), [2]Outcome{Draw, Draw}; got != want {
+	if got, want := s.Outcomes(), [2]protocol.Outcome{protocol.Draw, protocol.Draw}; got != want {
 		t.Errorf("got outcomes %v, want %v", got, want)
 	}
 	got := mustMarshal(t, s.Final())
@@ -193,7 +195,7 @@ func TestTicTacToeDraw(t *testing.T) {
 
 func TestTicTacToeInProgress(t *testing.T) {
 	s := tttPlay(t, [2]int{0, 0})
-	if got := s.Outcomes(); got != ([2]Outcome{}) {
+	if got := s.Outcomes(); got != ([2]protocol.Outcome{}) {
 		t.Errorf("got outcomes %v before the end, want zero", got)
 	}
 	if got := s.Final()["outcome"]; got != "IN_PROGRESS" {

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
@@ -51,7 +51,7 @@ func TestRequestMoveGivesTheContextToContextExplainers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("REQUEST_MOVE: %v", err)
 	}
-	mv := decode[moveAnswer](t, ans)
+	mv := decode[protocol.MoveAnswer](t, ans)
 	if string(mv.MovePayload) != `{"row":1,"col":1}` || string(mv.Metadata) != `{"note":"centre"}` {
 		t.Errorf("answer %s with metadata %s, want the strategy's", mv.MovePayload, mv.Metadata)
 	}

@@ -13,9 +13,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee"
-	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
@@ -122,8 +122,8 @@ func faultMatch(t *testing.T, gameType string, caller referee.Caller, endpoints,
 	return &referee.MatchRunner{
 		RefereeID: "ref1", LeagueID: testLeagueID, Game: g, Caller: caller, Log: testLogger(t).With().Str("component", "referee").Logger(),
 		JoinTimeout: 100 * time.Millisecond, MoveTimeout: 100 * time.Millisecond,
-		Penalties: referee.Penalties{MoveWarnings: 1, ForcedMoves: 1},
-		A: referee.Assignment{
+		Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1},
+		A: protocol.Assignment{
 			MatchID: matchID, RoundID: "round-1", GameType: gameType, Players: []string{"p1", "p2"},
 			PlayerEndpoints: endpoints, MatchSeed: 7, MatchCredentials: creds,
 		},
@@ -143,12 +143,12 @@ func inProcessMatch(t *testing.T, gameType, fault string) (*referee.MatchRunner,
 func ladder(rep *referee.Report) []string {
 	var out []string
 	for _, v := range rep.Metadata.Violations {
-		out = append(out, v.Kind+"/"+v.Action)
+		out = append(out, string(v.Kind)+"/"+string(v.Action))
 	}
 	return out
 }
 
-func wantTechnicalLoss(t *testing.T, rep *referee.Report, termination string, violations ...string) {
+func wantTechnicalLoss(t *testing.T, rep *referee.Report, termination protocol.Termination, violations ...string) {
 	t.Helper()
 	if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "win" || rep.Metadata.Termination != termination || rep.Metadata.Loser != "p1" {
 		t.Errorf("outcome %v, termination %s, loser %s; want p1 to lose by %s", rep.Outcome, rep.Metadata.Termination, rep.Metadata.Loser, termination)
@@ -171,7 +171,7 @@ func TestFaultSlowLosesOnTheTimeoutLadder(t *testing.T) {
 		if got := time.Since(start); got != 300*time.Millisecond {
 			t.Errorf("match took %v of fake time, want 300ms", got)
 		}
-		wantTechnicalLoss(t, rep, referee.EndTimeout, "timeout/warning", "timeout/forced_move", "timeout/technical_loss")
+		wantTechnicalLoss(t, rep, protocol.TerminationTimeout, "timeout/warning", "timeout/forced_move", "timeout/technical_loss")
 		if st := p2.Status(); st.Wins != 1 {
 			t.Errorf("opponent status %+v, want a win", st)
 		}
@@ -188,7 +188,7 @@ func TestFaultSlowAnswersWhenTheDeadlineAllows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Metadata.Termination != referee.EndNormal || len(rep.Metadata.Violations) != 0 {
+		if rep.Metadata.Termination != protocol.TerminationNormal || len(rep.Metadata.Violations) != 0 {
 			t.Errorf("termination %s, violations %v; want a normal match", rep.Metadata.Termination, ladder(rep))
 		}
 		var p1Moves int
@@ -215,7 +215,7 @@ func TestFaultIllegalLosesInEveryGame(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantTechnicalLoss(t, rep, referee.EndIllegalMove, "invalid_move/technical_loss")
+				wantTechnicalLoss(t, rep, protocol.TerminationIllegalMove, "invalid_move/technical_loss")
 			})
 		})
 	}
@@ -282,10 +282,10 @@ func TestFaultCrashAfterExitsWithoutAnswering(t *testing.T) {
 		}
 		// The first move is answered; from the second request on nothing is, as if the
 		// process were gone: the referee's ladder ends in a technical loss.
-		if rep.Metadata.Moves[0].Player != "p1" || rep.Metadata.Moves[0].Outcome != referee.OutcomeSuccess {
+		if rep.Metadata.Moves[0].Player != "p1" || rep.Metadata.Moves[0].Outcome != protocol.MoveSuccess {
 			t.Errorf("first move %+v, want p1's answered move", rep.Metadata.Moves[0])
 		}
-		wantTechnicalLoss(t, rep, referee.EndTimeout, "timeout/warning", "timeout/forced_move", "timeout/technical_loss")
+		wantTechnicalLoss(t, rep, protocol.TerminationTimeout, "timeout/warning", "timeout/forced_move", "timeout/technical_loss")
 		if got := time.Since(start); got != 300*time.Millisecond {
 			t.Errorf("match took %v, want three 100 ms deadlines", got)
 		}
@@ -323,7 +323,7 @@ func TestFaultGarbageLosesOverHTTP(t *testing.T) {
 		t.Errorf("REQUEST_MOVE answered %d %q, want 200 with the garbage body", res.StatusCode, got)
 	}
 	// Other messages are still answered properly: the garbage player joins matches.
-	if ans, err := newSender(t).invite(p1, "R0M1", p1.credential("R0M1")); err != nil || decode[joinAck](t, ans).Status != "accepted" {
+	if ans, err := newSender(t).invite(p1, "R0M1", p1.credential("R0M1")); err != nil || decode[protocol.JoinAck](t, ans).Status != "accepted" {
 		t.Fatalf("invitation: %v", err)
 	}
 
@@ -336,7 +336,7 @@ func TestFaultGarbageLosesOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTechnicalLoss(t, rep, referee.EndTimeout, "malformed_answer/warning", "malformed_answer/forced_move", "malformed_answer/technical_loss")
+	wantTechnicalLoss(t, rep, protocol.TerminationTimeout, "malformed_answer/warning", "malformed_answer/forced_move", "malformed_answer/technical_loss")
 	if st := p1.Status(); st.Losses != 1 {
 		t.Errorf("garbage player status %+v, want the loss recorded from GAME_OVER", st)
 	}

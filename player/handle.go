@@ -8,10 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
@@ -38,11 +38,11 @@ func (p *Player) reopen(matchID string) {
 	}
 	delete(p.finished, matchID)
 	switch outcome {
-	case game.Win:
+	case protocol.Win:
 		p.wins--
-	case game.Draw:
+	case protocol.Draw:
 		p.draws--
-	case game.Loss:
+	case protocol.Loss:
 		p.losses--
 	}
 }
@@ -171,19 +171,6 @@ func (p *Player) newMatch(ctx context.Context, matchID, gameType string, params 
 	return &match{game: g, strategy: s}, nil
 }
 
-type invitationPayload struct {
-	MatchID    string         `json:"match_id"`
-	GameType   string         `json:"game_type"`
-	Opponents  []string       `json:"opponents"`
-	GameParams map[string]any `json:"game_params"`
-}
-
-type joinAck struct {
-	Status  string `json:"status"`
-	MatchID string `json:"match_id"`
-	Reason  string `json:"reason,omitempty"`
-}
-
 // invitation answers GAME_INVITATION: accepted once the match state exists. A repeated
 // invitation finds the state and answers the same.
 func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
@@ -191,7 +178,7 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 	if err := p.authorizeMatch(ctx, env, true); err != nil {
 		return nil, err
 	}
-	var inv invitationPayload
+	var inv protocol.Invitation
 	if err := msg.Decode(&inv); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid GAME_INVITATION payload")
 	}
@@ -199,7 +186,7 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "payload match_id and game_type must equal the envelope's")
 	}
 	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("game_type", env.GameType).Logger()
-	ack := joinAck{Status: "accepted", MatchID: env.MatchID}
+	ack := protocol.JoinAck{Status: protocol.StatusAccepted, MatchID: env.MatchID}
 	p.mu.Lock()
 	live := p.matches[env.MatchID]
 	if live != nil && live.referee != env.Sender {
@@ -223,37 +210,14 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 	}
 	switch {
 	case errors.Is(err, errMatchOver):
-		ack.Status, ack.Reason = "declined", "the match is over"
+		ack.Status, ack.Reason = protocol.StatusDeclined, "the match is over"
 	case err != nil:
 		log.Warn().Err(err).Msg("declining invitation")
-		ack.Status, ack.Reason = "declined", fmt.Sprintf("cannot play %s with these game_params", env.GameType)
+		ack.Status, ack.Reason = protocol.StatusDeclined, fmt.Sprintf("cannot play %s with these game_params", env.GameType)
 	default:
 		log.Info().Strs("opponents", inv.Opponents).Str("referee", env.Sender).Msg("joined match")
 	}
 	return p.matchReply(msg, protocol.GameJoinAck, ack)
-}
-
-type moveRequest struct {
-	StepNumber  int             `json:"step_number"`
-	StepContext json.RawMessage `json:"step_context"`
-	ContextHash string          `json:"context_hash"`
-	DeadlineMS  int             `json:"deadline_ms"`
-	LastResult  *lastResult     `json:"last_result"`
-}
-
-type lastResult struct {
-	StepNumber *int   `json:"step_number"`
-	Intent     string `json:"intent"`
-	Outcome    string `json:"outcome"`
-	Reason     string `json:"reason"`
-}
-
-type moveAnswer struct {
-	MovePayload json.RawMessage `json:"move_payload"`
-	StepNumber  int             `json:"step_number"`
-	ContextHash string          `json:"context_hash,omitempty"`
-	// Metadata is what the strategy says about its move (a model's reasoning).
-	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // requestMove answers REQUEST_MOVE with the strategy's move. A referee that skipped the
@@ -268,7 +232,7 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	if err := p.authorizeMatch(ctx, env, false); err != nil {
 		return nil, err
 	}
-	var req moveRequest
+	var req protocol.MoveRequest
 	if err := msg.Decode(&req); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid REQUEST_MOVE payload")
 	}
@@ -319,33 +283,24 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 		log.Warn().Err(err).Msg("fault slow: the referee stopped waiting")
 		return nil, err
 	}
-	return p.matchReply(msg, protocol.MoveResponse, moveAnswer{MovePayload: move, StepNumber: req.StepNumber, ContextHash: req.ContextHash, Metadata: meta})
+	return p.matchReply(msg, protocol.MoveResponse, protocol.MoveAnswer{MovePayload: move, StepNumber: &req.StepNumber, ContextHash: req.ContextHash, Metadata: meta})
 }
 
 // logLastResult records what the referee made of the previous move; a move that was not
 // played as sent is worth a warning.
-func logLastResult(log *zerolog.Logger, lr *lastResult) {
+func logLastResult(log *zerolog.Logger, lr *protocol.LastResult) {
 	if lr == nil {
 		return
 	}
 	ev := log.Debug()
 	switch lr.Outcome {
-	case "INVALID", "TIMEOUT", "FORCED":
+	case protocol.MoveInvalid, protocol.MoveTimeout, protocol.MoveForced:
 		ev = log.Warn()
 	}
 	if lr.StepNumber != nil {
 		ev = ev.Int("previous_step", *lr.StepNumber)
 	}
-	ev.Str("intent", lr.Intent).Str("outcome", lr.Outcome).Str("reason", lr.Reason).Msg("previous move result")
-}
-
-type gameOverPayload struct {
-	Outcome game.Outcome `json:"outcome"`
-	Reason  string       `json:"reason"`
-}
-
-type ack struct {
-	Status string `json:"status"`
+	ev.Str("intent", lr.Intent).Str("outcome", string(lr.Outcome)).Str("reason", lr.Reason).Msg("previous move result")
 }
 
 // gameOver records the player's outcome once per match and drops the match state.
@@ -354,7 +309,7 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 	if err := p.authorizeMatch(ctx, env, false); err != nil {
 		return nil, err
 	}
-	var over gameOverPayload
+	var over protocol.GameResult
 	if err := msg.Decode(&over); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid GAME_OVER payload")
 	}
@@ -363,7 +318,7 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 		// The referee the match was taken from finished its own run: not this run's end.
 		p.mu.Unlock()
 		zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("referee", env.Sender).Msg("game over from a former referee of the match; ignored")
-		return p.matchReply(msg, protocol.GameOverAck, ack{Status: "acknowledged"})
+		return p.matchReply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	}
 	ended := p.matches[env.MatchID]
 	delete(p.matches, env.MatchID)
@@ -371,11 +326,11 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 	if !repeated {
 		p.finished[env.MatchID] = over.Outcome
 		switch over.Outcome {
-		case game.Win:
+		case protocol.Win:
 			p.wins++
-		case game.Draw:
+		case protocol.Draw:
 			p.draws++
-		case game.Loss:
+		case protocol.Loss:
 			p.losses++
 		}
 	}
@@ -385,11 +340,7 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 	}
 	zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("outcome", string(over.Outcome)).Str("reason", over.Reason).
 		Bool("repeated", repeated).Msg("match over")
-	return p.matchReply(msg, protocol.GameOverAck, ack{Status: "acknowledged"})
-}
-
-type shutdownPayload struct {
-	Reason string `json:"reason"`
+	return p.matchReply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 }
 
 // fromLeague checks that a message comes from the League Manager: the sender, and the
@@ -414,27 +365,17 @@ func (p *Player) leagueShutdown(ctx context.Context, msg *protocol.Message) (*pr
 	if err := p.fromLeague(&msg.Envelope); err != nil {
 		return nil, err
 	}
-	var sp shutdownPayload
+	var sp protocol.Shutdown
 	if err := msg.Decode(&sp); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid LEAGUE_SHUTDOWN payload")
 	}
-	out, err := p.reply(msg, protocol.LeagueShutdownAck, ack{Status: "acknowledged"})
+	out, err := p.reply(msg, protocol.LeagueShutdownAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	if err != nil {
 		return nil, err
 	}
 	zerolog.Ctx(ctx).Info().Str("reason", sp.Reason).Msg("league shutdown received")
 	p.shutOnce.Do(func() { close(p.shutdown) })
 	return out, nil
-}
-
-type cancelPayload struct {
-	MatchID string `json:"match_id"`
-	Reason  string `json:"reason"`
-}
-
-type cancelAck struct {
-	Status  string `json:"status"`
-	MatchID string `json:"match_id"`
 }
 
 // matchCancelled drops the state of a match the League Manager stopped before it had a
@@ -446,7 +387,7 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	if err := p.fromLeague(env); err != nil {
 		return nil, err
 	}
-	var mc cancelPayload
+	var mc protocol.Cancellation
 	if err := msg.Decode(&mc); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid MATCH_CANCELLED payload")
 	}
@@ -468,7 +409,7 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	}
 	zerolog.Ctx(ctx).Info().Str("match_id", mc.MatchID).Str("reason", mc.Reason).Bool("in_progress", known).Bool("over", over).
 		Msg("match cancelled by the league manager")
-	out, err := p.reply(msg, protocol.MatchCancelledAck, cancelAck{Status: "acknowledged", MatchID: mc.MatchID})
+	out, err := p.reply(msg, protocol.MatchCancelledAck, protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: mc.MatchID})
 	if err != nil {
 		return nil, err
 	}

@@ -15,28 +15,14 @@ const (
 	registerMaxBackoff = 2 * time.Second
 )
 
-type registerRequest struct {
-	PlayerID    string   `json:"player_id"`
-	EndpointURL string   `json:"endpoint_url"`
-	DisplayName string   `json:"display_name,omitempty"`
-	GameTypes   []string `json:"game_types,omitempty"`
-	Features    []string `json:"features"`
-}
-
 // Features are the extensions a player announces at registration: it checks match
 // credentials and answers with them, and takes MATCH_CANCELLED.
 var Features = []string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation}
 
-type registerAnswer struct {
-	AuthToken string   `json:"auth_token"`
-	LeagueID  string   `json:"league_id"`
-	Features  []string `json:"features"`
-}
-
 // register sends REGISTER_PLAYER_REQUEST until the League Manager takes it or
 // cfg.RegisterFor elapses, and stores the token, league id and features.
 func (p *Player) register(ctx context.Context, endpoint string) error {
-	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(p.cfg.ID), registerRequest{
+	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(p.cfg.ID), protocol.PlayerRegistration{
 		PlayerID: p.cfg.ID, EndpointURL: endpoint, DisplayName: p.cfg.DisplayName,
 		// A model server plays only what it listed; the League Manager refuses a league
 		// of another game at once.
@@ -71,7 +57,7 @@ func (p *Player) register(ctx context.Context, endpoint string) error {
 		}
 		return fmt.Errorf("register: %w", err)
 	}
-	var a registerAnswer
+	var a protocol.RegistrationAnswer
 	if err := ans.Decode(&a); err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
@@ -83,21 +69,17 @@ func (p *Player) register(ctx context.Context, endpoint string) error {
 	return nil
 }
 
-type readyAnswer struct {
-	AgentState string `json:"agent_state"`
-}
-
 // ready sends AGENT_READY_REQUEST. A failure is logged, not fatal: the League Manager
 // treats a registered agent as usable (PROTOCOL-NOTES 7).
 func (p *Player) ready(ctx context.Context) {
-	msg, err := p.leagueMessage(protocol.AgentReadyRequest, map[string]any{})
+	msg, err := p.leagueMessage(protocol.AgentReadyRequest, protocol.AgentReady{})
 	if err != nil {
 		p.log.Error().Err(err).Msg("build agent ready request")
 		p.setState(StateRegistered)
 		return
 	}
 	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
-	var a readyAnswer
+	var a protocol.AgentReadyAnswer
 	ans, err := p.client.Call(ctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
 	if err == nil {
 		err = ans.Decode(&a)
@@ -111,49 +93,27 @@ func (p *Player) ready(ctx context.Context) {
 	log.Info().Str("agent_state", a.AgentState).Msg("ready")
 }
 
-// Standings is the STANDINGS_RESPONSE payload.
-type Standings struct {
-	// RoundID is the round of the snapshot; nil before any round completed.
-	RoundID     *string `json:"round_id"`
-	UpdatedAt   string  `json:"updated_at"`
-	LeagueState string  `json:"league_state,omitempty"`
-	// Final is true once the league is complete.
-	Final     bool          `json:"final,omitempty"`
-	Standings []StandingRow `json:"standings"`
-}
-
-// StandingRow is one player's line of the standings.
-type StandingRow struct {
-	Rank          int    `json:"rank"`
-	PlayerID      string `json:"player_id"`
-	Points        int    `json:"points"`
-	Wins          int    `json:"wins"`
-	Draws         int    `json:"draws"`
-	Losses        int    `json:"losses"`
-	MatchesPlayed int    `json:"matches_played"`
-}
-
 // Standings asks the League Manager for the current standings (QUERY_STANDINGS). It
 // returns ErrNotRegistered before registration succeeded.
-func (p *Player) Standings(ctx context.Context) (Standings, error) {
+func (p *Player) Standings(ctx context.Context) (protocol.Standings, error) {
 	select {
 	case <-p.registered:
 	default:
-		return Standings{}, ErrNotRegistered
+		return protocol.Standings{}, ErrNotRegistered
 	}
-	msg, err := p.leagueMessage(protocol.QueryStandings, map[string]any{})
+	msg, err := p.leagueMessage(protocol.QueryStandings, protocol.StandingsQuery{})
 	if err != nil {
-		return Standings{}, err
+		return protocol.Standings{}, err
 	}
 	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	ans, err := p.client.Call(ctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
 	if err != nil {
 		log.Warn().Err(err).Msg("standings query failed")
-		return Standings{}, fmt.Errorf("query standings: %w", err)
+		return protocol.Standings{}, fmt.Errorf("query standings: %w", err)
 	}
-	var st Standings
+	var st protocol.Standings
 	if err := ans.Decode(&st); err != nil {
-		return Standings{}, fmt.Errorf("query standings: %w", err)
+		return protocol.Standings{}, fmt.Errorf("query standings: %w", err)
 	}
 	log.Debug().Int("rows", len(st.Standings)).Msg("standings received")
 	return st, nil

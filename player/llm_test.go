@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player/llm"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 )
 
 // A player of strategy llm answers REQUEST_MOVE with the move its model names and the
@@ -44,7 +44,7 @@ func TestLLMStrategy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("REQUEST_MOVE: %v", err)
 	}
-	mv := decode[moveAnswer](t, ans)
+	mv := decode[protocol.MoveAnswer](t, ans)
 	var meta struct {
 		LLM struct {
 			Model     string `json:"model"`

@@ -20,19 +20,6 @@ const (
 	matchQueryTimeout = 2 * time.Second
 )
 
-// matchInfo is what the player reads of MATCH_INFO.
-type matchInfo struct {
-	MatchID   string  `json:"match_id"`
-	RefereeID *string `json:"referee_id"`
-	Status    string  `json:"status"`
-}
-
-// Match states of MATCH_INFO in which a referee plays the match.
-const (
-	matchAssigned   = "ASSIGNED"
-	matchInProgress = "IN_PROGRESS"
-)
-
 // confirmations remember, per match, the referee the League Manager named in MATCH_INFO,
 // so that this referee's later REQUEST_MOVE and GAME_OVER without a credential are
 // accepted. Callers hold the Player's mu.
@@ -117,7 +104,7 @@ func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) err
 		holder = protocol.RefereeSender(*info.RefereeID)
 	}
 	ok := info.MatchID == env.MatchID && holder == env.Sender &&
-		(info.Status == matchAssigned || info.Status == matchInProgress)
+		(info.Status == protocol.MatchStateAssigned || info.Status == protocol.MatchStateInProgress)
 	p.mu.Lock()
 	if ok {
 		p.confirmed.confirm(env.MatchID, env.Sender)
@@ -135,10 +122,10 @@ func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) err
 }
 
 // queryMatch sends QUERY_MATCH about matchID with the player's own token.
-func (p *Player) queryMatch(ctx context.Context, matchID string) (matchInfo, error) {
-	msg, err := p.leagueMessage(protocol.QueryMatch, map[string]string{"match_id": matchID})
+func (p *Player) queryMatch(ctx context.Context, matchID string) (protocol.MatchDetails, error) {
+	msg, err := p.leagueMessage(protocol.QueryMatch, protocol.MatchQuery{MatchID: matchID})
 	if err != nil {
-		return matchInfo{}, err
+		return protocol.MatchDetails{}, err
 	}
 	msg.Envelope.MatchID = matchID
 	ans, err := p.client.Call(ctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
@@ -148,11 +135,11 @@ func (p *Player) queryMatch(ctx context.Context, matchID string) (matchInfo, err
 		Peer:  protocol.SenderLeagueManager,
 	})
 	if err != nil {
-		return matchInfo{}, fmt.Errorf("query match %s: %w", matchID, err)
+		return protocol.MatchDetails{}, fmt.Errorf("query match %s: %w", matchID, err)
 	}
-	var info matchInfo
+	var info protocol.MatchDetails
 	if err := ans.Decode(&info); err != nil {
-		return matchInfo{}, fmt.Errorf("query match %s: %w", matchID, err)
+		return protocol.MatchDetails{}, fmt.Errorf("query match %s: %w", matchID, err)
 	}
 	return info, nil
 }

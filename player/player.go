@@ -19,13 +19,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/llm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
@@ -195,7 +195,7 @@ type Player struct {
 	matches  map[string]*match
 	// finished keeps the outcome of every match that ended, so a repeated GAME_OVER is
 	// not counted twice and a late message cannot revive the match.
-	finished map[string]game.Outcome
+	finished map[string]protocol.Outcome
 	// confirmed are the referees without credential the League Manager confirmed.
 	confirmed confirmations
 	wins      int
@@ -239,7 +239,7 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		shutdown:    make(chan struct{}),
 		state:       StateStarting,
 		matches:     map[string]*match{},
-		finished:    map[string]game.Outcome{},
+		finished:    map[string]protocol.Outcome{},
 	}
 	p.rpc = protocol.NewServer(p, v, nil, log)
 	switch cfg.Strategy {

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"go.uber.org/goleak"
 )
 
@@ -256,7 +256,7 @@ func TestInvitationCredentials(t *testing.T) {
 			if e.MessageType != protocol.GameJoinAck || e.Sender != "player:p01" || e.MatchID != matchID || e.AuthToken != cred || e.LeagueID != testLeagueID {
 				t.Errorf("answer envelope %+v, want GAME_JOIN_ACK from player:p01 for %s with auth_token %q and league %s", e, matchID, cred, testLeagueID)
 			}
-			if got := decode[joinAck](t, ans); got != (joinAck{Status: "accepted", MatchID: matchID}) {
+			if got := decode[protocol.JoinAck](t, ans); got != (protocol.JoinAck{Status: protocol.StatusAccepted, MatchID: matchID}) {
 				t.Errorf("answer payload %+v, want accepted for %s", got, matchID)
 			}
 			if n := r.Status().CurrentMatches; n != 1 {
@@ -354,13 +354,13 @@ func TestInvitationIsIdempotent(t *testing.T) {
 	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
 	r.waitState(t, StateActive)
 	s := newSender(t)
-	var payloads []joinAck
+	var payloads []protocol.JoinAck
 	for range 2 {
 		ans, err := s.invite(r, "R1M1", r.credential("R1M1"))
 		if err != nil {
 			t.Fatalf("invitation: %v", err)
 		}
-		payloads = append(payloads, decode[joinAck](t, ans))
+		payloads = append(payloads, decode[protocol.JoinAck](t, ans))
 	}
 	if payloads[0] != payloads[1] || payloads[0].Status != "accepted" {
 		t.Errorf("answers %+v, want the same accepted answer twice", payloads)
@@ -397,7 +397,7 @@ func TestInvitationGames(t *testing.T) {
 			if err != nil {
 				t.Fatalf("invitation: %v", err)
 			}
-			got := decode[joinAck](t, ans)
+			got := decode[protocol.JoinAck](t, ans)
 			if got.Status != tt.wantStatus || (got.Status == "declined") != (got.Reason != "") {
 				t.Errorf("answer %+v, want %s (with a reason when declined)", got, tt.wantStatus)
 			}
@@ -450,9 +450,9 @@ func TestFullMatch(t *testing.T) {
 		if e := ans.Envelope; e.MessageType != protocol.MoveResponse || e.MatchID != matchID || e.AuthToken != cred || e.Sender != protocol.PlayerSender(r.cfg.ID) {
 			t.Fatalf("step %d: answer envelope %+v", step, e)
 		}
-		mv := decode[moveAnswer](t, ans)
-		if mv.StepNumber != step || mv.ContextHash != hash {
-			t.Errorf("step %d: answer echoes step %d and hash %q, want %d and %q", step, mv.StepNumber, mv.ContextHash, step, hash)
+		mv := decode[protocol.MoveAnswer](t, ans)
+		if mv.StepNumber == nil || *mv.StepNumber != step || mv.ContextHash != hash {
+			t.Errorf("step %d: answer echoes step %v and hash %q, want %d and %q", step, mv.StepNumber, mv.ContextHash, step, hash)
 		}
 		parsed, err := st.ParseMove(i, mv.MovePayload)
 		if err != nil {
@@ -471,16 +471,16 @@ func TestFullMatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GAME_OVER to %s: %v", r.cfg.ID, err)
 		}
-		if ans.Envelope.MessageType != protocol.GameOverAck || ans.Envelope.MatchID != matchID || decode[ack](t, ans).Status != "acknowledged" {
+		if ans.Envelope.MessageType != protocol.GameOverAck || ans.Envelope.MatchID != matchID || decode[protocol.Ack](t, ans).Status != "acknowledged" {
 			t.Errorf("GAME_OVER answer %+v %s", ans.Envelope, ans.Payload)
 		}
 		want := Status{PlayerID: r.cfg.ID, State: StateActive, LeagueID: testLeagueID, MatchesPlayed: 1, Strategy: r.cfg.Strategy}
 		switch outcomes[i] {
-		case game.Win:
+		case protocol.Win:
 			want.Wins = 1
-		case game.Draw:
+		case protocol.Draw:
 			want.Draws = 1
-		case game.Loss:
+		case protocol.Loss:
 			want.Losses = 1
 		}
 		if got := getStatus(t, r.url); got != want {
@@ -556,7 +556,7 @@ func TestRequestMove(t *testing.T) {
 			r.waitState(t, StateActive)
 			if tt.invite {
 				ans, err := s.send(r.url, protocol.GameInvitation, envelope{matchID: "M1", gameType: tt.gameType}, map[string]any{"match_id": "M1", "game_type": tt.gameType})
-				if err != nil || decode[joinAck](t, ans).Status != "accepted" {
+				if err != nil || decode[protocol.JoinAck](t, ans).Status != "accepted" {
 					t.Fatalf("invitation: %v", err)
 				}
 			}
@@ -568,9 +568,9 @@ func TestRequestMove(t *testing.T) {
 			if err != nil {
 				t.Fatalf("REQUEST_MOVE: %v", err)
 			}
-			mv := decode[moveAnswer](t, ans)
-			if mv.StepNumber != 3 || mv.ContextHash != "" {
-				t.Errorf("answer echoes step %d and hash %q, want 3 and none", mv.StepNumber, mv.ContextHash)
+			mv := decode[protocol.MoveAnswer](t, ans)
+			if mv.StepNumber == nil || *mv.StepNumber != 3 || mv.ContextHash != "" {
+				t.Errorf("answer echoes step %v and hash %q, want 3 and none", mv.StepNumber, mv.ContextHash)
 			}
 			if tt.wantMove != "" && string(mv.MovePayload) != tt.wantMove {
 				t.Errorf("move %s, want %s", mv.MovePayload, tt.wantMove)
@@ -631,7 +631,7 @@ func TestGameOverCountsOnceAndEndsTheMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := decode[joinAck](t, ans); got.Status != "accepted" {
+	if got := decode[protocol.JoinAck](t, ans); got.Status != "accepted" {
 		t.Errorf("invitation to a match played again: %+v, want accepted", got)
 	}
 	if st := r.Status(); st.CurrentMatches != 1 || st.MatchesPlayed != 0 || st.Wins != 0 {
@@ -671,7 +671,7 @@ func TestLeagueShutdown(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LEAGUE_SHUTDOWN: %v", err)
 			}
-			if e := ans.Envelope; e.MessageType != protocol.LeagueShutdownAck || e.Sender != "player:p01" || e.LeagueID != testLeagueID || decode[ack](t, ans).Status != "acknowledged" {
+			if e := ans.Envelope; e.MessageType != protocol.LeagueShutdownAck || e.Sender != "player:p01" || e.LeagueID != testLeagueID || decode[protocol.Ack](t, ans).Status != "acknowledged" {
 				t.Errorf("answer %+v %s", e, ans.Payload)
 			}
 			if err := r.wait(t); err != nil {
@@ -717,7 +717,7 @@ func TestMatchCancelled(t *testing.T) {
 		if e.MessageType != protocol.MatchCancelledAck || e.Sender != "player:p01" || e.MatchID != matchID || e.LeagueID != testLeagueID {
 			t.Errorf("answer envelope %+v", e)
 		}
-		if got := decode[cancelAck](t, ans); got != (cancelAck{Status: "acknowledged", MatchID: matchID}) {
+		if got := decode[protocol.MatchAck](t, ans); got != (protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: matchID}) {
 			t.Errorf("answer payload %+v", got)
 		}
 	}
@@ -726,7 +726,7 @@ func TestMatchCancelled(t *testing.T) {
 	}
 	// The match is assigned again: its new invitation is accepted, not declined as over.
 	ans, err := s.invite(r, matchID, r.credential(matchID))
-	if err != nil || decode[joinAck](t, ans).Status != "accepted" {
+	if err != nil || decode[protocol.JoinAck](t, ans).Status != "accepted" {
 		t.Fatalf("invitation after the cancellation: %v", err)
 	}
 
@@ -805,7 +805,7 @@ func TestRequestBeforeRegistrationWaitsForIt(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("invitation: %v", res.err)
 	}
-	if st := decode[joinAck](t, res.ans).Status; st != "accepted" {
+	if st := decode[protocol.JoinAck](t, res.ans).Status; st != "accepted" {
 		t.Errorf("invitation %s, want accepted", st)
 	}
 }
@@ -820,11 +820,11 @@ func TestHTTPEndpoints(t *testing.T) {
 	if code := getJSON(t, base+"/health", &health); code != http.StatusOK || health["status"] != "ok" {
 		t.Errorf("GET /health: %d %v", code, health)
 	}
-	var st Standings
+	var st protocol.Standings
 	if code := getJSON(t, base+"/standings", &st); code != http.StatusOK {
 		t.Fatalf("GET /standings: %d", code)
 	}
-	want := StandingRow{Rank: 1, PlayerID: "p01", Points: 3, Wins: 1, MatchesPlayed: 1}
+	want := protocol.StandingsRow{Rank: 1, PlayerID: "p01", Points: 3, Wins: 1, MatchesPlayed: 1}
 	if len(st.Standings) != 1 || st.Standings[0] != want || st.RoundID == nil || *st.RoundID != "round-1" || st.LeagueState != "ACTIVE" {
 		t.Errorf("GET /standings: %+v, want round-1 with %+v", st, want)
 	}
@@ -854,7 +854,7 @@ func TestLeagueRefusingAfterRegistration(t *testing.T) {
 	// A refused AGENT_READY leaves the player registered, and still playing.
 	r.waitState(t, StateRegistered)
 	ans, err := newSender(t).invite(r, "R1M1", r.credential("R1M1"))
-	if err != nil || decode[joinAck](t, ans).Status != "accepted" {
+	if err != nil || decode[protocol.JoinAck](t, ans).Status != "accepted" {
 		t.Fatalf("invitation to a player whose AGENT_READY was refused: %v", err)
 	}
 	var body map[string]string

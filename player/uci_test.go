@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/stockfish"
 	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 )
 
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
@@ -96,7 +96,7 @@ func TestUCIPlayerEndsItsEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mv := decode[moveAnswer](t, ans)
+		mv := decode[protocol.MoveAnswer](t, ans)
 		if _, err := g.NewState(0).ParseMove(0, mv.MovePayload); err != nil || !strings.Contains(string(mv.Metadata), `"engine":{"name":"Stockfish`) {
 			t.Errorf("got move %s (%v) with metadata %s, want a legal move and the engine's note", mv.MovePayload, err, mv.Metadata)
 		}

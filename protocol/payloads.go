@@ -34,6 +34,20 @@ const (
 // Valid reports whether o is one of the three outcomes.
 func (o Outcome) Valid() bool { return o == Win || o == Draw || o == Loss }
 
+// Consistent reports whether a and b can be the outcomes of one match's two players: a
+// decided game, a draw, or both losing (neither showed up, or a double forfeit).
+func Consistent(a, b Outcome) bool {
+	switch {
+	case a == Win:
+		return b == Loss
+	case a == Draw:
+		return b == Draw
+	case a == Loss:
+		return b == Win || b == Loss
+	}
+	return false
+}
+
 // MoveOutcome is what the referee made of one answer to REQUEST_MOVE (seed 001
 // section 5.2): in last_result, MOVE_EVENT and the moves of game_metadata.
 type MoveOutcome string
@@ -152,6 +166,15 @@ type Deadlines struct {
 	MoveMS    int `json:"move_ms"`
 }
 
+// Illegal-move policies (MATCH_ASSIGNMENT illegal_move_policy).
+const (
+	// PolicyLoss: an illegal or malformed move loses the match for its mover.
+	PolicyLoss = "loss"
+	// PolicyForced: an illegal move is replaced by the forced move and counts as a
+	// violation, like a timeout.
+	PolicyForced = "forced"
+)
+
 // Penalties is the timeout ladder: warnings (requests sent again), then forced moves,
 // then a technical loss.
 type Penalties struct {
@@ -187,8 +210,9 @@ type ResultReport struct {
 
 // Invitation is the GAME_INVITATION payload.
 type Invitation struct {
-	Deadlines  *Deadlines     `json:"deadlines,omitempty"`
-	GameParams map[string]any `json:"game_params"`
+	Deadlines *Deadlines `json:"deadlines,omitempty"`
+	// GameParams is absent when nil, but an empty object when empty.
+	GameParams map[string]any `json:"game_params,omitzero"`
 	GameType   string         `json:"game_type"`
 	MatchID    string         `json:"match_id"`
 	OpponentID string         `json:"opponent_id,omitempty"`

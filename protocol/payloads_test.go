@@ -165,6 +165,14 @@ func TestPayloadBytesUnchanged(t *testing.T) {
 				Players: []string{"p1", "p2"}, GameParams: map[string]any{"n": 3}, Deadlines: &protocol.Deadlines{JoinAckMS: 5000, MoveMS: 30000}},
 			map[string]any{"match_id": "m1", "game_type": "tic_tac_toe", "opponents": []string{"p2"}, "opponent_id": "p2", "your_index": 0,
 				"players": []string{"p1", "p2"}, "game_params": map[string]any{"n": 3}, "deadlines": map[string]int64{"join_ack_ms": 5000, "move_ms": 30000}}},
+		{"GAME_INVITATION (without game_params)",
+			protocol.Invitation{MatchID: "m1", GameType: "tic_tac_toe", Opponents: []string{"p2"}, OpponentID: "p2", YourIndex: 1, Players: []string{"p2", "p1"},
+				Deadlines: &protocol.Deadlines{JoinAckMS: 5000, MoveMS: 30000}},
+			map[string]any{"match_id": "m1", "game_type": "tic_tac_toe", "opponents": []string{"p2"}, "opponent_id": "p2", "your_index": 1,
+				"players": []string{"p2", "p1"}, "deadlines": map[string]int64{"join_ack_ms": 5000, "move_ms": 30000}}},
+		{"GAME_INVITATION (empty game_params)",
+			protocol.Invitation{MatchID: "m1", GameType: "g", Opponents: []string{"p2"}, GameParams: map[string]any{}},
+			json.RawMessage(`{"game_params":{},"game_type":"g","match_id":"m1","opponents":["p2"],"your_index":0}`)},
 		{"GAME_JOIN_ACK", protocol.JoinAck{Status: protocol.StatusDeclined, MatchID: "m1", Reason: "the match is over"},
 			json.RawMessage(`{"status":"declined","match_id":"m1","reason":"the match is over"}`)},
 		{"REQUEST_MOVE (first)",
@@ -320,6 +328,21 @@ func TestAssignmentWithoutExtras(t *testing.T) {
 	}
 	if a.Scoring != nil || a.Deadlines != nil || a.Penalties != nil || a.MatchCredentials != nil {
 		t.Errorf("got %+v, want no scoring, deadlines, penalties or credentials", a)
+	}
+}
+
+func TestConsistent(t *testing.T) {
+	all := []protocol.Outcome{protocol.Win, protocol.Draw, protocol.Loss, "", "WIN"}
+	want := map[[2]protocol.Outcome]bool{
+		{protocol.Win, protocol.Loss}: true, {protocol.Loss, protocol.Win}: true,
+		{protocol.Draw, protocol.Draw}: true, {protocol.Loss, protocol.Loss}: true,
+	}
+	for _, a := range all {
+		for _, b := range all {
+			if got := protocol.Consistent(a, b); got != want[[2]protocol.Outcome{a, b}] {
+				t.Errorf("Consistent(%q, %q) = %v", a, b, got)
+			}
+		}
 	}
 }
 

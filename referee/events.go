@@ -2,11 +2,12 @@ package referee
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -23,7 +24,7 @@ const (
 // moveEvents sends the MOVE_EVENTs of one match.
 type moveEvents struct {
 	r         *Referee
-	a         Assignment
+	a         protocol.Assignment
 	token     string
 	leagueID  string
 	log       zerolog.Logger
@@ -35,7 +36,7 @@ type moveEvents struct {
 
 // startMoveEvents starts the sender of a match's move events. Its goroutine ends once
 // finish was called and the queue is sent, or at stop, or when ctx (the match's) ends.
-func (r *Referee) startMoveEvents(ctx context.Context, a Assignment, log zerolog.Logger) *moveEvents {
+func (r *Referee) startMoveEvents(ctx context.Context, a protocol.Assignment, log zerolog.Logger) *moveEvents {
 	r.mu.Lock()
 	token, leagueID := r.token, r.leagueID
 	r.mu.Unlock()
@@ -47,9 +48,14 @@ func (r *Referee) startMoveEvents(ctx context.Context, a Assignment, log zerolog
 }
 
 // add queues the event of one applied move (MatchRunner.OnMove). It never blocks.
-func (ev *moveEvents) add(rec MoveRecord, state game.State) {
-	msg, err := protocol.NewMessage(protocol.MoveEvent, protocol.RefereeSender(ev.r.cfg.ID), map[string]any{
-		"step_number": rec.Step, "player_id": rec.Player, "move": rec.Move, "outcome": rec.Outcome, "state": state.Final(),
+func (ev *moveEvents) add(rec protocol.MoveRecord, state game.State) {
+	view, err := json.Marshal(state.Final())
+	if err != nil {
+		ev.log.Debug().Err(err).Msg("move event not built")
+		return
+	}
+	msg, err := protocol.NewMessage(protocol.MoveEvent, protocol.RefereeSender(ev.r.cfg.ID), protocol.MoveNotice{
+		StepNumber: rec.Step, PlayerID: rec.Player, Move: rec.Move, Outcome: rec.Outcome, State: view,
 	})
 	if err != nil {
 		ev.log.Debug().Err(err).Msg("move event not built")

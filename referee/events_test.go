@@ -8,9 +8,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/promtext"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
@@ -76,7 +76,7 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := jsonValue(t, state.Final())
-			if p.Step != mv.Step || p.Player != mv.Player || string(p.Move) != string(mv.Move) || p.Outcome != mv.Outcome || !reflect.DeepEqual(p.State, want) {
+			if p.Step != mv.Step || p.Player != mv.Player || string(p.Move) != string(mv.Move) || p.Outcome != string(mv.Outcome) || !reflect.DeepEqual(p.State, want) {
 				t.Errorf("event %d is %+v, want move %+v with state %v", i, p, mv, want)
 			}
 		}
@@ -147,8 +147,8 @@ func TestMoveEventsAreBestEffort(t *testing.T) {
 				})
 				r := registeredReferee(t, fl, zerolog.Nop(), nil)
 				g := ttt(t)
-				ev := r.startMoveEvents(t.Context(), Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
-				rec := MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: OutcomeSuccess}
+				ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
+				rec := protocol.MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}
 				start := time.Now()
 				ev.add(rec, g.NewState(1))
 				synctest.Wait() // the sender holds the first event

@@ -3,14 +3,16 @@ package referee
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
 
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -26,7 +28,7 @@ const recentResults = 32
 
 // heldMatch is one match the referee holds. Its mutable fields are guarded by Referee.mu.
 type heldMatch struct {
-	a    Assignment
+	a    protocol.Assignment
 	game game.Game
 	log  zerolog.Logger
 
@@ -99,7 +101,7 @@ func (r *Referee) play(hm *heldMatch) {
 		// ignores the events of a finished match.
 		defer ev.stop()
 	}
-	runner.OnMove = func(rec MoveRecord, st game.State) {
+	runner.OnMove = func(rec protocol.MoveRecord, st game.State) {
 		r.metrics.moveLatency.Observe(float64(rec.ElapsedMS) / 1000)
 		if ev != nil {
 			ev.add(rec, st)
@@ -141,7 +143,7 @@ func (r *Referee) play(hm *heldMatch) {
 	r.metrics.completed.Inc()
 	r.metrics.duration.Observe(time.Since(start).Seconds())
 	r.metrics.countViolations(rep.Metadata.Violations)
-	log.Info().Str("termination", rep.Metadata.Termination).Interface("outcome", rep.Outcome).Msg("match finished")
+	log.Info().Str("termination", string(rep.Metadata.Termination)).Interface("outcome", rep.Outcome).Msg("match finished")
 
 	err = r.report(hm.ctx, msg, hm.wake)
 	r.mu.Lock()
@@ -167,10 +169,14 @@ func (r *Referee) play(hm *heldMatch) {
 
 // resultMessage builds the MATCH_RESULT_REPORT of a match; every attempt and every
 // resend sends this one message, so the League Manager recognises a retry.
-func (r *Referee) resultMessage(a Assignment, rep *Report) (*protocol.Message, error) {
-	msg, err := protocol.NewMessage(protocol.MatchResultReport, protocol.RefereeSender(r.cfg.ID), map[string]any{
-		"game_type": a.GameType, "players": a.Players, "outcome": rep.Outcome, "points": rep.Points,
-		"game_metadata": rep.Metadata, "match_id": a.MatchID, "round_id": a.RoundID,
+func (r *Referee) resultMessage(a protocol.Assignment, rep *Report) (*protocol.Message, error) {
+	meta, err := json.Marshal(rep.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("encode game_metadata: %w", err)
+	}
+	msg, err := protocol.NewMessage(protocol.MatchResultReport, protocol.RefereeSender(r.cfg.ID), protocol.ResultReport{
+		GameType: a.GameType, Players: a.Players, Outcome: rep.Outcome, Points: rep.Points,
+		GameMetadata: meta, MatchID: a.MatchID, RoundID: a.RoundID,
 	})
 	if err != nil {
 		return nil, err

@@ -16,9 +16,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
@@ -226,7 +226,7 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 func hold(r *Referee, id, phase string, step int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.held[id] = &heldMatch{a: Assignment{MatchID: id}, phase: phase, step: step}
+	r.held[id] = &heldMatch{a: protocol.Assignment{MatchID: id}, phase: phase, step: step}
 }
 
 // A heartbeat to a League Manager that announced match_progress lists every held match
@@ -311,10 +311,10 @@ func TestRunSendsHeartbeatsUntilItReturns(t *testing.T) {
 // testReport is the MATCH_RESULT_REPORT every report test sends.
 func testReport(t *testing.T, r *Referee) *protocol.Message {
 	t.Helper()
-	a := Assignment{MatchID: "r01-m01", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}
+	a := protocol.Assignment{MatchID: "r01-m01", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}
 	msg, err := r.resultMessage(a, &Report{
 		Outcome: map[string]string{"p1": "win", "p2": "loss"}, Points: map[string]int{"p1": 3, "p2": 0},
-		Metadata: Metadata{Termination: EndNormal, Moves: []MoveRecord{}, Violations: []Violation{}, GameParams: map[string]any{}, FinalState: map[string]any{}},
+		Metadata: protocol.GameMetadata{Termination: protocol.TerminationNormal, Moves: []protocol.MoveRecord{}, Violations: []protocol.MatchViolation{}, GameParams: map[string]any{}, FinalState: json.RawMessage(`{}`)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -436,8 +436,8 @@ func TestAssignmentDeadlinesAndPenaltiesTakePrecedence(t *testing.T) {
 		})
 		r := newRunner(t, game.TypeTicTacToe, fc)
 		// The referee's own defaults: 200 ms moves, one warning, one forced move.
-		r.A.Deadlines = &Deadlines{JoinAckMS: 40, MoveMS: 50}
-		r.A.Penalties = &Penalties{}
+		r.A.Deadlines = &protocol.Deadlines{JoinAckMS: 40, MoveMS: 50}
+		r.A.Penalties = &protocol.Penalties{}
 		start := time.Now()
 		rep, err := r.Run(context.Background())
 		if err != nil {
@@ -490,12 +490,12 @@ func TestMatchFinishingAfterLeagueShutdownIsReported(t *testing.T) {
 		t.Fatalf("got %d results when Run returned, want the result of m-late", len(f.results))
 	}
 	var p struct {
-		Metadata Metadata `json:"game_metadata"`
+		Metadata protocol.GameMetadata `json:"game_metadata"`
 	}
 	if err := f.results[0].Decode(&p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Metadata.Termination != EndNormal || len(p.Metadata.Violations) != 0 {
+	if p.Metadata.Termination != protocol.TerminationNormal || len(p.Metadata.Violations) != 0 {
 		t.Errorf("got termination %s, violations %+v; want a normal match", p.Metadata.Termination, p.Metadata.Violations)
 	}
 	if st := a.ref.Status(); st.ResultsReported != 1 || len(st.ActiveMatches) != 0 {

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -26,110 +26,12 @@ type Caller interface {
 // maxMoveMetadata bounds what a player's note beside a move may add to the result.
 const maxMoveMetadata = 1024
 
-// Move outcomes reported back to players in last_result (seed 001 section 5.2).
-const (
-	OutcomeSuccess = "SUCCESS"
-	OutcomeInvalid = "INVALID"
-	OutcomeTimeout = "TIMEOUT"
-	OutcomeForced  = "FORCED"
-)
-
-// Illegal-move policies.
-const (
-	// PolicyLoss: an illegal or malformed move loses the match for its mover.
-	PolicyLoss = "loss"
-	// PolicyForced: an illegal move is replaced by the forced move and counts as a
-	// violation, like a timeout.
-	PolicyForced = "forced"
-)
-
-// Termination causes recorded in the result metadata.
-const (
-	EndNormal       = "normal"
-	EndIllegalMove  = "illegal_move"
-	EndTimeout      = "timeout"
-	EndNoShow       = "no_show"
-	EndDoubleNoShow = "double_no_show"
-	EndRefereeAbort = "aborted"
-)
-
-// Assignment is the MATCH_ASSIGNMENT payload.
-type Assignment struct {
-	MatchID           string            `json:"match_id"`
-	RoundID           string            `json:"round_id"`
-	GameType          string            `json:"game_type"`
-	Players           []string          `json:"players"`
-	PlayerEndpoints   map[string]string `json:"player_endpoints"`
-	MatchSeed         int64             `json:"match_seed"`
-	MatchCredentials  map[string]string `json:"match_credentials"`
-	GameParams        map[string]any    `json:"game_params"`
-	Scoring           *Scoring          `json:"scoring"`
-	Deadlines         *Deadlines        `json:"deadlines"`
-	IllegalMovePolicy string            `json:"illegal_move_policy"`
-	Penalties         *Penalties        `json:"penalties"`
-}
-
-// Scoring is the points per outcome.
-type Scoring struct {
-	Win  int `json:"win"`
-	Draw int `json:"draw"`
-	Loss int `json:"loss"`
-}
-
-// Deadlines are the match-level deadlines in milliseconds.
-type Deadlines struct {
-	JoinAckMS int `json:"join_ack_ms"`
-	MoveMS    int `json:"move_ms"`
-}
-
-// Penalties is the timeout ladder: warnings (re-sent requests), then forced moves,
-// then a technical loss.
-type Penalties struct {
-	MoveWarnings int `json:"move_warnings"`
-	ForcedMoves  int `json:"forced_moves"`
-}
-
-// MoveRecord is one applied move in the result metadata.
-type MoveRecord struct {
-	Step      int             `json:"step"`
-	Player    string          `json:"player"`
-	Move      json.RawMessage `json:"move"`
-	Outcome   string          `json:"outcome"`
-	ElapsedMS int64           `json:"elapsed_ms"`
-	// Metadata is what the player sent beside the move, e.g. a model's reasoning.
-	Metadata json.RawMessage `json:"metadata,omitempty"`
-}
-
-// Violation is one rule or deadline event in the result metadata.
-type Violation struct {
-	Step   int    `json:"step"`
-	Player string `json:"player"`
-	Kind   string `json:"kind"` // timeout | invalid_move | malformed_move | stale_answer | unreachable | no_join
-	Action string `json:"action"`
-	Detail string `json:"detail,omitempty"`
-}
-
 // Report is the outcome of a match as the referee reports it.
 type Report struct {
+	// Outcome holds protocol.Outcome values by player id.
 	Outcome  map[string]string
 	Points   map[string]int
-	Metadata Metadata
-}
-
-// Metadata is the game_metadata of MATCH_RESULT_REPORT: enough to re-play the match.
-type Metadata struct {
-	MatchSeed   int64          `json:"match_seed"`
-	GameParams  map[string]any `json:"game_params"`
-	Moves       []MoveRecord   `json:"moves"`
-	FinalState  map[string]any `json:"final_state"`
-	Termination string         `json:"termination"`
-	Loser       string         `json:"loser,omitempty"`
-	Violations  []Violation    `json:"violations"`
-	Steps       int            `json:"steps"`
-	TotalMoves  int            `json:"total_moves"`
-	Referee     string         `json:"referee_id"`
-	StartedAt   string         `json:"started_at"`
-	FinishedAt  string         `json:"finished_at"`
+	Metadata protocol.GameMetadata
 }
 
 // MatchRunner plays one match. It is the whole game loop, free of HTTP serving, so
@@ -138,15 +40,15 @@ type MatchRunner struct {
 	RefereeID string
 	LeagueID  string
 	Game      game.Game
-	A         Assignment
+	A         protocol.Assignment
 	Caller    Caller
 	Log       zerolog.Logger
 	// Defaults used when the assignment does not carry them.
 	JoinTimeout, MoveTimeout time.Duration
 	Policy                   string
-	Penalties                Penalties
+	Penalties                protocol.Penalties
 	// OnMove, when set, sees every applied move (used for live move events).
-	OnMove func(MoveRecord, game.State)
+	OnMove func(protocol.MoveRecord, game.State)
 	// Progress, when set, hears where the match stands: joining when the invitations
 	// go out, then playing with the steps completed so far, after each applied step.
 	Progress func(phase string, step int)
@@ -156,7 +58,7 @@ type seat struct {
 	index      int
 	id, url    string
 	credential string
-	lastResult map[string]any
+	lastResult *protocol.LastResult
 	timeouts   int
 	// lastMeta is what the player said about its last answer (e.g. a model's
 	// confidence and reasoning), kept with the move it came with.
@@ -165,10 +67,11 @@ type seat struct {
 
 // errMatchLost ends the game loop early with a technical result.
 type lossError struct {
-	loser, termination string
+	loser       string
+	termination protocol.Termination
 }
 
-func (e *lossError) Error() string { return e.termination + " by " + e.loser }
+func (e *lossError) Error() string { return string(e.termination) + " by " + e.loser }
 
 // Run plays the match and returns its outcome. ctx ends the match early (shutdown).
 func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
@@ -182,25 +85,27 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 	for i, id := range r.A.Players {
 		seats[i] = &seat{index: i, id: id, url: r.A.PlayerEndpoints[id], credential: r.A.MatchCredentials[id]}
 	}
-	md := Metadata{MatchSeed: r.A.MatchSeed, GameParams: r.A.GameParams, Moves: []MoveRecord{}, Violations: []Violation{}, Referee: r.RefereeID, StartedAt: protocol.Now(time.Now())}
+	seed := r.A.MatchSeed
+	md := protocol.GameMetadata{MatchSeed: &seed, GameParams: r.A.GameParams, Moves: []protocol.MoveRecord{}, Violations: []protocol.MatchViolation{},
+		RefereeID: r.RefereeID, StartedAt: protocol.Now(time.Now())}
 	state := r.Game.NewState(r.A.MatchSeed)
 
 	r.progress(protocol.PhaseJoining, 0)
 	joined := r.invite(ctx, seats, &md)
-	var outcome [2]game.Outcome
+	var outcome [2]protocol.Outcome
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case !joined[0] && !joined[1]:
-		outcome = [2]game.Outcome{game.Loss, game.Loss}
-		md.Termination = EndDoubleNoShow
+		outcome = [2]protocol.Outcome{protocol.Loss, protocol.Loss}
+		md.Termination = protocol.TerminationDoubleNoShow
 	case !joined[0] || !joined[1]:
 		loser := 0
 		if joined[0] {
 			loser = 1
 		}
 		outcome = technicalLoss(loser)
-		md.Termination, md.Loser = EndNoShow, seats[loser].id
+		md.Termination, md.Loser = protocol.TerminationNoShow, seats[loser].id
 	default:
 		r.progress(protocol.PhasePlaying, 0)
 		var err error
@@ -218,24 +123,21 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 			return nil, err
 		default:
 			outcome = state.Outcomes()
-			md.Termination = EndNormal
+			md.Termination = protocol.TerminationNormal
 		}
 	}
-	md.FinalState = state.Final()
+	final, err := json.Marshal(state.Final())
+	if err != nil {
+		return nil, fmt.Errorf("match %s: final state: %w", r.A.MatchID, err)
+	}
+	md.FinalState = final
 	md.FinishedAt = protocol.Now(time.Now())
 	md.TotalMoves = len(md.Moves)
 	rep := &Report{Outcome: map[string]string{}, Points: map[string]int{}, Metadata: md}
 	sc := r.scoring()
 	for i, s := range seats {
 		rep.Outcome[s.id] = string(outcome[i])
-		switch outcome[i] {
-		case game.Win:
-			rep.Points[s.id] = sc.Win
-		case game.Draw:
-			rep.Points[s.id] = sc.Draw
-		default:
-			rep.Points[s.id] = sc.Loss
-		}
+		rep.Points[s.id] = sc.Points(outcome[i])
 	}
 	r.announce(ctx, seats, rep)
 	return rep, nil
@@ -247,17 +149,17 @@ func (r *MatchRunner) progress(phase string, step int) {
 	}
 }
 
-func technicalLoss(loser int) [2]game.Outcome {
-	out := [2]game.Outcome{game.Win, game.Win}
-	out[loser] = game.Loss
+func technicalLoss(loser int) [2]protocol.Outcome {
+	out := [2]protocol.Outcome{protocol.Win, protocol.Win}
+	out[loser] = protocol.Loss
 	return out
 }
 
-func (r *MatchRunner) scoring() Scoring {
+func (r *MatchRunner) scoring() protocol.Scoring {
 	if r.A.Scoring != nil {
 		return *r.A.Scoring
 	}
-	return Scoring{Win: 3, Draw: 1, Loss: 0}
+	return protocol.Scoring{Win: 3, Draw: 1, Loss: 0}
 }
 
 func (r *MatchRunner) joinTimeout() time.Duration {
@@ -281,10 +183,10 @@ func (r *MatchRunner) policy() string {
 	if r.Policy != "" {
 		return r.Policy
 	}
-	return PolicyLoss
+	return protocol.PolicyLoss
 }
 
-func (r *MatchRunner) penalties() Penalties {
+func (r *MatchRunner) penalties() protocol.Penalties {
 	if r.A.Penalties != nil {
 		return *r.A.Penalties
 	}
@@ -326,7 +228,7 @@ func checkAnswer(s *seat, ans *protocol.Message, matchID string) error {
 
 // invite sends GAME_INVITATION to both players at once; a player joins by answering
 // GAME_JOIN_ACK accepted within the join deadline.
-func (r *MatchRunner) invite(ctx context.Context, seats [2]*seat, md *Metadata) [2]bool {
+func (r *MatchRunner) invite(ctx context.Context, seats [2]*seat, md *protocol.GameMetadata) [2]bool {
 	var joined [2]bool
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -338,7 +240,7 @@ func (r *MatchRunner) invite(ctx context.Context, seats [2]*seat, md *Metadata) 
 			defer mu.Unlock()
 			joined[i] = ok
 			if !ok && ctx.Err() == nil {
-				md.Violations = append(md.Violations, Violation{Player: s.id, Kind: "no_join", Action: "technical_loss", Detail: detail})
+				md.Violations = append(md.Violations, protocol.MatchViolation{Player: s.id, Kind: protocol.ViolationNoJoin, Action: protocol.ActionTechnicalLoss, Detail: detail})
 			}
 		})
 	}
@@ -350,10 +252,10 @@ func (r *MatchRunner) inviteOne(ctx context.Context, s, other *seat) (bool, stri
 	if s.url == "" {
 		return false, "no endpoint"
 	}
-	m, err := r.message(s, protocol.GameInvitation, map[string]any{
-		"match_id": r.A.MatchID, "game_type": r.A.GameType, "opponents": []string{other.id}, "opponent_id": other.id,
-		"your_index": s.index, "players": r.A.Players, "game_params": r.A.GameParams,
-		"deadlines": map[string]int64{"join_ack_ms": r.joinTimeout().Milliseconds(), "move_ms": r.moveTimeout().Milliseconds()},
+	m, err := r.message(s, protocol.GameInvitation, protocol.Invitation{
+		MatchID: r.A.MatchID, GameType: r.A.GameType, Opponents: []string{other.id}, OpponentID: other.id,
+		YourIndex: s.index, Players: r.A.Players, GameParams: r.A.GameParams,
+		Deadlines: &protocol.Deadlines{JoinAckMS: int(r.joinTimeout().Milliseconds()), MoveMS: int(r.moveTimeout().Milliseconds())},
 	})
 	if err != nil {
 		return false, "internal"
@@ -366,10 +268,8 @@ func (r *MatchRunner) inviteOne(ctx context.Context, s, other *seat) (bool, stri
 	if err := checkAnswer(s, ans, r.A.MatchID); err != nil {
 		return false, err.Error()
 	}
-	var ack struct {
-		Status string `json:"status"`
-	}
-	if ans.Envelope.MessageType != protocol.GameJoinAck || ans.Decode(&ack) != nil || ack.Status != "accepted" {
+	var ack protocol.JoinAck
+	if ans.Envelope.MessageType != protocol.GameJoinAck || ans.Decode(&ack) != nil || ack.Status != protocol.StatusAccepted {
 		return false, "invitation declined"
 	}
 	return true, ""
@@ -384,19 +284,18 @@ func errorKind(err error) string {
 	case errors.Is(err, protocol.ErrBadResponse):
 		return "malformed answer"
 	}
-	return "unreachable"
+	return string(protocol.ViolationUnreachable)
 }
 
 // contextHash is the SHA-256 of the canonical JSON of what the player was shown.
-func contextHash(ctx map[string]any) string {
-	b, _ := json.Marshal(ctx)
-	h := sha256.Sum256(b)
+func contextHash(view json.RawMessage) string {
+	h := sha256.Sum256(view)
 	return hex.EncodeToString(h[:])
 }
 
 // loop runs steps until the state is terminal. Simultaneous steps collect both moves
 // against the same snapshot, then apply them together.
-func (r *MatchRunner) loop(ctx context.Context, seats [2]*seat, state game.State, md *Metadata) (game.State, error) {
+func (r *MatchRunner) loop(ctx context.Context, seats [2]*seat, state game.State, md *protocol.GameMetadata) (game.State, error) {
 	step := 0
 	for !state.Terminal() {
 		if err := ctx.Err(); err != nil {
@@ -405,7 +304,7 @@ func (r *MatchRunner) loop(ctx context.Context, seats [2]*seat, state game.State
 		step++
 		movers := state.ToMove()
 		moves := make([]json.RawMessage, len(movers))
-		records := make([]MoveRecord, len(movers))
+		records := make([]protocol.MoveRecord, len(movers))
 		errs := make([]error, len(movers))
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -444,86 +343,90 @@ func (r *MatchRunner) loop(ctx context.Context, seats [2]*seat, state game.State
 
 // collect obtains one player's move for a step, applying the deadline ladder: warnings
 // (the request re-sent with a fresh deadline), then a forced move, then a technical loss.
-func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, step int) (MoveRecord, json.RawMessage, []Violation, error) {
-	var vs []Violation
+func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, step int) (protocol.MoveRecord, json.RawMessage, []protocol.MatchViolation, error) {
+	var vs []protocol.MatchViolation
 	pen := r.penalties()
-	view := state.Context(s.index)
+	// A view that cannot be encoded is left empty: requestMove then fails as internal.
+	view, _ := json.Marshal(state.Context(s.index))
 	hash := contextHash(view)
 	warning := ""
+	violation := func(kind protocol.ViolationKind, action protocol.ViolationAction, detail string) {
+		vs = append(vs, protocol.MatchViolation{Step: step, Player: s.id, Kind: kind, Action: action, Detail: detail})
+	}
 	for {
 		start := time.Now()
 		raw, kind, detail, err := r.requestMove(ctx, s, view, hash, step, warning)
 		if ctx.Err() != nil {
-			return MoveRecord{}, nil, vs, ctx.Err()
+			return protocol.MoveRecord{}, nil, vs, ctx.Err()
 		}
 		elapsed := time.Since(start).Milliseconds()
 		if err == nil {
 			mv, perr := state.ParseMove(s.index, raw)
 			if perr == nil {
-				s.lastResult = map[string]any{"step_number": step, "intent": "MOVE", "outcome": OutcomeSuccess, "move": json.RawMessage(mv)}
-				return MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: OutcomeSuccess, ElapsedMS: elapsed, Metadata: s.lastMeta}, mv, vs, nil
+				s.lastResult = &protocol.LastResult{StepNumber: &step, Intent: protocol.IntentMove, Outcome: protocol.MoveSuccess, Move: mv}
+				return protocol.MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: protocol.MoveSuccess, ElapsedMS: elapsed, Metadata: s.lastMeta}, mv, vs, nil
 			}
-			kind = "invalid_move"
+			kind = protocol.ViolationInvalidMove
 			if errors.Is(perr, game.ErrMalformedMove) {
-				kind = "malformed_move"
+				kind = protocol.ViolationMalformedMove
 			}
 			detail = perr.Error()
-			if r.policy() == PolicyLoss {
-				vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "technical_loss", Detail: detail})
-				return MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: EndIllegalMove}
+			if r.policy() == protocol.PolicyLoss {
+				violation(kind, protocol.ActionTechnicalLoss, detail)
+				return protocol.MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: protocol.TerminationIllegalMove}
 			}
 		}
 		// A timeout, an unreachable player, a stale answer, or (policy forced) an illegal move.
 		s.timeouts++
 		switch {
 		case s.timeouts <= pen.MoveWarnings:
-			vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "warning", Detail: detail})
+			violation(kind, protocol.ActionWarning, detail)
 			warning = fmt.Sprintf("%s at step %d: request re-sent with a fresh deadline (warning %d of %d)", kind, step, s.timeouts, pen.MoveWarnings)
-			s.lastResult = map[string]any{"step_number": step, "intent": "MOVE", "outcome": outcomeOf(kind), "reason": warning}
+			s.lastResult = &protocol.LastResult{StepNumber: &step, Intent: protocol.IntentMove, Outcome: outcomeOf(kind), Reason: warning}
 			continue
 		case s.timeouts <= pen.MoveWarnings+pen.ForcedMoves:
 			mv := state.ForcedMove(s.index)
-			vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "forced_move", Detail: detail})
-			s.lastResult = map[string]any{"step_number": step, "intent": "MOVE", "outcome": OutcomeForced, "reason": kind + ": the first legal move was played for you", "move": json.RawMessage(mv)}
-			return MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: OutcomeForced, ElapsedMS: elapsed}, mv, vs, nil
+			violation(kind, protocol.ActionForcedMove, detail)
+			s.lastResult = &protocol.LastResult{StepNumber: &step, Intent: protocol.IntentMove, Outcome: protocol.MoveForced,
+				Reason: string(kind) + ": the first legal move was played for you", Move: mv}
+			return protocol.MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: protocol.MoveForced, ElapsedMS: elapsed}, mv, vs, nil
 		default:
-			vs = append(vs, Violation{Step: step, Player: s.id, Kind: kind, Action: "technical_loss", Detail: detail})
-			return MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: EndTimeout}
+			violation(kind, protocol.ActionTechnicalLoss, detail)
+			return protocol.MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: protocol.TerminationTimeout}
 		}
 	}
 }
 
-func outcomeOf(kind string) string {
-	if kind == "invalid_move" || kind == "malformed_move" {
-		return OutcomeInvalid
+// outcomeOf is what last_result says of an answer that drew a warning.
+func outcomeOf(kind protocol.ViolationKind) protocol.MoveOutcome {
+	if kind.IllegalMove() {
+		return protocol.MoveInvalid
 	}
-	return OutcomeTimeout
+	return protocol.MoveTimeout
 }
 
 // requestMove sends one REQUEST_MOVE. On failure it returns the violation kind.
-func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view map[string]any, hash string, step int, warning string) (json.RawMessage, string, string, error) {
+func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view json.RawMessage, hash string, step int, warning string) (json.RawMessage, protocol.ViolationKind, string, error) {
 	s.lastMeta = nil
+	if len(view) == 0 {
+		err := errors.New("step context cannot be encoded")
+		return nil, protocol.ViolationInternal, err.Error(), err
+	}
 	deadline := r.moveTimeout()
-	payload := map[string]any{
-		"step_number": step, "step_context": view, "context_hash": hash,
-		"deadline_ms": deadline.Milliseconds(), "deadline": protocol.Now(time.Now().Add(deadline)),
-	}
-	if s.lastResult != nil {
-		payload["last_result"] = s.lastResult
-	}
-	if warning != "" {
-		payload["warning"] = warning
-	}
-	m, err := r.message(s, protocol.RequestMove, payload)
+	m, err := r.message(s, protocol.RequestMove, protocol.MoveRequest{
+		StepNumber: step, StepContext: view, ContextHash: hash,
+		DeadlineMS: int(deadline.Milliseconds()), Deadline: protocol.Now(time.Now().Add(deadline)),
+		LastResult: s.lastResult, Warning: warning,
+	})
 	if err != nil {
-		return nil, "internal", err.Error(), err
+		return nil, protocol.ViolationInternal, err.Error(), err
 	}
 	ans, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: deadline, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)})
 	if err != nil {
-		kind := "unreachable"
+		kind := protocol.ViolationUnreachable
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
-			kind = "timeout"
+			kind = protocol.ViolationTimeout
 		case errors.Is(err, protocol.ErrBadResponse):
 			// A garbage answer is judged as a malformed move below when it has a payload.
 			if ans != nil {
@@ -532,9 +435,9 @@ func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view map[string]
 				s.lastMeta = nil
 				return move, kind, detail, err
 			}
-			kind = "malformed_answer"
+			kind = protocol.ViolationMalformedAnswer
 		case protocol.ReasonOf(err) != "":
-			kind = "refused"
+			kind = protocol.ViolationRefused
 		}
 		return nil, kind, errorKind(err), err
 	}
@@ -543,16 +446,11 @@ func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view map[string]
 
 // answerMove extracts move_payload from a MOVE_RESPONSE, refusing an answer for
 // another step or another context as stale.
-func (r *MatchRunner) answerMove(s *seat, ans *protocol.Message, hash string, step int) (json.RawMessage, string, string, error) {
+func (r *MatchRunner) answerMove(s *seat, ans *protocol.Message, hash string, step int) (json.RawMessage, protocol.ViolationKind, string, error) {
 	if err := checkAnswer(s, ans, r.A.MatchID); err != nil {
-		return nil, "stale_answer", err.Error(), err
+		return nil, protocol.ViolationStaleAnswer, err.Error(), err
 	}
-	var p struct {
-		MovePayload json.RawMessage `json:"move_payload"`
-		StepNumber  *int            `json:"step_number"`
-		ContextHash string          `json:"context_hash"`
-		Metadata    json.RawMessage `json:"metadata"`
-	}
+	var p protocol.MoveAnswer
 	if err := ans.Decode(&p); err != nil {
 		return json.RawMessage("null"), "", "", nil
 	}
@@ -563,7 +461,7 @@ func (r *MatchRunner) answerMove(s *seat, ans *protocol.Message, hash string, st
 	}
 	if (p.StepNumber != nil && *p.StepNumber != step) || (p.ContextHash != "" && p.ContextHash != hash) {
 		err := fmt.Errorf("answer for another step or context (step %d expected)", step)
-		return nil, "stale_answer", err.Error(), err
+		return nil, protocol.ViolationStaleAnswer, err.Error(), err
 	}
 	if len(p.MovePayload) == 0 {
 		return json.RawMessage("null"), "", "", nil
@@ -574,10 +472,10 @@ func (r *MatchRunner) answerMove(s *seat, ans *protocol.Message, hash string, st
 // announce sends GAME_OVER to both players. Answers are not judged: a player that is
 // gone or answers oddly cannot change a finished match.
 func (r *MatchRunner) announce(ctx context.Context, seats [2]*seat, rep *Report) {
-	var winner any
+	var winner *string
 	for id, o := range rep.Outcome {
-		if o == string(game.Win) && rep.Outcome[otherID(seats, id)] == string(game.Loss) {
-			winner = id
+		if protocol.Outcome(o) == protocol.Win && protocol.Outcome(rep.Outcome[otherID(seats, id)]) == protocol.Loss {
+			winner = &id
 		}
 	}
 	var wg sync.WaitGroup
@@ -586,9 +484,9 @@ func (r *MatchRunner) announce(ctx context.Context, seats [2]*seat, rep *Report)
 			continue
 		}
 		wg.Go(func() {
-			m, err := r.message(s, protocol.GameOver, map[string]any{
-				"outcome": rep.Outcome[s.id], "final_state": rep.Metadata.FinalState, "outcomes": rep.Outcome,
-				"points": rep.Points, "reason": rep.Metadata.Termination, "winner": winner,
+			m, err := r.message(s, protocol.GameOver, protocol.GameResult{
+				Outcome: protocol.Outcome(rep.Outcome[s.id]), FinalState: rep.Metadata.FinalState, Outcomes: rep.Outcome,
+				Points: rep.Points, Reason: string(rep.Metadata.Termination), Winner: winner,
 			})
 			if err != nil {
 				return

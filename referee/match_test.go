@@ -13,8 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -128,13 +128,13 @@ func newRunner(t *testing.T, gameType string, caller Caller) *MatchRunner {
 	return &MatchRunner{
 		RefereeID: "ref1", LeagueID: "league-1", Game: g, Caller: caller, Log: zerolog.Nop(),
 		JoinTimeout: 100 * time.Millisecond, MoveTimeout: 200 * time.Millisecond,
-		Penalties: Penalties{MoveWarnings: 1, ForcedMoves: 1},
-		A: Assignment{
+		Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1},
+		A: protocol.Assignment{
 			MatchID: "r01-m01-abc", RoundID: "round-1", GameType: gameType, Players: []string{"p1", "p2"},
 			PlayerEndpoints:  map[string]string{"p1": "http://p1", "p2": "http://p2"},
 			MatchSeed:        42,
 			MatchCredentials: map[string]string{"p1": "c1", "p2": "c2"},
-			Scoring:          &Scoring{Win: 3, Draw: 1, Loss: 0},
+			Scoring:          &protocol.Scoring{Win: 3, Draw: 1, Loss: 0},
 		},
 	}
 }
@@ -160,7 +160,7 @@ func TestNormalMatchReplaysThroughTheRules(t *testing.T) {
 	// Both playing the first empty cell: X fills row 0 col 0, 2, then row 1... X wins on the diagonal? Re-play to know.
 	state := g.NewState(42)
 	for _, mv := range rep.Metadata.Moves {
-		if mv.Outcome != OutcomeSuccess {
+		if mv.Outcome != protocol.MoveSuccess {
 			t.Fatalf("move %+v not a success", mv)
 		}
 		next, err := state.Apply([]json.RawMessage{mv.Move})
@@ -176,7 +176,7 @@ func TestNormalMatchReplaysThroughTheRules(t *testing.T) {
 	if rep.Outcome["p1"] != string(want[0]) || rep.Outcome["p2"] != string(want[1]) {
 		t.Errorf("got outcome %v, want %v", rep.Outcome, want)
 	}
-	if rep.Metadata.Termination != EndNormal || rep.Metadata.MatchSeed != 42 || len(rep.Metadata.Violations) != 0 {
+	if rep.Metadata.Termination != protocol.TerminationNormal || rep.Metadata.MatchSeed == nil || *rep.Metadata.MatchSeed != 42 || len(rep.Metadata.Violations) != 0 {
 		t.Errorf("got metadata %+v", rep.Metadata)
 	}
 	for _, cred := range []string{"c1", "c2"} {
@@ -214,13 +214,13 @@ func TestMoveRequestsCarryStepHashDeadlineAndLastResult(t *testing.T) {
 		if err := m.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
-		if p.Hash != contextHash(p.Ctx) || p.DeadlineMS != 200 {
+		if p.Hash != contextHash(marshal(t, p.Ctx)) || p.DeadlineMS != 200 {
 			t.Errorf("request %d: got hash %s deadline %d", i, p.Hash, p.DeadlineMS)
 		}
 		if i == 0 && p.Last != nil {
 			t.Errorf("first request has last_result %v", p.Last)
 		}
-		if i > 0 && p.Last["outcome"] != OutcomeSuccess {
+		if i > 0 && p.Last["outcome"] != string(protocol.MoveSuccess) {
 			t.Errorf("request %d: got last_result %v, want SUCCESS", i, p.Last)
 		}
 	}
@@ -245,18 +245,18 @@ func TestTimeoutLadderWarningForcedThenLoss(t *testing.T) {
 		if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "win" || rep.Points["p2"] != 3 || rep.Points["p1"] != 0 {
 			t.Errorf("got %v %v", rep.Outcome, rep.Points)
 		}
-		if rep.Metadata.Termination != EndTimeout || rep.Metadata.Loser != "p1" {
+		if rep.Metadata.Termination != protocol.TerminationTimeout || rep.Metadata.Loser != "p1" {
 			t.Errorf("got termination %s loser %s", rep.Metadata.Termination, rep.Metadata.Loser)
 		}
 		var actions []string
 		for _, v := range rep.Metadata.Violations {
-			actions = append(actions, v.Kind+"/"+v.Action)
+			actions = append(actions, string(v.Kind)+"/"+string(v.Action))
 		}
 		want := []string{"timeout/warning", "timeout/forced_move", "timeout/technical_loss"}
 		if fmt.Sprint(actions) != fmt.Sprint(want) {
 			t.Errorf("got violations %v, want %v", actions, want)
 		}
-		if rep.Metadata.Moves[0].Outcome != OutcomeForced {
+		if rep.Metadata.Moves[0].Outcome != protocol.MoveForced {
 			t.Errorf("got first move %+v, want FORCED", rep.Metadata.Moves[0])
 		}
 		reqs := fc.sent(protocol.RequestMove, "c1")
@@ -270,10 +270,10 @@ func TestTimeoutLadderWarningForcedThenLoss(t *testing.T) {
 		}
 		_ = reqs[1].Decode(&second)
 		_ = reqs[2].Decode(&third)
-		if second.Step != 1 || second.Warning == "" || second.Last["outcome"] != OutcomeTimeout {
+		if second.Step != 1 || second.Warning == "" || second.Last["outcome"] != string(protocol.MoveTimeout) {
 			t.Errorf("re-sent request: got %+v", second)
 		}
-		if third.Step != 3 || third.Last["outcome"] != OutcomeForced {
+		if third.Step != 3 || third.Last["outcome"] != string(protocol.MoveForced) {
 			t.Errorf("request after the forced move: got %+v", third)
 		}
 	})
@@ -333,11 +333,11 @@ func TestIllegalAndMalformedMovesLose(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "win" || rep.Metadata.Termination != EndIllegalMove {
+			if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "win" || rep.Metadata.Termination != protocol.TerminationIllegalMove {
 				t.Errorf("got %v termination %s", rep.Outcome, rep.Metadata.Termination)
 			}
 			last := rep.Metadata.Violations[len(rep.Metadata.Violations)-1]
-			if last.Kind != tc.kind || last.Action != "technical_loss" || last.Player != "p1" {
+			if string(last.Kind) != tc.kind || last.Action != "technical_loss" || last.Player != "p1" {
 				t.Errorf("got violation %+v, want %s", last, tc.kind)
 			}
 		})
@@ -354,15 +354,15 @@ func TestForcedPolicyReplacesIllegalMove(t *testing.T) {
 			"http://p2": scripted(g, "p2", firstLegal(g)),
 		})
 		r := newRunner(t, game.TypeTicTacToe, fc)
-		r.Policy = PolicyForced
+		r.Policy = protocol.PolicyForced
 		rep, err := r.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome["p1"] != "loss" || rep.Metadata.Termination != EndTimeout {
+		if rep.Outcome["p1"] != "loss" || rep.Metadata.Termination != protocol.TerminationTimeout {
 			t.Errorf("got %v %s", rep.Outcome, rep.Metadata.Termination)
 		}
-		if rep.Metadata.Moves[0].Outcome != OutcomeForced || rep.Metadata.Violations[0].Kind != "invalid_move" {
+		if rep.Metadata.Moves[0].Outcome != protocol.MoveForced || rep.Metadata.Violations[0].Kind != "invalid_move" {
 			t.Errorf("got moves %+v violations %+v", rep.Metadata.Moves, rep.Metadata.Violations)
 		}
 	})
@@ -477,7 +477,7 @@ func TestPlayerAnsweringWithItsOwnTokenPlays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Metadata.Termination != EndNormal || len(rep.Metadata.Violations) != 0 {
+		if rep.Metadata.Termination != protocol.TerminationNormal || len(rep.Metadata.Violations) != 0 {
 			t.Errorf("got termination %s, violations %+v", rep.Metadata.Termination, rep.Metadata.Violations)
 		}
 	})
@@ -496,7 +496,7 @@ func TestNoShows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "win" || rep.Metadata.Termination != EndNoShow {
+		if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "win" || rep.Metadata.Termination != protocol.TerminationNoShow {
 			t.Errorf("got %v %s", rep.Outcome, rep.Metadata.Termination)
 		}
 		// The join deadline (100 ms) and the GAME_OVER attempt to the absent player (100 ms).
@@ -509,7 +509,7 @@ func TestNoShows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "loss" || rep.Points["p1"] != 0 || rep.Points["p2"] != 0 || rep.Metadata.Termination != EndDoubleNoShow {
+		if rep.Outcome["p1"] != "loss" || rep.Outcome["p2"] != "loss" || rep.Points["p1"] != 0 || rep.Points["p2"] != 0 || rep.Metadata.Termination != protocol.TerminationDoubleNoShow {
 			t.Errorf("double no-show: got %v %v %s", rep.Outcome, rep.Points, rep.Metadata.Termination)
 		}
 	})
@@ -629,7 +629,7 @@ func TestLongestChessContextFitsTheProtocol(t *testing.T) {
 	view["legal_moves"] = slices.Repeat([]string{"a7a8q"}, mostLegalMoves)
 	view["last_move"], view["ply"] = "a7a8q", maxPlies
 	m, err := protocol.NewMessage(protocol.RequestMove, protocol.RefereeSender("ref1"), map[string]any{
-		"step_number": maxPlies, "step_context": view, "context_hash": contextHash(view), "deadline_ms": 30000,
+		"step_number": maxPlies, "step_context": view, "context_hash": contextHash(marshal(t, view)), "deadline_ms": 30000,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -645,4 +645,14 @@ func TestLongestChessContextFitsTheProtocol(t *testing.T) {
 	if raw, _ := json.Marshal(m); len(raw) > protocol.MaxBodyBytes/16 {
 		t.Errorf("the longest chess request has %d bytes, want well under the %d byte body limit", len(raw), protocol.MaxBodyBytes)
 	}
+}
+
+// marshal is the JSON of v, as the referee encodes what it shows a player.
+func marshal(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

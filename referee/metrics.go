@@ -3,6 +3,7 @@ package referee
 import (
 	"net/http"
 
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -63,12 +64,12 @@ func (x *metrics) handler() http.Handler {
 }
 
 // countViolations counts the violations of a finished match by kind.
-func (x *metrics) countViolations(vs []Violation) {
+func (x *metrics) countViolations(vs []protocol.MatchViolation) {
 	for _, v := range vs {
-		if v.Kind == "invalid_move" || v.Kind == "malformed_move" {
-			x.invalid.WithLabelValues(v.Kind).Inc()
+		if v.Kind.IllegalMove() {
+			x.invalid.WithLabelValues(string(v.Kind)).Inc()
 		} else {
-			x.timeouts.WithLabelValues(v.Kind).Inc()
+			x.timeouts.WithLabelValues(string(v.Kind)).Inc()
 		}
 	}
 }

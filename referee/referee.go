@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/rs/zerolog"
 )
 
@@ -38,7 +38,7 @@ type Config struct {
 	JoinTimeout time.Duration
 	MoveTimeout time.Duration
 	Policy      string
-	Penalties   Penalties
+	Penalties   protocol.Penalties
 	// RegisterFor bounds how long registration is retried.
 	RegisterFor time.Duration
 	// CallTimeout is the deadline of each call to the League Manager.
@@ -183,8 +183,8 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
-	if cfg.Policy != "" && cfg.Policy != PolicyLoss && cfg.Policy != PolicyForced {
-		return nil, fmt.Errorf("illegal move policy %q: want %s or %s", cfg.Policy, PolicyLoss, PolicyForced)
+	if cfg.Policy != "" && cfg.Policy != protocol.PolicyLoss && cfg.Policy != protocol.PolicyForced {
+		return nil, fmt.Errorf("illegal move policy %q: want %s or %s", cfg.Policy, protocol.PolicyLoss, protocol.PolicyForced)
 	}
 	v, err := protocol.NewValidator()
 	if err != nil {
@@ -302,9 +302,9 @@ func (r *Referee) drain(ctx context.Context) {
 }
 
 func (r *Referee) register(ctx context.Context, url string) error {
-	msg, err := protocol.NewMessage(protocol.RegisterRefereeRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{
-		"referee_id": r.cfg.ID, "endpoint_url": url, "game_types": r.cfg.Games, "max_concurrent_matches": r.cfg.MaxMatches,
-		"features": Features,
+	msg, err := protocol.NewMessage(protocol.RegisterRefereeRequest, protocol.RefereeSender(r.cfg.ID), protocol.RefereeRegistration{
+		RefereeID: r.cfg.ID, EndpointURL: url, GameTypes: r.cfg.Games, MaxConcurrentMatches: r.cfg.MaxMatches,
+		Features: Features,
 	})
 	if err != nil {
 		return err
@@ -320,13 +320,7 @@ func (r *Referee) register(ctx context.Context, url string) error {
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
-	var p struct {
-		AuthToken           string   `json:"auth_token"`
-		LeagueID            string   `json:"league_id"`
-		Features            []string `json:"features"`
-		HeartbeatIntervalMS int      `json:"heartbeat_interval_ms"`
-		LeaseMS             int      `json:"lease_ms"`
-	}
+	var p protocol.RegistrationAnswer
 	if err := ans.Decode(&p); err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
@@ -340,7 +334,7 @@ func (r *Referee) register(ctx context.Context, url string) error {
 	r.log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).
 		Int("heartbeat_interval_ms", p.HeartbeatIntervalMS).Int("lease_ms", p.LeaseMS).Msg("registered")
 
-	ready, err := protocol.NewMessage(protocol.AgentReadyRequest, protocol.RefereeSender(r.cfg.ID), map[string]any{})
+	ready, err := protocol.NewMessage(protocol.AgentReadyRequest, protocol.RefereeSender(r.cfg.ID), protocol.AgentReady{})
 	if err != nil {
 		return err
 	}
@@ -425,7 +419,7 @@ func (r *Referee) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 		// No new match after the acknowledgement; those in progress drain in Run.
 		r.closeAssignments()
 		r.stopOnce.Do(func() { close(r.shutdown) })
-		return r.reply(msg, protocol.LeagueShutdownAck, map[string]string{"status": "acknowledged"})
+		return r.reply(msg, protocol.LeagueShutdownAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	}
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a referee does not accept %s", msg.Envelope.MessageType)
 }
@@ -497,7 +491,7 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
-	var a Assignment
+	var a protocol.Assignment
 	if err := msg.Decode(&a); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "assignment payload cannot be read")
 	}
@@ -516,7 +510,7 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "no endpoint for player %s", id)
 		}
 	}
-	ack := map[string]string{"status": "acknowledged", "match_id": a.MatchID}
+	ack := protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: a.MatchID}
 	log := r.log.With().Str("match_id", a.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	r.mu.Lock()
 	if slices.Contains(r.leagueFeatures, protocol.FeatureMatchCredentials) {
@@ -565,11 +559,7 @@ func (r *Referee) resultReminder(ctx context.Context, msg *protocol.Message) (*p
 	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
-	var p struct {
-		MatchID string `json:"match_id"`
-		Attempt int    `json:"attempt"`
-		Reason  string `json:"reason"`
-	}
+	var p protocol.Reminder
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "reminder payload cannot be read")
 	}
@@ -579,8 +569,8 @@ func (r *Referee) resultReminder(ctx context.Context, msg *protocol.Message) (*p
 	phase, resent := r.remind(p.MatchID)
 	r.log.Info().Str("match_id", p.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Int("attempt", p.Attempt).
 		Str("reason", p.Reason).Str("phase", phase).Bool("resent", resent).Msg("result reminder")
-	return r.reply(msg, protocol.ResultReminderAck, map[string]any{
-		"status": "acknowledged", "match_id": p.MatchID, "phase": phase, "resent": resent,
+	return r.reply(msg, protocol.ResultReminderAck, protocol.ReminderAck{
+		Status: protocol.StatusAcknowledged, MatchID: p.MatchID, Phase: phase, Resent: resent,
 	})
 }
 
@@ -590,10 +580,7 @@ func (r *Referee) matchCancelled(ctx context.Context, msg *protocol.Message) (*p
 	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
-	var p struct {
-		MatchID string `json:"match_id"`
-		Reason  string `json:"reason"`
-	}
+	var p protocol.Cancellation
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "cancellation payload cannot be read")
 	}
@@ -603,7 +590,7 @@ func (r *Referee) matchCancelled(ctx context.Context, msg *protocol.Message) (*p
 	phase := r.cancelMatch(p.MatchID)
 	r.log.Info().Str("match_id", p.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Str("reason", p.Reason).
 		Str("phase", phase).Msg("match cancelled by the League Manager")
-	return r.reply(msg, protocol.MatchCancelledAck, map[string]string{"status": "acknowledged", "match_id": p.MatchID})
+	return r.reply(msg, protocol.MatchCancelledAck, protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: p.MatchID})
 }
 
 // heartbeats sends HEARTBEAT_REQUEST every interval until ctx ends.
@@ -628,10 +615,10 @@ func (r *Referee) heartbeats(ctx context.Context, every time.Duration) {
 func (r *Referee) sendHeartbeat(ctx context.Context, every time.Duration) {
 	st := r.Status()
 	active := st.ActiveMatches[:min(len(st.ActiveMatches), maxHeartbeatMatches)]
-	payload := map[string]any{"active_matches": active}
+	payload := protocol.Heartbeat{ActiveMatches: active}
 	if r.leagueHas(protocol.FeatureMatchProgress) {
 		// Bounded, slots first (Status.Matches is in that order).
-		payload["match_progress"] = st.Matches[:min(len(st.Matches), maxHeartbeatProgress)]
+		payload.MatchProgress = st.Matches[:min(len(st.Matches), maxHeartbeatProgress)]
 	}
 	msg, err := protocol.NewMessage(protocol.HeartbeatRequest, protocol.RefereeSender(r.cfg.ID), payload)
 	if err != nil {
@@ -653,9 +640,7 @@ func (r *Referee) sendHeartbeat(ctx context.Context, every time.Duration) {
 	case err != nil:
 		log.Warn().Err(err).Msg("heartbeat failed; retrying at the next tick")
 	default:
-		var p struct {
-			LeaseMS int `json:"lease_ms"`
-		}
+		var p protocol.HeartbeatAnswer
 		if err := ans.Decode(&p); err != nil {
 			log.Warn().Err(err).Msg("heartbeat answer cannot be read")
 			return

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/player"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )
@@ -167,7 +167,7 @@ func startAgents(t *testing.T, opt agents) started {
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	cfg := Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), MaxMatches: 1, Stdout: io.Discard,
-		MoveTimeout: 500 * time.Millisecond, JoinTimeout: 500 * time.Millisecond, Penalties: Penalties{MoveWarnings: 1, ForcedMoves: 1}}
+		MoveTimeout: 500 * time.Millisecond, JoinTimeout: 500 * time.Millisecond, Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1}}
 	if opt.referee != nil {
 		opt.referee(&cfg)
 	}
@@ -308,14 +308,14 @@ func TestRefereeRequiresAnnouncedProtections(t *testing.T) {
 	}
 	res := f.waitResults(t, 1)
 	var p struct {
-		Players  []string          `json:"players"`
-		Outcome  map[string]string `json:"outcome"`
-		Metadata Metadata          `json:"game_metadata"`
+		Players  []string              `json:"players"`
+		Outcome  map[string]string     `json:"outcome"`
+		Metadata protocol.GameMetadata `json:"game_metadata"`
 	}
 	if err := res[0].Decode(&p); err != nil {
 		t.Fatal(err)
 	}
-	if p.Metadata.Termination != EndNormal || p.Metadata.MatchSeed != 5 || len(p.Metadata.Moves) < 5 || p.Metadata.FinalState == nil {
+	if p.Metadata.Termination != protocol.TerminationNormal || p.Metadata.MatchSeed == nil || *p.Metadata.MatchSeed != 5 || len(p.Metadata.Moves) < 5 || p.Metadata.FinalState == nil {
 		t.Errorf("got metadata %+v", p.Metadata)
 	}
 	if len(p.Outcome) != 2 {
@@ -338,10 +338,10 @@ func TestRefereeWorksWithALeagueThatAnnouncesNothing(t *testing.T) {
 	}
 	res := f.waitResults(t, 1)
 	var p struct {
-		Metadata Metadata `json:"game_metadata"`
+		Metadata protocol.GameMetadata `json:"game_metadata"`
 	}
 	_ = res[0].Decode(&p)
-	if p.Metadata.Termination != EndNormal {
+	if p.Metadata.Termination != protocol.TerminationNormal {
 		t.Errorf("got termination %s (violations %+v)", p.Metadata.Termination, p.Metadata.Violations)
 	}
 	time.Sleep(50 * time.Millisecond) // five heartbeat intervals
@@ -365,7 +365,7 @@ func TestRefereeCapacityQueueAndRetriedAssignments(t *testing.T) {
 	f, ref := a.league, a.ref
 	// Occupy the only slot as if match m-1 were running.
 	ref.mu.Lock()
-	ref.held["m-1"] = &heldMatch{a: Assignment{MatchID: "m-1"}, phase: protocol.PhasePlaying, step: 2}
+	ref.held["m-1"] = &heldMatch{a: protocol.Assignment{MatchID: "m-1"}, phase: protocol.PhasePlaying, step: 2}
 	ref.playing = 1
 	ref.mu.Unlock()
 	// The same assignment again (a retry) is acknowledged without starting a second match.

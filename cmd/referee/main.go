@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/internal/logging"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee"
 )
 
@@ -78,7 +79,7 @@ func run(ctx context.Context, args []string) int {
 		ID: *id, Addr: *addr, LeagueURL: *leagueURL, Games: gameList, MaxMatches: *maxMatches, MaxQueued: *maxQueued,
 		Policy: *policy, MoveTimeout: time.Duration(*moveMS) * time.Millisecond, JoinTimeout: time.Duration(*joinMS) * time.Millisecond,
 		ReportTimeout: time.Duration(*reportMS) * time.Millisecond, DrainTimeout: time.Duration(*drainMS) * time.Millisecond,
-		Penalties: referee.Penalties{MoveWarnings: 1, ForcedMoves: 1},
+		Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1},
 	}, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "referee: %v\n", err)

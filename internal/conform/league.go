@@ -92,16 +92,7 @@ type inbound struct {
 // reportSeen is one MATCH_RESULT_REPORT the tool took.
 type reportSeen struct {
 	env     protocol.Envelope
-	payload reportPayload
-}
-
-type reportPayload struct {
-	GameType string            `json:"game_type"`
-	Players  []string          `json:"players"`
-	Outcome  map[string]string `json:"outcome"`
-	Points   map[string]int    `json:"points"`
-	MatchID  string            `json:"match_id"`
-	RoundID  string            `json:"round_id"`
+	payload protocol.ResultReport
 }
 
 // leagueMatch is a match the tool's League Manager knows.
@@ -175,16 +166,9 @@ func (l *leagueSide) observe(r received) {
 		if l.attempt != nil {
 			return
 		}
-		var p struct {
-			PlayerID    string   `json:"player_id"`
-			RefereeID   string   `json:"referee_id"`
-			EndpointURL string   `json:"endpoint_url"`
-			Features    []string `json:"features"`
-			GameTypes   []string `json:"game_types"`
-		}
-		decode(r.msg.Payload, &p)
-		l.attempt = &registration{id: p.PlayerID + p.RefereeID, sender: env.Sender, endpoint: p.EndpointURL,
-			features: p.Features, gameTypes: p.GameTypes, violations: r.violations, notRequest: r.notRequest}
+		p := readRegistration(&r.msg)
+		l.attempt = &registration{id: p.id, sender: env.Sender, endpoint: p.endpoint,
+			features: p.features, gameTypes: p.gameTypes, violations: r.violations, notRequest: r.notRequest}
 		// protocol.Server refuses such a request without calling Handle.
 		l.attempt.done = len(r.violations) > 0 || r.notRequest != ""
 		l.b.notify()
@@ -220,8 +204,8 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 	}
 	switch env.MessageType {
 	case protocol.AgentReadyRequest:
-		return l.reply(m, protocol.AgentReadyResponse, map[string]any{
-			"status": "acknowledged", "agent_id": reg.id, "agent_type": l.kind, "agent_state": "ACTIVE"})
+		return l.reply(m, protocol.AgentReadyResponse, protocol.AgentReadyAnswer{
+			Status: protocol.StatusAcknowledged, AgentID: reg.id, AgentType: l.kind, AgentState: "ACTIVE"})
 	case protocol.QueryStandings:
 		return l.reply(m, protocol.StandingsResponse, map[string]any{
 			"round_id": nil, "updated_at": protocol.Now(time.Now()), "standings": []any{}})
@@ -229,6 +213,7 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 		return l.queryMatch(m, reg)
 	case protocol.HeartbeatRequest:
 		var p struct {
+			// Raw: any match_progress counts, whatever it holds.
 			MatchProgress json.RawMessage `json:"match_progress"`
 		}
 		decode(m.Payload, &p)
@@ -238,10 +223,10 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 				l.withProgress++
 			}
 		})
-		return l.reply(m, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": leaseMS})
+		return l.reply(m, protocol.HeartbeatResponse, protocol.HeartbeatAnswer{Status: protocol.StatusAcknowledged, LeaseMS: leaseMS})
 	case protocol.MoveEvent:
 		l.count(func() { l.moveEvents++ })
-		return l.reply(m, protocol.MoveEventAck, map[string]any{"status": "acknowledged"})
+		return l.reply(m, protocol.MoveEventAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	case protocol.MatchResultReport:
 		return l.report(m)
 	}
@@ -307,15 +292,26 @@ func (l *leagueSide) register(m *protocol.Message) (*protocol.Message, error) {
 	return l.registered(m, reg)
 }
 
-// registeredID is the id a registration request names.
-func registeredID(m *protocol.Message) string {
-	var p struct {
-		PlayerID  string `json:"player_id"`
-		RefereeID string `json:"referee_id"`
-	}
-	decode(m.Payload, &p)
-	return p.PlayerID + p.RefereeID
+// registrationRequest is what the tool reads of a registration request.
+type registrationRequest struct {
+	id, endpoint        string
+	features, gameTypes []string
 }
+
+// readRegistration reads what it can of a registration request of either role.
+func readRegistration(m *protocol.Message) registrationRequest {
+	if m.Envelope.MessageType == protocol.RegisterRefereeRequest {
+		var p protocol.RefereeRegistration
+		decode(m.Payload, &p)
+		return registrationRequest{id: p.RefereeID, endpoint: p.EndpointURL, features: p.Features, gameTypes: p.GameTypes}
+	}
+	var p protocol.PlayerRegistration
+	decode(m.Payload, &p)
+	return registrationRequest{id: p.PlayerID, endpoint: p.EndpointURL, features: p.Features, gameTypes: p.GameTypes}
+}
+
+// registeredID is the id a registration request names.
+func registeredID(m *protocol.Message) string { return readRegistration(m).id }
 
 // registered is the answer to an accepted registration; callers hold b.mu.
 func (l *leagueSide) registered(m *protocol.Message, reg *registration) (*protocol.Message, error) {
@@ -352,9 +348,7 @@ func (l *leagueSide) addMatch(lm *leagueMatch) {
 }
 
 func (l *leagueSide) queryMatch(m *protocol.Message, reg *registration) (*protocol.Message, error) {
-	var p struct {
-		MatchID string `json:"match_id"`
-	}
+	var p protocol.MatchQuery
 	decode(m.Payload, &p)
 	l.b.mu.Lock()
 	defer l.b.mu.Unlock()
@@ -377,7 +371,7 @@ func (l *leagueSide) queryMatch(m *protocol.Message, reg *registration) (*protoc
 }
 
 func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
-	var p reportPayload
+	var p protocol.ResultReport
 	decode(m.Payload, &p)
 	l.b.mu.Lock()
 	defer l.b.mu.Unlock()
@@ -394,7 +388,7 @@ func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
 		// On purpose: a referee must send its report again after a transient failure.
 		return nil, protocol.Errorf(protocol.ReasonInternal, "temporary failure, send the report again (conformance check)")
 	}
-	return l.reply(m, protocol.MatchResultAck, map[string]any{"status": "acknowledged", "match_id": lm.id})
+	return l.reply(m, protocol.MatchResultAck, protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: lm.id})
 }
 
 // readyWait bounds how long the tool waits for AGENT_READY_REQUEST before it sends the

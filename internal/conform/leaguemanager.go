@@ -18,10 +18,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/referee"
-	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )
@@ -152,7 +151,7 @@ func (a *lmAgent) sender() string {
 type lmAssignment struct {
 	referee string
 	env     protocol.Envelope
-	a       referee.Assignment
+	a       protocol.Assignment
 }
 
 // lmReminder is the match whose result the first referee holds back to see a RESULT_REMINDER.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/referee"
-	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )
@@ -97,7 +97,7 @@ func (r *lmRun) refereeHandle(ctx context.Context, a *lmAgent, msg *protocol.Mes
 		return r.resultReminder(a, msg)
 	case protocol.LeagueShutdown:
 		r.noteShutdown(a)
-		return a.reply(msg, protocol.LeagueShutdownAck, map[string]string{"status": "acknowledged"})
+		return a.reply(msg, protocol.LeagueShutdownAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	case protocol.MatchCancelled:
 		return nil, r.noteUnexpected(a, msg.Envelope.MessageType)
 	}
@@ -108,7 +108,7 @@ func (r *lmRun) refereeHandle(ctx context.Context, a *lmAgent, msg *protocol.Mes
 // assignment acknowledges a MATCH_ASSIGNMENT and plays the match in the background; a
 // repeated assignment of a match the referee took is acknowledged again.
 func (r *lmRun) assignment(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
-	var as referee.Assignment
+	var as protocol.Assignment
 	if err := msg.Decode(&as); err != nil {
 		r.noteInbound(protocol.MatchAssignment, fmt.Sprintf("MATCH_ASSIGNMENT to %s cannot be read: %v", a.id, err))
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "assignment payload cannot be read")
@@ -117,7 +117,7 @@ func (r *lmRun) assignment(a *lmAgent, msg *protocol.Message) (*protocol.Message
 	if err != nil {
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "the conform referee cannot play %s with these game_params", as.GameType)
 	}
-	ack := map[string]string{"status": "acknowledged", "match_id": as.MatchID}
+	ack := protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: as.MatchID}
 	r.mu.Lock()
 	r.assignments = append(r.assignments, lmAssignment{referee: a.id, env: msg.Envelope, a: as})
 	key := a.id + "/" + as.MatchID
@@ -144,30 +144,28 @@ func (r *lmRun) playerHandle(_ context.Context, a *lmAgent, msg *protocol.Messag
 	env := &msg.Envelope
 	switch env.MessageType {
 	case protocol.GameInvitation:
-		var inv struct {
-			GameParams map[string]any `json:"game_params"`
-		}
+		var inv protocol.Invitation
 		if err := msg.Decode(&inv); err != nil {
 			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invitation payload cannot be read")
 		}
 		g, err := r.reg.New(env.GameType, inv.GameParams)
 		if err != nil {
-			return a.reply(msg, protocol.GameJoinAck, map[string]string{"status": "declined", "match_id": env.MatchID, "reason": "unknown game"})
+			return a.reply(msg, protocol.GameJoinAck, map[string]string{"status": protocol.StatusDeclined, "match_id": env.MatchID, "reason": "unknown game"})
 		}
 		r.mu.Lock()
 		a.games[env.MatchID] = g
 		r.mu.Unlock()
-		return a.reply(msg, protocol.GameJoinAck, map[string]string{"status": "accepted", "match_id": env.MatchID})
+		return a.reply(msg, protocol.GameJoinAck, map[string]string{"status": protocol.StatusAccepted, "match_id": env.MatchID})
 	case protocol.RequestMove:
 		return r.move(a, msg)
 	case protocol.GameOver:
 		r.mu.Lock()
 		delete(a.games, env.MatchID)
 		r.mu.Unlock()
-		return a.reply(msg, protocol.GameOverAck, map[string]string{"status": "acknowledged"})
+		return a.reply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	case protocol.LeagueShutdown:
 		r.noteShutdown(a)
-		return a.reply(msg, protocol.LeagueShutdownAck, map[string]string{"status": "acknowledged"})
+		return a.reply(msg, protocol.LeagueShutdownAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	case protocol.MatchCancelled:
 		return nil, r.noteUnexpected(a, env.MessageType)
 	}
@@ -176,11 +174,7 @@ func (r *lmRun) playerHandle(_ context.Context, a *lmAgent, msg *protocol.Messag
 
 // move answers REQUEST_MOVE with a random legal move of the step_context.
 func (r *lmRun) move(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
-	var req struct {
-		StepNumber  int             `json:"step_number"`
-		StepContext json.RawMessage `json:"step_context"`
-		ContextHash string          `json:"context_hash"`
-	}
+	var req protocol.MoveRequest
 	if err := msg.Decode(&req); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "move request payload cannot be read")
 	}
@@ -214,7 +208,7 @@ func (r *lmRun) otherReferee(a *lmAgent) *lmAgent {
 // playMatch plays one assigned match by the rules and reports it. The first match of the
 // run also carries the result probes; the first of the first referee may be held back to
 // see a RESULT_REMINDER.
-func (r *lmRun) playMatch(a *lmAgent, as referee.Assignment, g game.Game) {
+func (r *lmRun) playMatch(a *lmAgent, as protocol.Assignment, g game.Game) {
 	defer r.bg.Done()
 	ctx := r.ctx
 	log := r.log.With().Str("referee_id", a.id).Str("match_id", as.MatchID).Logger()
@@ -245,7 +239,7 @@ func (r *lmRun) playMatch(a *lmAgent, as referee.Assignment, g game.Game) {
 }
 
 // resultMessage is a MATCH_RESULT_REPORT of as from referee a.
-func (r *lmRun) resultMessage(a *lmAgent, as referee.Assignment, outcome map[string]string, points map[string]int, meta any) (*protocol.Message, error) {
+func (r *lmRun) resultMessage(a *lmAgent, as protocol.Assignment, outcome map[string]string, points map[string]int, meta any) (*protocol.Message, error) {
 	payload := map[string]any{"game_type": as.GameType, "players": as.Players, "outcome": outcome, "points": points,
 		"game_metadata": meta, "match_id": as.MatchID, "round_id": as.RoundID}
 	m, err := r.message(a, protocol.MatchResultReport, payload)
@@ -257,14 +251,14 @@ func (r *lmRun) resultMessage(a *lmAgent, as referee.Assignment, outcome map[str
 }
 
 // drawResult is a plausible result no referee played: both players draw.
-func drawResult(as referee.Assignment) (map[string]string, map[string]int) {
+func drawResult(as protocol.Assignment) (map[string]string, map[string]int) {
 	pts := 1
 	if as.Scoring != nil {
 		pts = as.Scoring.Draw
 	}
 	outcome, points := map[string]string{}, map[string]int{}
 	for _, p := range as.Players {
-		outcome[p], points[p] = "draw", pts
+		outcome[p], points[p] = string(protocol.Draw), pts
 	}
 	return outcome, points
 }
@@ -272,7 +266,7 @@ func drawResult(as referee.Assignment) (map[string]string, map[string]int) {
 // probeResults sends two reports of a match that must be refused: one with a wrong token,
 // one from the referee the match is not assigned to. One the League Manager takes stands
 // as the match's result.
-func (r *lmRun) probeResults(ctx context.Context, a *lmAgent, as referee.Assignment) {
+func (r *lmRun) probeResults(ctx context.Context, a *lmAgent, as protocol.Assignment) {
 	outcome, points := drawResult(as)
 	meta := map[string]any{"conform_probe": "a result no referee played"}
 	for _, p := range []struct {
@@ -307,7 +301,7 @@ func (r *lmRun) probeResults(ctx context.Context, a *lmAgent, as referee.Assignm
 }
 
 // probeQueryMatch asks, as a player of the match, which referee holds it.
-func (r *lmRun) probeQueryMatch(ctx context.Context, a *lmAgent, as referee.Assignment) {
+func (r *lmRun) probeQueryMatch(ctx context.Context, a *lmAgent, as protocol.Assignment) {
 	if !r.lmHas(protocol.FeatureMatchQuery) || len(as.Players) == 0 {
 		return
 	}
@@ -316,7 +310,7 @@ func (r *lmRun) probeQueryMatch(ctx context.Context, a *lmAgent, as referee.Assi
 		r.fail(ckQueryMatch, fmt.Sprintf("match %s names %q, not a player of the tool", as.MatchID, as.Players[0]))
 		return
 	}
-	msg, err := r.message(p, protocol.QueryMatch, map[string]string{"match_id": as.MatchID})
+	msg, err := r.message(p, protocol.QueryMatch, protocol.MatchQuery{MatchID: as.MatchID})
 	if err != nil {
 		r.fail(ckQueryMatch, err.Error())
 		return
@@ -331,11 +325,7 @@ func (r *lmRun) probeQueryMatch(ctx context.Context, a *lmAgent, as referee.Assi
 		r.fail(ckQueryMatch, err.Error())
 		return
 	}
-	var info struct {
-		MatchID   string  `json:"match_id"`
-		RefereeID *string `json:"referee_id"`
-		Status    string  `json:"status"`
-	}
+	var info protocol.MatchDetails
 	if err := json.Unmarshal(m.Payload, &info); err != nil {
 		r.fail(ckQueryMatch, "MATCH_INFO payload cannot be read: "+err.Error())
 		return
@@ -352,7 +342,7 @@ func (r *lmRun) probeQueryMatch(ctx context.Context, a *lmAgent, as referee.Assi
 
 // report sends the result of a played match until an answer comes, judges the
 // acknowledgement, and for the probed match sends it a second time.
-func (r *lmRun) report(ctx context.Context, a *lmAgent, as referee.Assignment, rep *referee.Report, probe bool) {
+func (r *lmRun) report(ctx context.Context, a *lmAgent, as protocol.Assignment, rep *referee.Report, probe bool) {
 	r.mu.Lock()
 	_, forged := r.results[as.MatchID]
 	r.mu.Unlock()
@@ -412,9 +402,7 @@ func (r *lmRun) acked(c *lmCall, matchID string) error {
 	if err != nil {
 		return err
 	}
-	var p struct {
-		MatchID string `json:"match_id"`
-	}
+	var p protocol.MatchAck
 	if err := json.Unmarshal(m.Payload, &p); err != nil || p.MatchID != matchID {
 		return fmt.Errorf("MATCH_RESULT_ACK names match %q", p.MatchID)
 	}
@@ -430,7 +418,7 @@ func (r *lmRun) noteAck(problem string) {
 }
 
 // accept keeps an acknowledged result, the first for each match.
-func (r *lmRun) accept(as referee.Assignment, outcome map[string]string, points map[string]int) {
+func (r *lmRun) accept(as protocol.Assignment, outcome map[string]string, points map[string]int) {
 	r.mu.Lock()
 	if _, ok := r.results[as.MatchID]; !ok {
 		r.results[as.MatchID] = lmResult{players: slices.Clone(as.Players), outcomes: maps.Clone(outcome), points: maps.Clone(points)}
@@ -514,10 +502,7 @@ func (r *lmRun) holdForReminder(ctx context.Context, a *lmAgent, h *lmReminder, 
 // resultReminder answers RESULT_REMINDER with where the match stands and lets the held
 // report go.
 func (r *lmRun) resultReminder(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
-	var p struct {
-		MatchID string `json:"match_id"`
-		Attempt int    `json:"attempt"`
-	}
+	var p protocol.Reminder
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "reminder payload cannot be read")
 	}
@@ -542,7 +527,7 @@ func (r *lmRun) resultReminder(a *lmAgent, msg *protocol.Message) (*protocol.Mes
 		}
 		r.notify()
 	}
-	return a.reply(msg, protocol.ResultReminderAck, map[string]any{"status": "acknowledged", "match_id": p.MatchID, "phase": phase, "resent": held && phase == protocol.PhaseReporting})
+	return a.reply(msg, protocol.ResultReminderAck, protocol.ReminderAck{Status: protocol.StatusAcknowledged, MatchID: p.MatchID, Phase: phase, Resent: held && phase == protocol.PhaseReporting})
 }
 
 // startHeartbeats sends the first referee's heartbeats when both sides announced them.
@@ -588,9 +573,9 @@ func (r *lmRun) heartbeat(ctx context.Context, a *lmAgent) {
 			active = append(active, p.MatchID)
 		}
 	}
-	payload := map[string]any{"active_matches": active}
+	payload := protocol.Heartbeat{ActiveMatches: active}
 	if withProgress {
-		payload["match_progress"] = progress
+		payload.MatchProgress = progress
 	}
 	msg, err := r.message(a, protocol.HeartbeatRequest, payload)
 	if err != nil {
@@ -602,9 +587,7 @@ func (r *lmRun) heartbeat(ctx context.Context, a *lmAgent) {
 		return
 	}
 	ans, err := c.answer(r.v, protocol.HeartbeatResponse)
-	var p struct {
-		LeaseMS int `json:"lease_ms"`
-	}
+	var p protocol.HeartbeatAnswer
 	if err == nil {
 		err = json.Unmarshal(ans.Payload, &p)
 	}

@@ -49,20 +49,14 @@ func (r *lmRun) registered(c *lmCall, a *lmAgent) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.id, err)
 	}
-	var p struct {
-		AuthToken           string          `json:"auth_token"`
-		LeagueID            string          `json:"league_id"`
-		Features            json.RawMessage `json:"features"`
-		HeartbeatIntervalMS int             `json:"heartbeat_interval_ms"`
-	}
+	var p protocol.RegistrationAnswer
 	if err := json.Unmarshal(m.Payload, &p); err != nil {
 		return fmt.Errorf("%s: payload cannot be read: %w", a.id, err)
 	}
 	if p.LeagueID != m.Envelope.LeagueID {
 		return fmt.Errorf("%s: payload league_id %q differs from the envelope's %q", a.id, p.LeagueID, m.Envelope.LeagueID)
 	}
-	var features []string
-	_ = json.Unmarshal(p.Features, &features)
+	features := p.Features
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.leagueID != "" && r.leagueID != p.LeagueID {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 func init() { Subjects["player"] = runPlayerSubject }
@@ -25,7 +25,7 @@ const unknownType = "CONFORM_UNKNOWN_MESSAGE"
 const oversizedBytes = protocol.MaxBodyBytes + 100<<10
 
 // scoring is seed 004 §7.2's, which the tool's League Manager uses.
-var scoring = map[game.Outcome]int{game.Win: 3, game.Draw: 1, game.Loss: 0}
+var scoring = protocol.Scoring{Win: 3, Draw: 1, Loss: 0}
 
 // playerChecks are the checks of `league conform player`, in report order.
 var playerChecks = []checkDef{
@@ -242,10 +242,10 @@ func (p *playerRun) matchMessage(m *playerMatch, messageType string, payload any
 // play referees match m: invitation, every move (the tool plays the opponent with the
 // first legal move), GAME_OVER.
 func (p *playerRun) play(ctx context.Context, m *playerMatch) {
-	inv := p.matchMessage(m, protocol.GameInvitation, map[string]any{
-		"match_id": m.id, "game_type": p.s.opt.Game, "opponents": []string{m.players[1-m.seat]},
-		"opponent_id": m.players[1-m.seat], "your_index": m.seat, "players": m.players,
-		"deadlines": map[string]int64{"join_ack_ms": callTimeout.Milliseconds(), "move_ms": p.s.opt.MoveTimeout.Milliseconds()},
+	inv := p.matchMessage(m, protocol.GameInvitation, protocol.Invitation{
+		MatchID: m.id, GameType: p.s.opt.Game, Opponents: []string{m.players[1-m.seat]},
+		OpponentID: m.players[1-m.seat], YourIndex: m.seat, Players: m.players[:],
+		Deadlines: &protocol.Deadlines{JoinAckMS: int(callTimeout.Milliseconds()), MoveMS: int(p.s.opt.MoveTimeout.Milliseconds())},
 	})
 	a := p.s.call(ctx, p.reg.endpoint, inv, callTimeout)
 	p.alive(m.aliveAfter, a, "a GAME_INVITATION")
@@ -423,14 +423,10 @@ func (p *playerRun) judgeJoin(m *playerMatch, inv *protocol.Message, a *answer) 
 	if !p.judgeAnswer(m, inv, a, protocol.GameJoinAck, "player.join") {
 		return false
 	}
-	var ack struct {
-		Status  string `json:"status"`
-		MatchID string `json:"match_id"`
-		Reason  string `json:"reason"`
-	}
+	var ack protocol.JoinAck
 	decode(a.result.Payload, &ack)
 	switch {
-	case ack.Status != "accepted":
+	case ack.Status != protocol.StatusAccepted:
 		p.v.failf("player.join", "GAME_JOIN_ACK of %s has status %q (reason %q), not \"accepted\"", m.id, ack.Status, ack.Reason)
 		return false
 	case ack.MatchID != m.id:
@@ -443,9 +439,10 @@ func (p *playerRun) judgeJoin(m *playerMatch, inv *protocol.Message, a *answer) 
 
 // moveRequest builds the REQUEST_MOVE of step for the player.
 func (p *playerRun) moveRequest(m *playerMatch, state game.State, step int) *protocol.Message {
-	return p.matchMessage(m, protocol.RequestMove, map[string]any{
-		"step_number": step, "step_context": state.Context(m.seat),
-		"deadline_ms": p.s.opt.MoveTimeout.Milliseconds(), "deadline": protocol.Now(time.Now().Add(p.s.opt.MoveTimeout)),
+	view, _ := json.Marshal(state.Context(m.seat))
+	return p.matchMessage(m, protocol.RequestMove, protocol.MoveRequest{
+		StepNumber: step, StepContext: view,
+		DeadlineMS: int(p.s.opt.MoveTimeout.Milliseconds()), Deadline: protocol.Now(time.Now().Add(p.s.opt.MoveTimeout)),
 	})
 }
 
@@ -465,9 +462,7 @@ func (p *playerRun) requestMove(ctx context.Context, m *playerMatch, state game.
 	if !p.judgeAnswer(m, req, a, protocol.MoveResponse, "player.move") {
 		return nil, !a.gone()
 	}
-	var ans struct {
-		MovePayload json.RawMessage `json:"move_payload"`
-	}
+	var ans protocol.MoveAnswer
 	decode(a.result.Payload, &ans)
 	if len(ans.MovePayload) == 0 {
 		p.v.failf("player.move", "MOVE_RESPONSE to step %d of %s has no move_payload", step, m.id)
@@ -526,9 +521,7 @@ func (p *playerRun) staleProbe(ctx context.Context, m *playerMatch, last bool) b
 	if last {
 		p.v.pass("player.stale_step", fmt.Sprintf("answered a REQUEST_MOVE for step %d of %s, already played", step, m.id))
 	}
-	var ans struct {
-		StepNumber *int `json:"step_number"`
-	}
+	var ans protocol.MoveAnswer
 	switch {
 	case a.rpcErr != nil && reasonOf(a.rpcErr) == protocol.ReasonStaleStep:
 		p.v.pass("player.stale_step.answer", "refused a request for a step already played with "+describeError(a.rpcErr))
@@ -577,7 +570,7 @@ func judgeUnknown(v *verdicts, id string, a *answer) {
 
 // oversizedProbe sends GAME_OVER of the finished match old again, padded beyond 1 MiB.
 func (p *playerRun) oversizedProbe(ctx context.Context, old *playerMatch) {
-	m := p.matchMessage(old, protocol.GameOver, map[string]any{"outcome": "draw", "final_state": map[string]any{"padding": padding()}})
+	m := p.matchMessage(old, protocol.GameOver, map[string]any{"outcome": protocol.Draw, "final_state": map[string]any{"padding": padding()}})
 	body, id, err := request(m)
 	if err != nil {
 		p.v.failf("player.oversized", "conform tool: %v", err)
@@ -609,26 +602,27 @@ func judgeOversized(v *verdicts, id string, a *answer, size int) {
 
 // gameOver announces the end of m to the player.
 func (p *playerRun) gameOver(ctx context.Context, m *playerMatch, state game.State, loser int) {
-	var outcome [2]game.Outcome
-	reason := "normal"
+	var outcome [2]protocol.Outcome
+	reason := string(protocol.TerminationNormal)
 	switch {
 	case loser >= 0:
-		outcome[loser], outcome[1-loser] = game.Loss, game.Win
-		reason = "technical_loss"
+		outcome[loser], outcome[1-loser] = protocol.Loss, protocol.Win
+		reason = string(protocol.ActionTechnicalLoss)
 	default:
 		outcome = state.Outcomes()
 	}
 	outcomes, points := map[string]string{}, map[string]int{}
-	var winner any
+	var winner *string
 	for i, id := range m.players {
-		outcomes[id], points[id] = string(outcome[i]), scoring[outcome[i]]
-		if outcome[i] == game.Win {
-			winner = id
+		outcomes[id], points[id] = string(outcome[i]), scoring.Points(outcome[i])
+		if outcome[i] == protocol.Win {
+			winner = &id
 		}
 	}
-	req := p.matchMessage(m, protocol.GameOver, map[string]any{
-		"outcome": outcome[m.seat], "final_state": state.Final(), "outcomes": outcomes, "points": points,
-		"reason": reason, "winner": winner,
+	final, _ := json.Marshal(state.Final())
+	req := p.matchMessage(m, protocol.GameOver, protocol.GameResult{
+		Outcome: outcome[m.seat], FinalState: final, Outcomes: outcomes, Points: points,
+		Reason: reason, Winner: winner,
 	})
 	a := p.s.call(ctx, p.reg.endpoint, req, callTimeout)
 	switch {
@@ -675,7 +669,7 @@ func (p *playerRun) judgeMatchQuery(m *playerMatch) {
 
 // shutdown sends LEAGUE_SHUTDOWN and sees whether the player leaves.
 func (p *playerRun) shutdown(ctx context.Context) {
-	req := message(protocol.LeagueShutdown, protocol.SenderLeagueManager, map[string]any{"reason": "conformance run complete", "league_id": leagueID})
+	req := message(protocol.LeagueShutdown, protocol.SenderLeagueManager, protocol.Shutdown{Reason: "conformance run complete", LeagueID: leagueID})
 	req.Envelope.AuthToken, req.Envelope.LeagueID = p.reg.token, leagueID
 	judgeShutdown(ctx, p.s, p.v, "player", p.reg, req, p.s.call(ctx, p.reg.endpoint, req, callTimeout))
 }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 )
 
@@ -340,10 +340,10 @@ func (r *refereeRun) play(ctx context.Context, m *refMatch, alive string) bool {
 		"player_endpoints":    map[string]string{toolPlayers[0]: r.urls[0], toolPlayers[1]: r.urls[1]},
 		"match_seed":          1,
 		"match_credentials":   map[string]string{toolPlayers[0]: m.creds[0], toolPlayers[1]: m.creds[1]},
-		"scoring":             map[string]int{"win": scoring[game.Win], "draw": scoring[game.Draw], "loss": scoring[game.Loss]},
-		"deadlines":           map[string]int64{"join_ack_ms": callTimeout.Milliseconds(), "move_ms": r.s.opt.MoveTimeout.Milliseconds()},
-		"illegal_move_policy": "loss",
-		"penalties":           map[string]int{"move_warnings": moveWarnings, "forced_moves": forcedMoves},
+		"scoring":             scoring,
+		"deadlines":           protocol.Deadlines{JoinAckMS: int(callTimeout.Milliseconds()), MoveMS: int(r.s.opt.MoveTimeout.Milliseconds())},
+		"illegal_move_policy": protocol.PolicyLoss,
+		"penalties":           protocol.Penalties{MoveWarnings: moveWarnings, ForcedMoves: forcedMoves},
 	}
 	req := message(protocol.MatchAssignment, protocol.SenderLeagueManager, payload)
 	e := &req.Envelope
@@ -370,16 +370,13 @@ func (r *refereeRun) play(ctx context.Context, m *refMatch, alive string) bool {
 		}
 		return true
 	}
-	var ack struct {
-		Status  string `json:"status"`
-		MatchID string `json:"match_id"`
-	}
+	var ack protocol.MatchAck
 	decode(a.result.Payload, &ack)
 	switch {
 	case a.result.Envelope.MessageType != protocol.MatchAssignmentAck:
 		r.v.failf("referee.assignment", "%s is %s, not MATCH_ASSIGNMENT_ACK", what, a.result.Envelope.MessageType)
 		return true
-	case ack.Status != "acknowledged" || ack.MatchID != m.id:
+	case ack.Status != protocol.StatusAcknowledged || ack.MatchID != m.id:
 		r.v.failf("referee.assignment", "%s has status %q and match_id %q, not acknowledged and %s", what, ack.Status, ack.MatchID, m.id)
 		return true
 	}
@@ -517,32 +514,23 @@ func (p *seatServer) reply(msg *protocol.Message, messageType string, payload an
 
 // invitation joins the match; callers hold b.mu.
 func (p *seatServer) invitation(m *refMatch, msg *protocol.Message) (*protocol.Message, error) {
-	var inv struct {
-		MatchID  string `json:"match_id"`
-		GameType string `json:"game_type"`
-	}
+	var inv protocol.Invitation
 	decode(msg.Payload, &inv)
 	if inv.MatchID != m.id || inv.GameType != p.r.s.opt.Game {
 		p.r.v.failf("referee.invite", "GAME_INVITATION to %s in %s names match_id %q and game_type %q in its payload", toolPlayers[p.seat], m.id, inv.MatchID, inv.GameType)
 	}
 	m.joined[p.seat] = true
-	return p.reply(msg, protocol.GameJoinAck, map[string]any{"status": "accepted", "match_id": m.id})
+	return p.reply(msg, protocol.GameJoinAck, protocol.JoinAck{Status: protocol.StatusAccepted, MatchID: m.id})
 }
 
 // requestMove answers a move request as m's plan says, after settling what the
 // referee made of the answers of the step before; callers hold b.mu.
 func (p *seatServer) requestMove(m *refMatch, msg *protocol.Message) (*protocol.Message, error) {
 	r, seat, who := p.r, p.seat, toolPlayers[p.seat]
-	var req struct {
-		StepNumber  *int            `json:"step_number"`
-		StepContext json.RawMessage `json:"step_context"`
-		ContextHash string          `json:"context_hash"`
-	}
+	// Handle sees schema-valid requests only: step_number is there.
+	var req protocol.MoveRequest
 	decode(msg.Payload, &req)
-	step := -1
-	if req.StepNumber != nil {
-		step = *req.StepNumber
-	}
+	step := req.StepNumber
 	switch {
 	case m.over[0] != "" || m.over[1] != "":
 		r.v.failf("referee.turns", "asked %s for a move of %s after GAME_OVER", who, m.id)
@@ -576,10 +564,7 @@ func (p *seatServer) requestMove(m *refMatch, msg *protocol.Message) (*protocol.
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "step_context is not a playable %s position", r.s.opt.Game)
 	}
 	m.pending[seat] = &pending{step: step, kind: kind, move: move}
-	ans := map[string]any{"move_payload": move}
-	if req.StepNumber != nil {
-		ans["step_number"] = step
-	}
+	ans := map[string]any{"move_payload": move, "step_number": step}
 	if req.ContextHash != "" {
 		ans["context_hash"] = req.ContextHash
 	}
@@ -748,21 +733,19 @@ func (r *refereeRun) apply(m *refMatch, moves ...json.RawMessage) {
 
 // gameOver records the outcome announced to this player; callers hold b.mu.
 func (p *seatServer) gameOver(m *refMatch, msg *protocol.Message) (*protocol.Message, error) {
-	var over struct {
-		Outcome string `json:"outcome"`
-	}
+	var over protocol.GameResult
 	decode(msg.Payload, &over)
 	if !m.ended {
 		m.ended = true
 		p.r.settle(m, p.seat, nil)
 	}
 	if m.over[p.seat] == "" {
-		m.over[p.seat] = over.Outcome
+		m.over[p.seat] = string(over.Outcome)
 		if m.over[1-p.seat] != "" {
 			m.overAt = time.Now()
 		}
 	}
-	return p.reply(msg, protocol.GameOverAck, map[string]any{"status": "acknowledged"})
+	return p.reply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 }
 
 func probeCheck(k answerKind) string {
@@ -898,15 +881,15 @@ func invited(m *refMatch) string {
 
 // expected is m's outcome by the rules, or nil and why it cannot be told ("" when a
 // check already failed for it); callers hold b.mu.
-func (r *refereeRun) expected(m *refMatch) (*[2]game.Outcome, string) {
+func (r *refereeRun) expected(m *refMatch) (*[2]protocol.Outcome, string) {
 	switch {
 	case m.illegalIgnored:
 		return nil, ""
 	case m.lost != "":
 		return nil, "the tool could not follow the match by the rules: " + m.lost
 	case m.illegalBy >= 0:
-		out := [2]game.Outcome{game.Win, game.Win}
-		out[m.illegalBy] = game.Loss
+		out := [2]protocol.Outcome{protocol.Win, protocol.Win}
+		out[m.illegalBy] = protocol.Loss
 		return &out, ""
 	case m.plan == planIllegal:
 		return nil, fmt.Sprintf("the match ended after %d move(s), before %s could make its illegal move", len(m.applied), toolPlayers[1])
@@ -973,7 +956,7 @@ func (r *refereeRun) reportProblems(m *refMatch, rep reportSeen) []string {
 	switch {
 	case len(p.Outcome) != 2 || a == "" || b == "":
 		out = append(out, fmt.Sprintf("outcome %v does not name both players", p.Outcome))
-	case !coherent(a, b):
+	case !protocol.Consistent(protocol.Outcome(a), protocol.Outcome(b)):
 		out = append(out, fmt.Sprintf("outcomes %s and %s cannot both hold", a, b))
 	}
 	for _, id := range toolPlayers {
@@ -981,20 +964,11 @@ func (r *refereeRun) reportProblems(m *refMatch, rep reportSeen) []string {
 		if !ok {
 			continue
 		}
-		if pts, given := p.Points[id]; !given || pts != scoring[game.Outcome(o)] {
-			out = append(out, fmt.Sprintf("points of %s are %v for a %s, the scoring says %d", id, p.Points[id], o, scoring[game.Outcome(o)]))
+		if pts, given := p.Points[id]; !given || pts != scoring.Points(protocol.Outcome(o)) {
+			out = append(out, fmt.Sprintf("points of %s are %v for a %s, the scoring says %d", id, p.Points[id], o, scoring.Points(protocol.Outcome(o))))
 		}
 	}
 	return out
-}
-
-// coherent reports whether two players' outcomes can be one match's.
-func coherent(a, b string) bool {
-	switch a + "/" + b {
-	case "win/loss", "loss/win", "draw/draw", "loss/loss":
-		return true
-	}
-	return false
 }
 
 func sameSet(a, b []string) bool {
@@ -1109,10 +1083,7 @@ func (r *refereeRun) count(f func() int) int {
 func (r *refereeRun) reminder(ctx context.Context, m *refMatch) {
 	req := r.leagueMessage(protocol.ResultReminder, map[string]any{"match_id": m.id, "attempt": 1, "reason": "conformance check"}, m.id)
 	a := r.s.call(ctx, r.reg.endpoint, req, callTimeout)
-	var ack struct {
-		MatchID string `json:"match_id"`
-		Phase   string `json:"phase"`
-	}
+	var ack protocol.ReminderAck
 	switch {
 	case !a.ok():
 		r.v.failf("referee.result_reminder", "RESULT_REMINDER about %s: %s", m.id, a.problem())

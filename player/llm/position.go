@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/corentings/chess/v2"
 )
 
@@ -269,11 +270,11 @@ func describeRounds(g game.Game, raw json.RawMessage, legal []json.RawMessage) (
 	return position{rules: rules, board: b.String(), choices: choices}, nil
 }
 
-func roundResult(o game.Outcome) string {
+func roundResult(o protocol.Outcome) string {
 	switch o {
-	case game.Win:
+	case protocol.Win:
 		return "won"
-	case game.Loss:
+	case protocol.Loss:
 		return "lost"
 	}
 	return "drew"

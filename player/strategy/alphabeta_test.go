@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // c4Context is a connect_four step_context with rows given top first, '.' for empty.
@@ -121,9 +122,9 @@ func TestAlphaBetaChessTactics(t *testing.T) {
 // alphaBetaVersusRandom plays n seeded games of alphabeta against random through the real
 // game state, alternating seats, and returns alphabeta's results, its slowest and mean time
 // per move, and its number of moves.
-func alphaBetaVersusRandom(t *testing.T, g game.Game, n int) (map[game.Outcome]int, time.Duration, time.Duration, int) {
+func alphaBetaVersusRandom(t *testing.T, g game.Game, n int) (map[protocol.Outcome]int, time.Duration, time.Duration, int) {
 	t.Helper()
-	results := map[game.Outcome]int{}
+	results := map[protocol.Outcome]int{}
 	var slowest, total time.Duration
 	var moves int
 	for k := range n {
@@ -153,7 +154,7 @@ func alphaBetaVersusRandom(t *testing.T, g game.Game, n int) (map[game.Outcome]i
 			}
 		}
 		results[s.Outcomes()[seat]]++
-		if o := s.Outcomes()[seat]; o != game.Win {
+		if o := s.Outcomes()[seat]; o != protocol.Win {
 			t.Logf("game %d, alphabeta in seat %d: %s, %v", k, seat, o, s.Final()["termination"])
 		}
 	}
@@ -163,8 +164,8 @@ func alphaBetaVersusRandom(t *testing.T, g game.Game, n int) (map[game.Outcome]i
 func TestAlphaBetaBeatsRandomAtConnectFour(t *testing.T) {
 	results, slowest, mean, moves := alphaBetaVersusRandom(t, mustGame(t, game.TypeConnectFour, nil), 100)
 	t.Logf("100 games: %v; %d moves, %v a move on average, %v at most", results, moves, mean, slowest)
-	if results[game.Win] < 95 {
-		t.Errorf("won %d of 100 games, want at least 95", results[game.Win])
+	if results[protocol.Win] < 95 {
+		t.Errorf("won %d of 100 games, want at least 95", results[protocol.Win])
 	}
 }
 
@@ -179,8 +180,8 @@ func TestAlphaBetaBeatsRandomAtChess(t *testing.T) {
 func chessVersusRandom(t *testing.T, n int) {
 	results, slowest, mean, moves := alphaBetaVersusRandom(t, mustGame(t, game.TypeChess, nil), n)
 	t.Logf("%d games: %v; %d moves, %v a move on average, %v at most", n, results, moves, mean, slowest)
-	if want := (n*95 + 99) / 100; results[game.Win] < want || results[game.Loss] > 0 {
-		t.Errorf("won %d and lost %d of %d games, want at least %d won and none lost", results[game.Win], results[game.Loss], n, want)
+	if want := (n*95 + 99) / 100; results[protocol.Win] < want || results[protocol.Loss] > 0 {
+		t.Errorf("won %d and lost %d of %d games, want at least %d won and none lost", results[protocol.Win], results[protocol.Loss], n, want)
 	}
 }
 

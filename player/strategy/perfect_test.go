@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // TestPerfectNeverLoses plays perfect as X and as O against every possible line of the
@@ -15,12 +16,12 @@ func TestPerfectNeverLoses(t *testing.T) {
 	for seat, mark := range []string{"X", "O"} {
 		t.Run("perfect as "+mark, func(t *testing.T) {
 			strat := mustStrategy(t, "perfect", g, 0, "m")
-			results := map[game.Outcome]int{}
+			results := map[protocol.Outcome]int{}
 			var explore func(s game.State, line []string)
 			explore = func(s game.State, line []string) {
 				if s.Terminal() {
 					o := s.Outcomes()[seat]
-					if o == game.Loss {
+					if o == protocol.Loss {
 						t.Fatalf("perfect as %s lost after %s", mark, strings.Join(line, " "))
 					}
 					results[o]++
@@ -52,7 +53,7 @@ func TestPerfectNeverLoses(t *testing.T) {
 			}
 			explore(g.NewState(0), nil)
 			// Against every line the opponent also blunders, so perfect must win some.
-			if results[game.Win] == 0 || results[game.Loss] != 0 {
+			if results[protocol.Win] == 0 || results[protocol.Loss] != 0 {
 				t.Errorf("got results %v, want wins and no losses", results)
 			}
 			t.Logf("perfect as %s: %v over all opponent lines", mark, results)
