@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // File names of the configuration files. The registry and the timeout policy are read
@@ -45,7 +47,7 @@ type Config struct {
 	Database       Database       `yaml:"database"`
 	Referees       Referees       `yaml:"referees"`
 	// IllegalMovePolicy says what happens to a player whose move is illegal. The only
-	// value is "loss": the mover loses the match.
+	// value is protocol.PolicyLoss ("loss"): the mover loses the match.
 	IllegalMovePolicy string `yaml:"illegal_move_policy"`
 
 	// Games is the content of game_registry.yaml, with params normalized by GameParams.
@@ -144,8 +146,8 @@ type GameEntry struct {
 	// Rules is RulesBuiltin (the default: the game's rules are compiled in, params are
 	// checked by GameParams) or RulesExternal: only a referee that names the game plays
 	// it, and the League Manager judges its results by the generic rules alone.
-	Rules   string  `yaml:"rules"`
-	Scoring Scoring `yaml:"scoring"`
+	Rules   string           `yaml:"rules"`
+	Scoring protocol.Scoring `yaml:"scoring"`
 	// MaxSteps bounds the length of an external game: the League Manager waits that many
 	// move gaps for the result of a referee that reports no progress. Zero (builtin games
 	// always) means the rules decide; an external game then gets DefaultExternalMaxSteps.
@@ -173,13 +175,6 @@ func (g GameEntry) Steps() int {
 		return DefaultExternalMaxSteps
 	}
 	return g.MaxSteps
-}
-
-// Scoring is the number of league points for each outcome of a match.
-type Scoring struct {
-	Win  int `yaml:"win"`
-	Draw int `yaml:"draw"`
-	Loss int `yaml:"loss"`
 }
 
 // TimeoutPolicy is the timeouts section of timeout_policy.yaml.
@@ -237,7 +232,7 @@ type policyFile struct {
 }
 
 // defaultScoring is the scoring of a game entry that does not set it.
-var defaultScoring = Scoring{Win: 3, Draw: 1, Loss: 0}
+var defaultScoring = protocol.Scoring{Win: 3, Draw: 1, Loss: 0}
 
 // applyDefaults prepares an entry of the games list before it is decoded.
 func (g *GameEntry) applyDefaults() { g.Scoring, g.Rules = defaultScoring, RulesBuiltin }
@@ -264,7 +259,7 @@ func defaults() *Config {
 		},
 		Database:          Database{Path: "./data/league.db"},
 		Referees:          Referees{MaxConcurrentMatches: 1},
-		IllegalMovePolicy: "loss",
+		IllegalMovePolicy: protocol.PolicyLoss,
 		Games: []GameEntry{
 			{
 				GameType:              "even_odd",

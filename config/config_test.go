@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // fakeGames is a GameParams whose behaviour is a func.
@@ -188,8 +190,8 @@ func TestLoadAppliesDefaultsAndNormalizes(t *testing.T) {
 				"  - {game_type: even_odd, name: E, scoring: {win: 2}}\n"},
 			check: func(t *testing.T, c *Config) {
 				want := []GameEntry{
-					{GameType: "tic_tac_toe", Name: "T", Rules: RulesBuiltin, Scoring: Scoring{Win: 3, Draw: 1, Loss: 0}, Params: map[string]any{}},
-					{GameType: "even_odd", Name: "E", Rules: RulesBuiltin, Scoring: Scoring{Win: 2, Draw: 1, Loss: 0}, Params: map[string]any{"rounds": 5}},
+					{GameType: "tic_tac_toe", Name: "T", Rules: RulesBuiltin, Scoring: protocol.Scoring{Win: 3, Draw: 1, Loss: 0}, Params: map[string]any{}},
+					{GameType: "even_odd", Name: "E", Rules: RulesBuiltin, Scoring: protocol.Scoring{Win: 2, Draw: 1, Loss: 0}, Params: map[string]any{"rounds": 5}},
 				}
 				if !reflect.DeepEqual(c.Games, want) {
 					t.Errorf("Games = %+v, want %+v", c.Games, want)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Problem is one violation found in a configuration file.
@@ -255,7 +257,7 @@ func (c *Config) checkLeague(k *checker) {
 
 	k.between(f, "referees.max_concurrent_matches", c.Referees.MaxConcurrentMatches, 1, maxConcurrentMatches)
 
-	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, "loss")
+	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, protocol.PolicyLoss)
 }
 
 // checkGames checks game_registry.yaml and runs every entry's params through GameParams.

@@ -18,7 +18,7 @@ const nimSteps = 40
 // nimLeague makes the league play nim, a game the League Manager has no rules for.
 func nimLeague(cfg *config.Config) {
 	cfg.Games = append(cfg.Games, config.GameEntry{GameType: "nim", Name: "Nim", Rules: config.RulesExternal, MaxSteps: nimSteps,
-		Scoring: config.Scoring{Win: 3, Draw: 1, Loss: 0}, Params: map[string]any{"heaps": []any{3.0, 4.0}}})
+		Scoring: protocol.Scoring{Win: 3, Draw: 1, Loss: 0}, Params: map[string]any{"heaps": []any{3.0, 4.0}}})
 	cfg.League.GameType = "nim"
 }
 

@@ -582,7 +582,7 @@ type standingsAnswer struct {
 // standingsRow is a row of STANDINGS_RESPONSE; Suspended marks, in the live standings,
 // a player serving a suspension.
 type standingsRow struct {
-	standings.Row
+	protocol.StandingsRow
 	Suspended bool `json:"suspended,omitempty"`
 }
 
@@ -608,7 +608,7 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 	if roundID == "" {
 		ans.Standings = []standingsRow{} // no player yet: an empty list, never null
 		for _, r := range m.table.Rows() {
-			ans.Standings = append(ans.Standings, standingsRow{Row: r, Suspended: m.players[r.PlayerID].status == AgentSuspended})
+			ans.Standings = append(ans.Standings, standingsRow{StandingsRow: r, Suspended: m.players[r.PlayerID].status == AgentSuspended})
 		}
 		if m.current >= 0 {
 			id := m.rounds[m.current].id
@@ -624,7 +624,7 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 	}
 	ans.Standings = make([]standingsRow, 0, len(rows))
 	for _, r := range rows {
-		ans.Standings = append(ans.Standings, standingsRow{Row: r})
+		ans.Standings = append(ans.Standings, standingsRow{StandingsRow: r})
 	}
 	ans.RoundID, ans.UpdatedAt, ans.Final = &roundID, computed, false
 	return m.reply(msg, protocol.StandingsResponse, ans)
@@ -646,7 +646,7 @@ func (m *Manager) standingsGate(env *protocol.Envelope) error {
 }
 
 // snapshot reads the immutable standings of a completed round.
-func (m *Manager) snapshot(roundID string) ([]standings.Row, string, error) {
+func (m *Manager) snapshot(roundID string) ([]protocol.StandingsRow, string, error) {
 	db := m.opt.Store.db
 	var snap, computed string
 	err := db.QueryRow(`SELECT snapshot_id, computed_at FROM standings_snapshots WHERE round_id = ?`, roundID).Scan(&snap, &computed)
@@ -661,9 +661,9 @@ func (m *Manager) snapshot(roundID string) ([]standings.Row, string, error) {
 		return nil, "", fmt.Errorf("read rankings: %w", err)
 	}
 	defer rows.Close()
-	out := []standings.Row{}
+	out := []protocol.StandingsRow{}
 	for rows.Next() {
-		var r standings.Row
+		var r protocol.StandingsRow
 		if err := rows.Scan(&r.Rank, &r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
 			return nil, "", fmt.Errorf("read rankings: %w", err)
 		}

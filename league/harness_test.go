@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
@@ -76,7 +75,7 @@ func testConfig(tb testing.TB, mutate func(*config.Config)) *config.Config {
 }
 
 // setScoring changes the scoring of the league's game.
-func setScoring(cfg *config.Config, s config.Scoring) {
+func setScoring(cfg *config.Config, s protocol.Scoring) {
 	for i := range cfg.Games {
 		if cfg.Games[i].GameType == cfg.League.GameType {
 			cfg.Games[i].Scoring = s
@@ -709,11 +708,11 @@ func (l *testLeague) reportOK(mt liveMatch, r result) {
 
 // standingsAnswer decodes a STANDINGS_RESPONSE.
 type standingsPayload struct {
-	RoundID     *string         `json:"round_id"`
-	UpdatedAt   string          `json:"updated_at"`
-	Standings   []standings.Row `json:"standings"`
-	LeagueState string          `json:"league_state"`
-	Final       bool            `json:"final"`
+	RoundID     *string                 `json:"round_id"`
+	UpdatedAt   string                  `json:"updated_at"`
+	Standings   []protocol.StandingsRow `json:"standings"`
+	LeagueState string                  `json:"league_state"`
+	Final       bool                    `json:"final"`
 }
 
 func decodeStandings(tb testing.TB, ans *protocol.Message) standingsPayload {
@@ -730,10 +729,10 @@ func decodeStandings(tb testing.TB, ans *protocol.Message) standingsPayload {
 
 // expectedRows ranks players from results with the documented order, independently of
 // the standings package: points, wins, draws (descending), then player_id.
-func expectedRows(players []string, results []result) []standings.Row {
-	by := map[string]*standings.Row{}
+func expectedRows(players []string, results []result) []protocol.StandingsRow {
+	by := map[string]*protocol.StandingsRow{}
 	for _, p := range players {
-		by[p] = &standings.Row{PlayerID: p}
+		by[p] = &protocol.StandingsRow{PlayerID: p}
 	}
 	for _, r := range results {
 		for p, o := range r.Outcome {
@@ -750,7 +749,7 @@ func expectedRows(players []string, results []result) []standings.Row {
 			}
 		}
 	}
-	rows := make([]standings.Row, 0, len(by))
+	rows := make([]protocol.StandingsRow, 0, len(by))
 	for _, r := range by {
 		rows = append(rows, *r)
 	}
@@ -773,7 +772,7 @@ func expectedRows(players []string, results []result) []standings.Row {
 	return rows
 }
 
-func rowsString(rows []standings.Row) string {
+func rowsString(rows []protocol.StandingsRow) string {
 	var b strings.Builder
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%d:%s p%d w%d d%d l%d m%d  ", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed)

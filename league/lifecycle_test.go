@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/schedule"
-	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -426,13 +425,13 @@ func checkDatabase(t *testing.T, h *harness, players []string, sched schedule.Sc
 		all = append(all, p.r)
 	}
 	want := expectedRows(players, all)
-	got := map[string]standings.Row{}
+	got := map[string]protocol.StandingsRow{}
 	srows, err := db.Query(`SELECT player_id, points, wins, draws, losses, matches_played FROM standings`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for srows.Next() {
-		var r standings.Row
+		var r protocol.StandingsRow
 		if err := srows.Scan(&r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
 			t.Fatal(err)
 		}
@@ -466,13 +465,13 @@ func checkDatabase(t *testing.T, h *harness, players []string, sched schedule.Sc
 		if len(snaps) != 1 {
 			t.Fatalf("completed round %s has %d snapshots, want 1", r.ID, len(snaps))
 		}
-		var ranked []standings.Row
+		var ranked []protocol.StandingsRow
 		rr, err := db.Query(`SELECT rank, player_id, points, wins, draws, losses, matches_played FROM player_rankings WHERE snapshot_id = ? ORDER BY rank`, snaps[0])
 		if err != nil {
 			t.Fatal(err)
 		}
 		for rr.Next() {
-			var x standings.Row
+			var x protocol.StandingsRow
 			if err := rr.Scan(&x.Rank, &x.PlayerID, &x.Points, &x.Wins, &x.Draws, &x.Losses, &x.MatchesPlayed); err != nil {
 				t.Fatal(err)
 			}
@@ -510,14 +509,14 @@ func TestStandingsOrder(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		scoring config.Scoring
+		scoring protocol.Scoring
 		players []string
 		games   []outcome
 		want    []string // "player points wins draws losses"
 	}{
 		{
 			name:    "points tie broken by wins",
-			scoring: config.Scoring{Win: 2, Draw: 1, Loss: 0},
+			scoring: protocol.Scoring{Win: 2, Draw: 1, Loss: 0},
 			players: []string{"zed", "amy", "kim", "bob"},
 			games: []outcome{
 				{"zed", "amy", "a"}, {"zed", "kim", "b"}, {"zed", "bob", "forfeit"},
@@ -527,7 +526,7 @@ func TestStandingsOrder(t *testing.T) {
 		},
 		{
 			name:    "points and wins tie broken by draws",
-			scoring: config.Scoring{Win: 3, Draw: 0, Loss: 0},
+			scoring: protocol.Scoring{Win: 3, Draw: 0, Loss: 0},
 			players: []string{"zoe", "bob", "cat", "abe"},
 			games: []outcome{
 				{"zoe", "bob", "a"}, {"zoe", "cat", "draw"}, {"zoe", "abe", "draw"},
@@ -537,7 +536,7 @@ func TestStandingsOrder(t *testing.T) {
 		},
 		{
 			name:    "full tie broken by player_id",
-			scoring: config.Scoring{Win: 3, Draw: 1, Loss: 0},
+			scoring: protocol.Scoring{Win: 3, Draw: 1, Loss: 0},
 			players: []string{"d4", "b2", "c3", "a1"},
 			games: []outcome{
 				{"d4", "b2", "draw"}, {"d4", "c3", "draw"}, {"d4", "a1", "draw"},

@@ -33,7 +33,6 @@ import (
 	"slices"
 
 	"github.com/agentleague/agentleague/league/events"
-	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -79,7 +78,7 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 		Standings: m.table.Rows(), LastEventID: m.hub.LastID(),
 	}
 	if v.Standings == nil {
-		v.Standings = []standings.Row{}
+		v.Standings = []protocol.StandingsRow{}
 	}
 	v.Abandoned = []web.MatchSummary{}
 	for _, mt := range m.abandoned() {

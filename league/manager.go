@@ -140,7 +140,7 @@ type Manager struct {
 	opt      Options
 	cfg      *config.Config
 	log      zerolog.Logger
-	scoring  config.Scoring
+	scoring  protocol.Scoring
 	leagueID string
 
 	mu            sync.Mutex

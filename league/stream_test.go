@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league/events"
-	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // serveHTTP serves the harness's League Manager over real HTTP, as league serve does,
@@ -223,13 +223,13 @@ func TestEventsOfALeagueInOrder(t *testing.T) {
 	}
 	last := evs[len(evs)-1]
 	var done struct {
-		Standings []standings.Row `json:"standings"`
+		Standings []protocol.StandingsRow `json:"standings"`
 	}
 	if err := json.Unmarshal(last.Data, &done); err != nil || last.Type != events.LeagueCompleted || !slices.Equal(done.Standings, final) {
 		t.Errorf("last event %s %s, want league_completed with the final standings %v", last.Type, last.Data, final)
 	}
 	var changed struct {
-		Standings []standings.Row `json:"standings"`
+		Standings []protocol.StandingsRow `json:"standings"`
 	}
 	if err := json.Unmarshal(evs[len(evs)-2].Data, &changed); err != nil || !slices.Equal(changed.Standings, final) {
 		t.Errorf("last standings_changed %s, want %v", evs[len(evs)-2].Data, final)

@@ -111,9 +111,9 @@ func standingsCmd(ctx context.Context, args []string) error {
 		return enc.Encode(v)
 	}
 	var p struct {
-		RoundID     *string         `json:"round_id"`
-		LeagueState string          `json:"league_state"`
-		Standings   []standings.Row `json:"standings"`
+		RoundID     *string                 `json:"round_id"`
+		LeagueState string                  `json:"league_state"`
+		Standings   []protocol.StandingsRow `json:"standings"`
 	}
 	if err := ans.Decode(&p); err != nil {
 		return err
@@ -161,7 +161,7 @@ func playerStats(ctx context.Context, statusURL string) (map[string]*league.Play
 }
 
 // writeStatsTable writes the standings with each player's statistics.
-func writeStatsTable(w io.Writer, rows []standings.Row, stats map[string]*league.PlayerStats) {
+func writeStatsTable(w io.Writer, rows []protocol.StandingsRow, stats map[string]*league.PlayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\tillegal\ttimeouts\tmoves\tavg_ms\tmax_ms\t")
 	for _, r := range rows {
@@ -176,4 +176,4 @@ func writeStatsTable(w io.Writer, rows []standings.Row, stats map[string]*league
 }
 
 // PrintTable writes standings as an aligned table.
-func PrintTable(w io.Writer, rows []standings.Row) { standings.WriteTable(w, rows) }
+func PrintTable(w io.Writer, rows []protocol.StandingsRow) { standings.WriteTable(w, rows) }

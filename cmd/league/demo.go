@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/league"
-	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -171,7 +170,7 @@ func demo(ctx context.Context, args []string) error {
 		return fmt.Errorf("query standings: %w", err)
 	}
 	var p struct {
-		Standings []standings.Row `json:"standings"`
+		Standings []protocol.StandingsRow `json:"standings"`
 	}
 	if err := ans.Decode(&p); err != nil {
 		return err

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league/schedule"
-	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
@@ -570,10 +569,10 @@ func scripted(mt schedule.Match, i int) outcome {
 }
 
 // ranked computes the standings the test expects: points, wins, draws, then player_id.
-func ranked(players []string, results []outcome) []standings.Row {
-	by := map[string]*standings.Row{}
+func ranked(players []string, results []outcome) []protocol.StandingsRow {
+	by := map[string]*protocol.StandingsRow{}
 	for _, p := range players {
-		by[p] = &standings.Row{PlayerID: p}
+		by[p] = &protocol.StandingsRow{PlayerID: p}
 	}
 	for _, r := range results {
 		for p, o := range r.Outcome {
@@ -590,7 +589,7 @@ func ranked(players []string, results []outcome) []standings.Row {
 			}
 		}
 	}
-	var rows []standings.Row
+	var rows []protocol.StandingsRow
 	for _, r := range by {
 		rows = append(rows, *r)
 	}
@@ -613,10 +612,10 @@ func ranked(players []string, results []outcome) []standings.Row {
 	return rows
 }
 
-func standingsOf(t *testing.T, ans *protocol.Message) []standings.Row {
+func standingsOf(t *testing.T, ans *protocol.Message) []protocol.StandingsRow {
 	t.Helper()
 	var p struct {
-		Standings []standings.Row `json:"standings"`
+		Standings []protocol.StandingsRow `json:"standings"`
 	}
 	if ans.Envelope.MessageType != protocol.StandingsResponse {
 		t.Fatalf("got %s, want STANDINGS_RESPONSE", ans.Envelope.MessageType)
@@ -949,7 +948,7 @@ func checkTables(t *testing.T, db *sql.DB, r schedule.Round, round int, players 
 	}
 	want := ranked(players, done)
 	for _, row := range want {
-		var g standings.Row
+		var g protocol.StandingsRow
 		if err := db.QueryRow(`SELECT player_id, points, wins, draws, losses, matches_played FROM standings WHERE player_id = ?`, row.PlayerID).
 			Scan(&g.PlayerID, &g.Points, &g.Wins, &g.Draws, &g.Losses, &g.MatchesPlayed); err != nil {
 			t.Fatal(err)

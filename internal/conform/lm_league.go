@@ -274,17 +274,6 @@ func (r *lmRun) judgeResults(complete bool) {
 	}
 }
 
-// standingsRow is a row of STANDINGS_RESPONSE.
-type standingsRow struct {
-	Rank          int    `json:"rank"`
-	PlayerID      string `json:"player_id"`
-	Points        int    `json:"points"`
-	Wins          int    `json:"wins"`
-	Draws         int    `json:"draws"`
-	Losses        int    `json:"losses"`
-	MatchesPlayed int    `json:"matches_played"`
-}
-
 // standingsTries and standingsPause bound how long the standings may lag the last
 // acknowledgement: seed 004 §3.4 recomputes them after answering the referee.
 const (
@@ -296,10 +285,7 @@ const (
 // looks for the sign that the league is over.
 func (r *lmRun) judgeStandings(ctx context.Context, complete bool) {
 	var err error
-	var final struct {
-		Final       bool   `json:"final"`
-		LeagueState string `json:"league_state"`
-	}
+	var final protocol.Standings
 	for try := range standingsTries {
 		if try > 0 {
 			select {
@@ -317,13 +303,11 @@ func (r *lmRun) judgeStandings(ctx context.Context, complete bool) {
 		if m, err = r.wire.send(ctx, "final QUERY_STANDINGS", msg).answer(r.v, protocol.StandingsResponse); err != nil {
 			continue
 		}
-		var p struct {
-			Standings []standingsRow `json:"standings"`
-		}
+		var p protocol.Standings
 		if err = json.Unmarshal(m.Payload, &p); err != nil {
 			continue
 		}
-		_ = json.Unmarshal(m.Payload, &final)
+		final = p
 		if err = r.compareStandings(p.Standings); err == nil {
 			break
 		}
@@ -354,7 +338,7 @@ func (r *lmRun) judgeStandings(ctx context.Context, complete bool) {
 
 // compareStandings checks rows against the acknowledged results: the tool's players'
 // numbers and order, and no one else with a match played.
-func (r *lmRun) compareStandings(rows []standingsRow) error {
+func (r *lmRun) compareStandings(rows []protocol.StandingsRow) error {
 	r.mu.Lock()
 	results := make([]standings.Result, 0, len(r.results))
 	for _, res := range r.results {
@@ -365,7 +349,7 @@ func (r *lmRun) compareStandings(rows []standingsRow) error {
 	if err != nil {
 		return fmt.Errorf("the acknowledged results cannot be counted: %w", err)
 	}
-	got := map[string]standingsRow{}
+	got := map[string]protocol.StandingsRow{}
 	for _, row := range rows {
 		if _, dup := got[row.PlayerID]; dup {
 			return fmt.Errorf("%s is listed twice", row.PlayerID)
@@ -375,7 +359,7 @@ func (r *lmRun) compareStandings(rows []standingsRow) error {
 			return fmt.Errorf("%s, who played no acknowledged match, is listed with %d matches", row.PlayerID, row.MatchesPlayed)
 		}
 	}
-	var ours []standingsRow
+	var ours []protocol.StandingsRow
 	for _, w := range want {
 		g, ok := got[w.PlayerID]
 		if !ok {
@@ -385,11 +369,11 @@ func (r *lmRun) compareStandings(rows []standingsRow) error {
 			continue
 		}
 		if g.Points != w.Points || g.Wins != w.Wins || g.Draws != w.Draws || g.Losses != w.Losses || g.MatchesPlayed != w.MatchesPlayed {
-			return fmt.Errorf("%s has %s; the acknowledged results give %s", w.PlayerID, recordLine(g), recordLine(standingsRow(w)))
+			return fmt.Errorf("%s has %s; the acknowledged results give %s", w.PlayerID, recordLine(g), recordLine(w))
 		}
 		ours = append(ours, g)
 	}
-	slices.SortFunc(ours, func(a, b standingsRow) int { return cmp.Compare(a.Rank, b.Rank) })
+	slices.SortFunc(ours, func(a, b protocol.StandingsRow) int { return cmp.Compare(a.Rank, b.Rank) })
 	for i := 1; i < len(ours); i++ {
 		a, b := ours[i-1], ours[i]
 		if a.Rank == b.Rank {
@@ -402,7 +386,7 @@ func (r *lmRun) compareStandings(rows []standingsRow) error {
 	return nil
 }
 
-func recordLine(s standingsRow) string {
+func recordLine(s protocol.StandingsRow) string {
 	return fmt.Sprintf("%d points, %d wins, %d draws, %d losses, %d played", s.Points, s.Wins, s.Draws, s.Losses, s.MatchesPlayed)
 }
 

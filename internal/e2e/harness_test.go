@@ -317,10 +317,10 @@ func (r *leagueRun) admin(t *testing.T, messageType string, payload any) json.Ra
 	return ans.Payload
 }
 
-func (r *leagueRun) standings(t *testing.T) []standings.Row {
+func (r *leagueRun) standings(t *testing.T) []protocol.StandingsRow {
 	t.Helper()
 	var p struct {
-		Standings []standings.Row `json:"standings"`
+		Standings []protocol.StandingsRow `json:"standings"`
 	}
 	if err := json.Unmarshal(r.admin(t, protocol.QueryStandings, map[string]any{}), &p); err != nil {
 		t.Fatal(err)

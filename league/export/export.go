@@ -11,16 +11,16 @@ import (
 	"strconv"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 )
 
 // Data is everything an export holds.
 type Data struct {
-	League    League          `json:"league"`
-	Standings []standings.Row `json:"standings"`
-	Results   []Result        `json:"results"`
+	League    League                  `json:"league"`
+	Standings []protocol.StandingsRow `json:"standings"`
+	Results   []Result                `json:"results"`
 }
 
 // League describes the exported league.
@@ -52,7 +52,7 @@ type Result struct {
 
 // Load reads the league from a League Manager database.
 func Load(db *sql.DB) (*Data, error) {
-	d := &Data{Standings: []standings.Row{}, Results: []Result{}}
+	d := &Data{Standings: []protocol.StandingsRow{}, Results: []Result{}}
 	var cfgJSON string
 	if err := db.QueryRow(`SELECT league_id, game_type, status, seed, config FROM leagues`).Scan(&d.League.LeagueID, &d.League.GameType, &d.League.Status, &d.League.Seed, &cfgJSON); err != nil {
 		return nil, fmt.Errorf("read league: %w", err)
@@ -93,14 +93,11 @@ func Load(db *sql.DB) (*Data, error) {
 		}
 		if meta != "" {
 			r.Metadata = json.RawMessage(meta)
-			var m struct {
-				Termination string `json:"termination"`
-				Forfeit     string `json:"forfeit"`
-			}
-			_ = json.Unmarshal(r.Metadata, &m)
-			r.Termination = m.Termination
-			if m.Forfeit != "" {
-				r.Termination = "forfeit_" + m.Forfeit
+			// The referee's own record: what cannot be read is left out.
+			md := protocol.ReadGameMetadata(r.Metadata)
+			r.Termination = string(md.Termination)
+			if md.Forfeit != "" {
+				r.Termination = string(protocol.TerminationForfeit) + "_" + md.Forfeit
 			}
 		}
 		d.Results = append(d.Results, r)
@@ -114,7 +111,7 @@ func Load(db *sql.DB) (*Data, error) {
 	}
 	defer srows.Close()
 	for srows.Next() {
-		var r standings.Row
+		var r protocol.StandingsRow
 		if err := srows.Scan(&r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
 			return nil, fmt.Errorf("read standings: %w", err)
 		}
@@ -177,15 +174,19 @@ func WritePGN(w io.Writer, d *Data) error {
 	}
 	n := 0
 	for _, r := range d.Results {
-		var md struct {
-			StartedAt   string `json:"started_at"`
-			Termination string `json:"termination"`
-			FinalState  struct {
-				MovesSAN    []string `json:"moves_san"`
-				Termination string   `json:"termination"`
-			} `json:"final_state"`
+		if r.Outcome == nil || len(r.Metadata) == 0 {
+			continue
 		}
-		if r.Outcome == nil || len(r.Metadata) == 0 || json.Unmarshal(r.Metadata, &md) != nil || md.FinalState.MovesSAN == nil {
+		md, err := protocol.ParseGameMetadata(r.Metadata)
+		if err != nil {
+			continue
+		}
+		// The chess rules' final state: the game in SAN and how the board ended it.
+		var board struct {
+			MovesSAN    []string `json:"moves_san"`
+			Termination string   `json:"termination"`
+		}
+		if json.Unmarshal(md.FinalState, &board) != nil || board.MovesSAN == nil {
 			continue
 		}
 		result := pgnResult(r)
@@ -198,21 +199,21 @@ func WritePGN(w io.Writer, d *Data) error {
 			{Name: "Black", Value: r.Players[1]},
 			{Name: "Result", Value: result},
 		}
-		if t := pgnTermination(md.Termination, md.FinalState.Termination); t != "" {
+		if t := pgnTermination(md.Termination, board.Termination); t != "" {
 			tags = append(tags, game.PGNTag{Name: "Termination", Value: t})
 		}
 		if tc := pgnTimeControl(d.League.MoveResponseMS); tc != "" {
 			tags = append(tags, game.PGNTag{Name: "TimeControl", Value: tc})
 		}
 		tags = append(tags,
-			game.PGNTag{Name: "PlyCount", Value: strconv.Itoa(len(md.FinalState.MovesSAN))},
+			game.PGNTag{Name: "PlyCount", Value: strconv.Itoa(len(board.MovesSAN))},
 			game.PGNTag{Name: "MatchId", Value: r.MatchID})
 		if n > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 		}
-		if _, err := io.WriteString(w, game.ChessPGN(tags, md.FinalState.MovesSAN, result)); err != nil {
+		if _, err := io.WriteString(w, game.ChessPGN(tags, board.MovesSAN, result)); err != nil {
 			return err
 		}
 		n++
@@ -224,12 +225,13 @@ func WritePGN(w io.Writer, d *Data) error {
 // game's: a player who times out or moves illegally loses a game the board left open.
 // Two losses (neither player showed up) have no PGN result but "*".
 func pgnResult(r Result) string {
-	switch r.Outcome[r.Players[0]] + "/" + r.Outcome[r.Players[1]] {
-	case "win/loss":
+	white, black := protocol.Outcome(r.Outcome[r.Players[0]]), protocol.Outcome(r.Outcome[r.Players[1]])
+	switch {
+	case white == protocol.Win && black == protocol.Loss:
 		return "1-0"
-	case "loss/win":
+	case white == protocol.Loss && black == protocol.Win:
 		return "0-1"
-	case "draw/draw":
+	case white == protocol.Draw && black == protocol.Draw:
 		return "1/2-1/2"
 	default:
 		return "*"
@@ -250,13 +252,13 @@ func pgnDate(times ...string) string {
 // pgnTermination maps how a match ended (the referee's termination) and, for a game the
 // rules ended, how the game ended, to the PGN standard's Termination values (section
 // 9.8.1); "" for a termination PGN has no value for.
-func pgnTermination(match, chessEnd string) string {
+func pgnTermination(match protocol.Termination, chessEnd string) string {
 	switch match {
-	case "normal":
+	case protocol.TerminationNormal:
 		return game.ChessPGNTermination(chessEnd)
-	case "timeout":
+	case protocol.TerminationTimeout:
 		return "time forfeit"
-	case "illegal_move", "no_show", "double_no_show":
+	case protocol.TerminationIllegalMove, protocol.TerminationNoShow, protocol.TerminationDoubleNoShow:
 		// An administrative forfeit for not observing the laws of chess or the league's rules.
 		return "rules infraction"
 	default:

@@ -14,6 +14,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/internal/pgnextract"
 	"github.com/agentleague/agentleague/league"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // match is one match of a seeded league; an empty outcome leaves it PENDING, without a result.
@@ -195,7 +196,7 @@ func TestPGNTags(t *testing.T) {
 		{"double_no_show", "in_progress", "rules infraction"},
 		{"aborted", "in_progress", ""},
 	} {
-		if got := pgnTermination(tt.match, tt.chess); got != tt.want {
+		if got := pgnTermination(protocol.Termination(tt.match), tt.chess); got != tt.want {
 			t.Errorf("pgnTermination(%q, %q) = %q, want %q", tt.match, tt.chess, got, tt.want)
 		}
 	}

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // syntheticLog writes a complete, chained audit log of a tic-tac-toe league of n
@@ -65,13 +66,13 @@ func syntheticLog(tb testing.TB, n int) []byte {
 	for _, r := range s.Rounds {
 		for _, m := range r.Matches {
 			env := map[string]any{"match_id": m.ID, "round_id": r.ID}
-			exchange("MATCH_ASSIGNMENT", "MATCH_ASSIGNMENT_ACK", "league_manager", env, map[string]any{"scoring": Scoring{Win: 3, Draw: 1, Loss: 0}})
+			exchange("MATCH_ASSIGNMENT", "MATCH_ASSIGNMENT_ACK", "league_manager", env, map[string]any{"scoring": protocol.Scoring{Win: 3, Draw: 1, Loss: 0}})
 			state := g.NewState(m.Seed)
-			var moves []moveRecord
+			var moves []protocol.MoveRecord
 			for step := 1; !state.Terminal(); step++ {
 				i := state.ToMove()[0]
 				mv := state.ForcedMove(i)
-				moves = append(moves, moveRecord{Step: step, Player: m.Players[i], Move: mv, Outcome: "SUCCESS"})
+				moves = append(moves, protocol.MoveRecord{Step: step, Player: m.Players[i], Move: mv, Outcome: "SUCCESS"})
 				state, _ = state.Apply([]json.RawMessage{mv})
 			}
 			o := state.Outcomes()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Meta keys under which the League Manager records the audit log's progress.
@@ -73,7 +74,7 @@ func (l *League) CheckDB(db *sql.DB) error {
 	return compareRows("final standings", final, want)
 }
 
-func compareRows(what string, db, log []standings.Row) error {
+func compareRows(what string, db, log []protocol.StandingsRow) error {
 	if len(db) != len(log) {
 		return fmt.Errorf("%s: the database ranks %d players, the log %d", what, len(db), len(log))
 	}
@@ -85,11 +86,11 @@ func compareRows(what string, db, log []standings.Row) error {
 	return nil
 }
 
-func describe(r standings.Row) string {
+func describe(r protocol.StandingsRow) string {
 	return fmt.Sprintf("%s (%d pts, %d-%d-%d, %d played)", r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed)
 }
 
-func snapshot(db *sql.DB, roundID string) ([]standings.Row, bool, error) {
+func snapshot(db *sql.DB, roundID string) ([]protocol.StandingsRow, bool, error) {
 	var snap string
 	err := db.QueryRow(`SELECT snapshot_id FROM standings_snapshots WHERE round_id = ?`, roundID).Scan(&snap)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -103,9 +104,9 @@ func snapshot(db *sql.DB, roundID string) ([]standings.Row, bool, error) {
 		return nil, false, fmt.Errorf("read snapshot of %s: %w", roundID, err)
 	}
 	defer rows.Close()
-	var out []standings.Row
+	var out []protocol.StandingsRow
 	for rows.Next() {
-		var r standings.Row
+		var r protocol.StandingsRow
 		if err := rows.Scan(&r.Rank, &r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
 			return nil, false, err
 		}
@@ -114,15 +115,15 @@ func snapshot(db *sql.DB, roundID string) ([]standings.Row, bool, error) {
 	return out, true, rows.Err()
 }
 
-func liveStandings(db *sql.DB) ([]standings.Row, error) {
+func liveStandings(db *sql.DB) ([]protocol.StandingsRow, error) {
 	rows, err := db.Query(`SELECT player_id, points, wins, draws, losses, matches_played FROM standings`)
 	if err != nil {
 		return nil, fmt.Errorf("read standings: %w", err)
 	}
 	defer rows.Close()
-	var out []standings.Row
+	var out []protocol.StandingsRow
 	for rows.Next() {
-		var r standings.Row
+		var r protocol.StandingsRow
 		if err := rows.Scan(&r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
 			return nil, err
 		}

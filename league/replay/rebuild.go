@@ -31,9 +31,9 @@ type League struct {
 	Referees   []string
 	Rounds     []Round
 	Results    map[string]*Result
-	Abandoned  map[string]int     // line of the MATCH_ABANDONED event, by match id
-	Scoring    map[string]Scoring // by match id, from its last assignment
-	Recoveries []int              // lines of AUDIT_RECOVERY records
+	Abandoned  map[string]int              // line of the MATCH_ABANDONED event, by match id
+	Scoring    map[string]protocol.Scoring // by match id, from its last assignment
+	Recoveries []int                       // lines of AUDIT_RECOVERY records
 	matchRound map[string]int
 }
 
@@ -53,23 +53,12 @@ type Match struct {
 	Seed    int64     `json:"match_seed"`
 }
 
-// Scoring is the points per outcome the League Manager sent with an assignment.
-type Scoring struct {
-	Win  int `json:"win"`
-	Draw int `json:"draw"`
-	Loss int `json:"loss"`
-}
-
-// Result is one acknowledged result.
+// Result is one acknowledged result: the report (a MATCH_RESULT_REPORT, or the body of
+// a RESULT_RECORDED event), who sent it and where the log has it.
 type Result struct {
-	MatchID  string            `json:"match_id"`
-	GameType string            `json:"game_type"`
-	Players  []string          `json:"players"`
-	Outcome  map[string]string `json:"outcome"`
-	Points   map[string]int    `json:"points"`
-	Metadata json.RawMessage   `json:"game_metadata"`
-	Referee  string            `json:"-"`
-	Line     int               `json:"-"`
+	protocol.ResultReport
+	Referee string `json:"-"`
+	Line    int    `json:"-"`
 }
 
 type rpc struct {
@@ -94,7 +83,7 @@ type scheduleNote struct {
 // Rebuild reconstructs the league from the log alone: registrations, the schedule and
 // every acknowledged result.
 func Rebuild(entries []Entry) (*League, error) {
-	l := &League{Results: map[string]*Result{}, Abandoned: map[string]int{}, Scoring: map[string]Scoring{}, matchRound: map[string]int{}}
+	l := &League{Results: map[string]*Result{}, Abandoned: map[string]int{}, Scoring: map[string]protocol.Scoring{}, matchRound: map[string]int{}}
 	players := map[string]bool{}
 	referees := map[string]bool{}
 	for i := 0; i < len(entries); i++ {
@@ -124,22 +113,27 @@ func Rebuild(entries []Entry) (*League, error) {
 		env := req.Params.Envelope
 		switch env.MessageType {
 		case protocol.RegisterPlayerRequest, protocol.RegisterRefereeRequest:
-			var p struct {
-				PlayerID  string `json:"player_id"`
-				RefereeID string `json:"referee_id"`
-			}
-			_ = json.Unmarshal(req.Params.Payload, &p)
-			if p.PlayerID != "" {
-				players[p.PlayerID] = true
-			} else if p.RefereeID != "" {
-				referees[p.RefereeID] = true
+			// The message type says the role, as it does for the League Manager.
+			if env.MessageType == protocol.RegisterPlayerRequest {
+				var p protocol.PlayerRegistration
+				_ = json.Unmarshal(req.Params.Payload, &p)
+				if p.PlayerID != "" {
+					players[p.PlayerID] = true
+				}
+			} else {
+				var p protocol.RefereeRegistration
+				_ = json.Unmarshal(req.Params.Payload, &p)
+				if p.RefereeID != "" {
+					referees[p.RefereeID] = true
+				}
 			}
 			if l.LeagueID == "" {
 				l.LeagueID = ans.Result.Envelope.LeagueID
 			}
 		case protocol.MatchAssignment:
+			// Only the scoring: the log redacts the credentials.
 			var p struct {
-				Scoring *Scoring `json:"scoring"`
+				Scoring *protocol.Scoring `json:"scoring"`
 			}
 			if json.Unmarshal(req.Params.Payload, &p) == nil && p.Scoring != nil {
 				l.Scoring[env.MatchID] = *p.Scoring
@@ -281,7 +275,7 @@ func (l *League) RoundComplete(i int) bool {
 
 // StandingsAfter is the standings once rounds 0..i are applied (results of later
 // rounds are left out, as in the League Manager's round snapshot).
-func (l *League) StandingsAfter(i int) ([]standings.Row, error) {
+func (l *League) StandingsAfter(i int) ([]protocol.StandingsRow, error) {
 	t := standings.New(l.scheduledPlayers())
 	for r := 0; r <= i && r < len(l.Rounds); r++ {
 		for _, m := range l.Rounds[r].Matches {
@@ -296,7 +290,7 @@ func (l *League) StandingsAfter(i int) ([]standings.Row, error) {
 }
 
 // Final is the standings with every acknowledged result.
-func (l *League) Final() ([]standings.Row, error) { return l.StandingsAfter(len(l.Rounds) - 1) }
+func (l *League) Final() ([]protocol.StandingsRow, error) { return l.StandingsAfter(len(l.Rounds) - 1) }
 
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))

@@ -194,7 +194,7 @@ func TestResultsWithoutMovesAreListedNotReplayed(t *testing.T) {
 		t.Fatalf("got %v, want no problem", problems)
 	}
 	for id, r := range l.Results {
-		if !bytes.Contains(r.Metadata, []byte(`"moves"`)) {
+		if !bytes.Contains(r.GameMetadata, []byte(`"moves"`)) {
 			matchID = id
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Problem is one finding of Verify, naming the match and, where it applies, the move.
@@ -24,28 +25,6 @@ func (p Problem) String() string {
 	}
 	return fmt.Sprintf("match %s: %s", p.MatchID, p.Msg)
 }
-
-// metadata is the part of a referee's game_metadata needed to re-play a match.
-type metadata struct {
-	MatchSeed   *int64          `json:"match_seed"`
-	GameParams  map[string]any  `json:"game_params"`
-	Moves       []moveRecord    `json:"moves"`
-	FinalState  json.RawMessage `json:"final_state"`
-	Termination string          `json:"termination"`
-	Loser       string          `json:"loser"`
-	Forfeit     string          `json:"forfeit"`
-	Suspended   []string        `json:"suspended"`
-}
-
-type moveRecord struct {
-	Step    int             `json:"step"`
-	Player  string          `json:"player"`
-	Move    json.RawMessage `json:"move"`
-	Outcome string          `json:"outcome"`
-}
-
-// technical terminations end a match before the rules do; the named loser loses.
-var technical = map[string]bool{"illegal_move": true, "timeout": true, "no_show": true}
 
 // VerifyMatches re-plays every acknowledged result through the game rules and checks
 // that the reported outcome and points are what the rules give. A result that records no
@@ -80,10 +59,8 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	if unrecorded(&md) || (md.Forfeit == "" && !slices.Contains(reg.Types(), gameType)) {
 		// Nothing to re-play, or no rules to re-play it with; the outcomes must still fit
 		// together (a double forfeit is two losses) and score as the scoring says.
-		switch pair := r.Outcome[m.Players[0]] + "/" + r.Outcome[m.Players[1]]; pair {
-		case "win/loss", "loss/win", "draw/draw", "loss/loss":
-		default:
-			return bad(0, "outcomes %s do not fit together", pair)
+		if a, b := r.Outcome[m.Players[0]], r.Outcome[m.Players[1]]; !protocol.Consistent(protocol.Outcome(a), protocol.Outcome(b)) {
+			return bad(0, "outcomes %s/%s do not fit together", a, b)
 		}
 	} else {
 		want, err := l.expectedOutcome(reg, gameType, m, &md)
@@ -91,7 +68,7 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 			return []Problem{*err}
 		}
 		for i, id := range m.Players {
-			if r.Outcome[id] != want[i] {
+			if r.Outcome[id] != string(want[i]) {
 				return bad(0, "reported %s for %s, the rules give %s", r.Outcome[id], id, want[i])
 			}
 		}
@@ -99,7 +76,7 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	if sc, ok := l.Scoring[r.MatchID]; ok {
 		for _, id := range m.Players {
 			o := r.Outcome[id] // the rules' outcome, when the match was re-played
-			due := map[string]int{"win": sc.Win, "draw": sc.Draw, "loss": sc.Loss}[o]
+			due := sc.Points(protocol.Outcome(o))
 			if r.Points[id] != due {
 				return bad(0, "reported %d points for %s, a %s scores %d", r.Points[id], id, o, due)
 			}
@@ -108,22 +85,17 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	return nil
 }
 
-// readMetadata decodes a result's game_metadata; a report without one (the member is
-// optional) has an empty one.
-func readMetadata(r *Result) (metadata, error) {
-	var md metadata
-	if len(r.Metadata) == 0 {
-		return md, nil
-	}
-	err := json.Unmarshal(r.Metadata, &md)
-	return md, err
+// readMetadata decodes a result's game_metadata strictly: a record that cannot be read
+// is a problem. A report without one (the member is optional) has an empty one.
+func readMetadata(r *Result) (protocol.GameMetadata, error) {
+	return protocol.ParseGameMetadata(r.GameMetadata)
 }
 
 // unrecorded reports whether a referee's result records no moves at all (no "moves"
 // member, or null), as a referee written from the seeds alone may send it: game_metadata
 // is opaque to the league. Our referee always records them ([] for a no-show), and a
 // forfeit the League Manager decided has none to record.
-func unrecorded(md *metadata) bool { return md.Moves == nil && md.Forfeit == "" }
+func unrecorded(md *protocol.GameMetadata) bool { return md.Moves == nil && md.Forfeit == "" }
 
 // Unrecorded lists, sorted, the matches whose result records no moves: VerifyMatches
 // checks only that their outcomes fit together and score as the rules say.
@@ -165,16 +137,16 @@ func (l *League) RulesUnknown(reg *game.Registry) []string {
 
 // expectedOutcome re-plays the moves and returns the outcome the rules give, indexed
 // like the scheduled players.
-func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, md *metadata) ([2]string, *Problem) {
-	fail := func(move int, format string, args ...any) ([2]string, *Problem) {
-		return [2]string{}, &Problem{MatchID: m.ID, Move: move, Msg: fmt.Sprintf(format, args...)}
+func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, md *protocol.GameMetadata) ([2]protocol.Outcome, *Problem) {
+	fail := func(move int, format string, args ...any) ([2]protocol.Outcome, *Problem) {
+		return [2]protocol.Outcome{}, &Problem{MatchID: m.ID, Move: move, Msg: fmt.Sprintf(format, args...)}
 	}
 	if md.Forfeit != "" {
-		out := [2]string{"win", "win"}
+		out := [2]protocol.Outcome{protocol.Win, protocol.Win}
 		for _, s := range md.Suspended {
 			for i, id := range m.Players {
 				if id == s {
-					out[i] = "loss"
+					out[i] = protocol.Loss
 				}
 			}
 		}
@@ -227,15 +199,15 @@ func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, m
 		state = next
 	}
 	switch {
-	case md.Termination == "double_no_show":
-		return [2]string{"loss", "loss"}, nil
-	case technical[md.Termination]:
+	case md.Termination == protocol.TerminationDoubleNoShow:
+		return [2]protocol.Outcome{protocol.Loss, protocol.Loss}, nil
+	case md.Termination.Technical():
 		s, ok := seat[md.Loser]
 		if !ok {
 			return fail(0, "%s names loser %q, who is not in the match", md.Termination, md.Loser)
 		}
-		out := [2]string{"win", "win"}
-		out[s] = "loss"
+		out := [2]protocol.Outcome{protocol.Win, protocol.Win}
+		out[s] = protocol.Loss
 		return out, nil
 	case !state.Terminal():
 		return fail(len(md.Moves), "the moves do not finish the game (termination %q)", md.Termination)
@@ -249,6 +221,5 @@ func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, m
 			return fail(0, "final state %s differs from the re-played %s", md.FinalState, b)
 		}
 	}
-	o := state.Outcomes()
-	return [2]string{string(o[0]), string(o[1])}, nil
+	return state.Outcomes(), nil
 }

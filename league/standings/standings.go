@@ -10,27 +10,11 @@ import (
 	"maps"
 	"slices"
 	"text/tabwriter"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
-// Outcomes as reported per player in MATCH_RESULT_REPORT.
-const (
-	win  = "win"
-	loss = "loss"
-	draw = "draw"
-)
-
-// Row is one player's line in the standings, shaped like a STANDINGS_RESPONSE entry.
-type Row struct {
-	Rank          int    `json:"rank"`
-	PlayerID      string `json:"player_id"`
-	Points        int    `json:"points"`
-	Wins          int    `json:"wins"`
-	Draws         int    `json:"draws"`
-	Losses        int    `json:"losses"`
-	MatchesPlayed int    `json:"matches_played"`
-}
-
-// Result is one match result: each player's outcome ("win", "loss" or "draw") and points.
+// Result is one match result: each player's outcome (a protocol.Outcome) and points.
 type Result struct {
 	Outcomes map[string]string
 	Points   map[string]int
@@ -39,8 +23,8 @@ type Result struct {
 // Table keeps standings up to date as results arrive. A Table is not safe for concurrent
 // use; guard it, or hand readers a Clone.
 type Table struct {
-	index map[string]int // player id -> position in rows
-	rows  []Row          // in New's order; Rank is unset
+	index map[string]int          // player id -> position in rows
+	rows  []protocol.StandingsRow // in New's order; Rank is unset
 }
 
 // New returns a table in which every player has played nothing. A repeated id counts once.
@@ -51,15 +35,15 @@ func New(players []string) *Table {
 			continue
 		}
 		t.index[p] = len(t.rows)
-		t.rows = append(t.rows, Row{PlayerID: p})
+		t.rows = append(t.rows, protocol.StandingsRow{PlayerID: p})
 	}
 	return t
 }
 
 // Apply adds one match result: every player in outcomes gets one match played, the
 // outcome, and its points. outcomes and points must name the same known players, outcomes
-// must be "win", "loss" or "draw", and points must not be negative. On error the table is
-// unchanged.
+// must be protocol outcomes (win, loss or draw), and points must not be negative. On
+// error the table is unchanged.
 func (t *Table) Apply(outcomes map[string]string, points map[string]int) error {
 	// Validate everything before touching a row so a bad result changes nothing.
 	if err := validate(outcomes, points, func(p string) bool { _, ok := t.index[p]; return ok }); err != nil {
@@ -73,7 +57,7 @@ func (t *Table) Apply(outcomes map[string]string, points map[string]int) error {
 
 // Rows returns the ranked standings as a new slice the caller may keep. Ranks run 1..N
 // without ties: players level on points, wins and draws are ranked by player id.
-func (t *Table) Rows() []Row {
+func (t *Table) Rows() []protocol.StandingsRow {
 	rows := slices.Clone(t.rows)
 	Sort(rows)
 	return rows
@@ -87,8 +71,8 @@ func (t *Table) Clone() *Table {
 // Sort orders rows by points, wins and draws (descending), then player id (ascending), and
 // sets each Rank to its 1-based position, so equal records still get distinct ranks. It is
 // for rows from elsewhere, such as a database; Table.Rows already returns sorted rows.
-func Sort(rows []Row) {
-	slices.SortFunc(rows, func(a, b Row) int {
+func Sort(rows []protocol.StandingsRow) {
+	slices.SortFunc(rows, func(a, b protocol.StandingsRow) int {
 		return cmp.Or(
 			cmp.Compare(b.Points, a.Points),
 			cmp.Compare(b.Wins, a.Wins),
@@ -104,11 +88,11 @@ func Sort(rows []Row) {
 // Recount computes ranked standings from scratch, for example from every result stored for
 // a league. A repeated player id counts once. It fails on the first invalid result, with
 // the same rules as Table.Apply.
-func Recount(players []string, results []Result) ([]Row, error) {
-	byID := make(map[string]*Row, len(players))
+func Recount(players []string, results []Result) ([]protocol.StandingsRow, error) {
+	byID := make(map[string]*protocol.StandingsRow, len(players))
 	for _, p := range players {
 		if byID[p] == nil {
-			byID[p] = &Row{PlayerID: p}
+			byID[p] = &protocol.StandingsRow{PlayerID: p}
 		}
 	}
 	known := func(p string) bool { return byID[p] != nil }
@@ -120,7 +104,7 @@ func Recount(players []string, results []Result) ([]Row, error) {
 			add(byID[p], o, r.Points[p])
 		}
 	}
-	rows := make([]Row, 0, len(byID))
+	rows := make([]protocol.StandingsRow, 0, len(byID))
 	for _, r := range byID {
 		rows = append(rows, *r)
 	}
@@ -139,7 +123,7 @@ func validate(outcomes map[string]string, points map[string]int, known func(stri
 		if !known(p) {
 			return fmt.Errorf("unknown player %q", p)
 		}
-		if o != win && o != loss && o != draw {
+		if !protocol.Outcome(o).Valid() {
 			return fmt.Errorf("player %q: bad outcome %q", p, o)
 		}
 		if _, ok := points[p]; !ok {
@@ -159,21 +143,21 @@ func validate(outcomes map[string]string, points map[string]int, known func(stri
 }
 
 // add records one validated outcome on row.
-func add(row *Row, outcome string, points int) {
+func add(row *protocol.StandingsRow, outcome string, points int) {
 	row.MatchesPlayed++
 	row.Points += points
-	switch outcome {
-	case win:
+	switch protocol.Outcome(outcome) {
+	case protocol.Win:
 		row.Wins++
-	case loss:
+	case protocol.Loss:
 		row.Losses++
-	case draw:
+	case protocol.Draw:
 		row.Draws++
 	}
 }
 
 // WriteTable writes rows as an aligned text table.
-func WriteTable(w io.Writer, rows []Row) {
+func WriteTable(w io.Writer, rows []protocol.StandingsRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\t")
 	for _, r := range rows {

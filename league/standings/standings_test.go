@@ -6,9 +6,18 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // result builds a two-player result with 3/1/0 scoring from a's point of view.
+// Outcomes as the tests write them.
+const (
+	win  = string(protocol.Win)
+	loss = string(protocol.Loss)
+	draw = string(protocol.Draw)
+)
+
 func result(a, b, aOutcome string) Result {
 	opposite := map[string]string{win: loss, loss: win, draw: draw}
 	score := map[string]int{win: 3, draw: 1, loss: 0}
@@ -24,12 +33,12 @@ func TestTableRows(t *testing.T) {
 		name    string
 		players []string
 		results []Result
-		want    []Row
+		want    []protocol.StandingsRow
 	}{
 		{
 			name:    "nothing played ranks by id",
 			players: []string{"carol", "alice", "bob"},
-			want: []Row{
+			want: []protocol.StandingsRow{
 				{Rank: 1, PlayerID: "alice"},
 				{Rank: 2, PlayerID: "bob"},
 				{Rank: 3, PlayerID: "carol"},
@@ -40,7 +49,7 @@ func TestTableRows(t *testing.T) {
 			name:    "points first, losses ignored",
 			players: []string{"alice", "bob", "carol"},
 			results: []Result{result("carol", "alice", win), result("bob", "alice", draw)},
-			want: []Row{
+			want: []protocol.StandingsRow{
 				{Rank: 1, PlayerID: "carol", Points: 3, Wins: 1, MatchesPlayed: 1},
 				{Rank: 2, PlayerID: "alice", Points: 1, Draws: 1, Losses: 1, MatchesPlayed: 2},
 				{Rank: 3, PlayerID: "bob", Points: 1, Draws: 1, MatchesPlayed: 1},
@@ -56,7 +65,7 @@ func TestTableRows(t *testing.T) {
 				{Outcomes: map[string]string{"carol": win, "alice": loss}, Points: map[string]int{"carol": 2, "alice": 0}},
 				{Outcomes: map[string]string{"alice": loss, "bob": loss}, Points: map[string]int{"alice": 2, "bob": 0}},
 			},
-			want: []Row{
+			want: []protocol.StandingsRow{
 				{Rank: 1, PlayerID: "carol", Points: 2, Wins: 1, MatchesPlayed: 1},
 				{Rank: 2, PlayerID: "bob", Points: 2, Draws: 1, Losses: 1, MatchesPlayed: 2},
 				{Rank: 3, PlayerID: "dave", Points: 2, Draws: 1, MatchesPlayed: 1},
@@ -67,7 +76,7 @@ func TestTableRows(t *testing.T) {
 			name:    "identical records get distinct ranks by id",
 			players: []string{"zed", "amy", "bob", "amy"},
 			results: []Result{result("zed", "bob", draw), result("amy", "zed", draw), result("bob", "amy", draw)},
-			want: []Row{
+			want: []protocol.StandingsRow{
 				{Rank: 1, PlayerID: "amy", Points: 2, Draws: 2, MatchesPlayed: 2},
 				{Rank: 2, PlayerID: "bob", Points: 2, Draws: 2, MatchesPlayed: 2},
 				{Rank: 3, PlayerID: "zed", Points: 2, Draws: 2, MatchesPlayed: 2},
@@ -139,14 +148,14 @@ func TestRecountError(t *testing.T) {
 }
 
 func TestSort(t *testing.T) {
-	rows := []Row{
+	rows := []protocol.StandingsRow{
 		{Rank: 1, PlayerID: "c", Points: 1, Draws: 1},
 		{Rank: 1, PlayerID: "b", Points: 3, Wins: 1},
 		{Rank: 9, PlayerID: "a", Points: 1, Draws: 1},
 		{Rank: 0, PlayerID: "d", Points: 4, Draws: 4}, // more points, fewer wins than b
 	}
 	Sort(rows)
-	want := []Row{
+	want := []protocol.StandingsRow{
 		{Rank: 1, PlayerID: "d", Points: 4, Draws: 4},
 		{Rank: 2, PlayerID: "b", Points: 3, Wins: 1},
 		{Rank: 3, PlayerID: "a", Points: 1, Draws: 1},
@@ -158,7 +167,7 @@ func TestSort(t *testing.T) {
 }
 
 func TestRowJSON(t *testing.T) {
-	b, err := json.Marshal(Row{Rank: 1, PlayerID: "p", Points: 7, Wins: 2, Draws: 1, Losses: 3, MatchesPlayed: 6})
+	b, err := json.Marshal(protocol.StandingsRow{Rank: 1, PlayerID: "p", Points: 7, Wins: 2, Draws: 1, Losses: 3, MatchesPlayed: 6})
 	if err != nil {
 		t.Fatalf("Marshal: %v", err)
 	}
