@@ -20,9 +20,7 @@ package league
 // disagree with the results they come from.
 
 import (
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"maps"
 )
 
@@ -165,33 +163,14 @@ func (s *PlayerStats) clone() *PlayerStats {
 	return &c
 }
 
-// countStats adds a stored result to the statistics of its players. Callers hold mu.
-func (m *Manager) countStats(mt *match, f resultFacts) {
+// countStats adds a stored result to the statistics of its players.
+func (e *engine) countStats(mt *match, f resultFacts) {
 	for _, id := range mt.players {
-		s := m.stats[id]
+		s := e.stats[id]
 		if s == nil {
 			s = &PlayerStats{}
-			m.stats[id] = s
+			e.stats[id] = s
 		}
 		s.add(f, id)
 	}
-}
-
-// loadStats recomputes the statistics from the stored results.
-func (m *Manager) loadStats(db *sql.DB) error {
-	rows, err := db.Query(`SELECT match_id, coalesce(game_metadata, '') FROM match_results`)
-	if err != nil {
-		return fmt.Errorf("load statistics: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, meta string
-		if err := rows.Scan(&id, &meta); err != nil {
-			return fmt.Errorf("load statistics: %w", err)
-		}
-		if mt := m.matches[id]; mt != nil {
-			m.countStats(mt, readFacts(mt.players, json.RawMessage(meta)))
-		}
-	}
-	return rows.Err()
 }

@@ -26,7 +26,6 @@ package league
 // (at most maxLiveMoves of them): they feed the match page and never change the league.
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -51,42 +50,25 @@ const maxLiveMoves = 5000
 // maxLiveView bounds the state kept with one move event.
 const maxLiveView = 16 << 10
 
-// publish hands an event to the hub, which never blocks. Callers hold mu, so the order of
-// events is the order of the decisions and a view read under mu carries the id of the
-// last event it reflects.
-func (m *Manager) publish(typ, matchID string, data any) {
-	m.hub.Publish(typ, matchID, data)
-}
-
-// publishResult publishes match_finished and standings_changed for a stored result.
-// Callers hold mu.
-func (m *Manager) publishResult(mt *match, p *resultReport, termination string) {
-	m.publish(events.MatchFinished, mt.id, map[string]any{
-		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,
-		"outcome": p.Outcome, "points": p.Points, "termination": termination,
-	})
-	m.publish(events.StandingsChanged, "", map[string]any{"standings": m.table.Rows()})
-}
-
 // LeagueView implements web.Source: the league, its standings and the active round.
 func (m *Manager) LeagueView() (web.LeagueView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	e := m.e
 	v := web.LeagueView{
-		LeagueID: m.leagueID, GameType: m.cfg.League.GameType, State: m.state,
-		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
-		ByStatus: m.matchCounts(), MatchesTotal: len(m.matches),
-		Standings: m.table.Rows(), LastEventID: m.hub.LastID(),
+		LeagueID: m.leagueID, GameType: e.gameType, State: e.state,
+		TotalRounds: len(e.fx.rounds), Referees: len(e.agents.referees), Players: len(e.agents.players),
+		ByStatus: e.fx.counts(), MatchesTotal: len(e.fx.matches),
+		Standings: e.fx.table.Rows(), LastEventID: m.hub.LastID(),
 	}
 	if v.Standings == nil {
 		v.Standings = []standings.Row{}
 	}
 	v.Abandoned = []web.MatchSummary{}
-	for _, mt := range m.abandoned() {
+	for _, mt := range e.fx.where(isAbandoned) {
 		v.Abandoned = append(v.Abandoned, web.MatchSummary{MatchID: mt.id, Players: mt.players, Status: mt.status, Referee: mt.referee})
 	}
-	if m.current >= 0 {
-		r := m.rounds[m.current]
+	if r := e.fx.active(); r != nil {
 		v.CurrentRound = r.number
 		rv := &web.RoundView{ID: r.id, Number: r.number, Bye: r.bye, Matches: []web.MatchSummary{}}
 		for _, mt := range r.matches {
@@ -101,30 +83,19 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 	return v, nil
 }
 
-// matchCounts counts the matches by status, every status present. Callers hold mu.
-func (m *Manager) matchCounts() map[string]int {
-	out := map[string]int{}
-	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled, MatchAbandoned} {
-		out[st] = 0
-	}
-	for _, mt := range m.matches {
-		out[mt.status]++
-	}
-	return out
-}
-
 // MatchView implements web.Source: a match with the state after each of its steps. A
 // finished match is re-played from its stored moves through the game rules; a running
 // one shows the move events received so far.
 func (m *Manager) MatchView(id string) (web.MatchView, error) {
 	m.mu.Lock()
-	mt := m.matches[id]
+	e := m.e
+	mt := e.fx.matches[id]
 	if mt == nil {
 		m.mu.Unlock()
 		return web.MatchView{}, web.ErrNotFound
 	}
 	v := web.MatchView{
-		MatchID: mt.id, RoundID: mt.roundID, GameType: m.cfg.League.GameType, RulesKnown: !m.external, Players: mt.players,
+		MatchID: mt.id, RoundID: mt.roundID, GameType: e.gameType, RulesKnown: !e.external, Players: mt.players,
 		Status: mt.status, Referee: mt.referee, Steps: []web.Step{}, LastEventID: m.hub.LastID(),
 	}
 	finished := mt.result != nil
@@ -136,22 +107,21 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 			v.Steps = append(v.Steps, web.Step{Step: s.Step, Moves: slices.Clone(s.Moves), View: s.View})
 		}
 	}
-	entry, _ := m.cfg.Game(m.cfg.League.GameType)
-	params, seed := entry.Params, mt.seed
+	params, seed := e.params, mt.seed
 	m.mu.Unlock()
 
 	// A stored result never changes, so it is read and re-played outside the lock.
 	if finished {
-		if err := m.replayView(&v, params, seed); err != nil {
+		if err := e.replayView(&v, params, seed); err != nil {
 			m.log.Warn().Err(err).Str("match_id", id).Msg("match view: cannot re-play the stored moves")
 			return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
 		}
 		return v, nil
 	}
-	if m.external {
+	if e.external {
 		return v, nil // no rules, so no board: the steps show the moves as received
 	}
-	g, err := m.games.New(v.GameType, params)
+	g, err := e.games.New(v.GameType, params)
 	if err != nil {
 		return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
 	}
@@ -172,20 +142,20 @@ type storedMoves struct {
 
 // replayView fills the initial view, the steps and the termination of a finished match
 // from its stored game_metadata. Forfeits and no-shows have no moves and no steps.
-func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64) error {
-	var meta sql.NullString
-	err := m.opt.Store.db.QueryRow(`SELECT game_metadata FROM match_results WHERE match_id = ?`, v.MatchID).Scan(&meta)
+// It reads only the stored result, which never changes, so it runs without Manager.mu.
+func (e *engine) replayView(v *web.MatchView, params map[string]any, seed int64) error {
+	meta, err := e.store.GameMetadata(v.MatchID)
 	if err != nil {
-		return fmt.Errorf("read result: %w", err)
+		return err
 	}
 	var md storedMoves
-	if meta.Valid && meta.String != "" {
-		if err := json.Unmarshal([]byte(meta.String), &md); err != nil {
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &md); err != nil {
 			return fmt.Errorf("read game_metadata: %w", err)
 		}
 	}
-	v.Termination = resultTermination(json.RawMessage(meta.String))
-	if m.external {
+	v.Termination = resultTermination(meta)
+	if e.external {
 		// Without rules the stored moves are shown as recorded, step by step.
 		for _, mv := range md.Moves {
 			if n := len(v.Steps); n == 0 || v.Steps[n-1].Step != mv.Step {
@@ -199,7 +169,7 @@ func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64
 	if md.GameParams != nil {
 		params = md.GameParams
 	}
-	g, err := m.games.New(v.GameType, params)
+	g, err := e.games.New(v.GameType, params)
 	if err != nil {
 		return err
 	}
@@ -251,17 +221,14 @@ type moveEventPayload struct {
 
 // moveEvent takes one applied move of a running match from its referee (the rules are
 // at the top of this file).
-func (m *Manager) moveEvent(msg *protocol.Message) (*protocol.Message, error) {
-	ans, err := m.takeMoveEvent(msg)
-	result := "accepted"
-	if err != nil {
-		result = "refused"
-	}
-	m.metrics.moveEvents.WithLabelValues(result).Inc()
-	return ans, err
-}
-
-func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error) {
+func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err error) {
+	defer func() {
+		result := "accepted"
+		if err != nil {
+			result = "refused"
+		}
+		m.metrics.moveEvents.WithLabelValues(result).Inc()
+	}()
 	env := &msg.Envelope
 	var p moveEventPayload
 	if err := msg.Decode(&p); err != nil {
@@ -269,17 +236,15 @@ func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopped {
+	e := m.e
+	if e.stop.stopped {
 		return nil, errShuttingDown()
 	}
-	ref, err := m.authenticate(env)
+	ref, err := e.agents.authenticateReferee(env, "send move events")
 	if err != nil {
 		return nil, err
 	}
-	if ref.kind != "referee" {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only referees send move events")
-	}
-	mt := m.matches[env.MatchID]
+	mt := e.fx.matches[env.MatchID]
 	if mt == nil {
 		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", env.MatchID)
 	}
@@ -309,14 +274,9 @@ func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error
 		} else {
 			mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
 		}
-		m.publish(events.MoveMade, mt.id, map[string]any{
+		e.publish(events.MoveMade, mt.id, map[string]any{
 			"step": p.StepNumber, "player": p.PlayerID, "move": p.Move, "outcome": p.Outcome, "view": view,
 		})
 	}
-	out, err := m.reply(msg, protocol.MoveEventAck, map[string]string{"status": "acknowledged"})
-	if err != nil {
-		return nil, err
-	}
-	out.Envelope.MatchID, out.Envelope.RoundID = mt.id, mt.roundID
-	return out, nil
+	return m.matchReply(msg, protocol.MoveEventAck, mt, map[string]string{"status": "acknowledged"})
 }
