@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
@@ -104,7 +105,7 @@ func TestExternalGameLeague(t *testing.T) {
 		t.Errorf("nim match view %+v, want three recorded steps, no board", v)
 	}
 
-	entries, err := replay.Read(h.auditPath())
+	entries, err := audit.Read(h.auditPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -177,7 +178,7 @@ func (m *Manager) enforceDeadlines() {
 		changed = true
 		m.metrics.timeouts.WithLabelValues("lease").Inc()
 		m.log.Warn().Str("referee_id", r.id).Msg("referee lease expired: referee lost, its matches are assigned again")
-		m.auditNote("REFEREE_LOST", map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
+		m.auditNote(audit.EventRefereeLost, map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
 		m.failMatches(m.matchesOf(r.id), "referee "+r.id+" lost its lease", true)
 	}
 	if m.current >= 0 {
@@ -254,12 +255,12 @@ func (m *Manager) notify(endpoint, peer string, msg *protocol.Message) {
 
 // auditNote records a League Manager event in the audit log, if there is one. A failure
 // is logged: the event already happened in the database. Callers hold mu.
-func (m *Manager) auditNote(kind string, body map[string]any) {
+func (m *Manager) auditNote(kind audit.Event, body map[string]any) {
 	if m.opt.Audit == nil {
 		return
 	}
 	if err := m.opt.Audit.Note(kind, body); err != nil {
-		m.log.Error().Err(err).Str("event", kind).Msg("audit note")
+		m.log.Error().Err(err).Str("event", string(kind)).Msg("audit note")
 	}
 }
 
@@ -293,7 +294,7 @@ func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 	if ref.lost {
 		ref.lost = false
 		log = m.log.Info()
-		m.auditNote("REFEREE_BACK", map[string]any{"referee_id": ref.id})
+		m.auditNote(audit.EventRefereeBack, map[string]any{"referee_id": ref.id})
 		m.dispatch()
 	}
 	log.Str("conversation_id", msg.Envelope.ConversationID).Str("referee_id", ref.id).Int("active_matches", len(p.ActiveMatches)).Msg("heartbeat: lease renewed")

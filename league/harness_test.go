@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
@@ -105,7 +106,7 @@ type harness struct {
 	adminToken string
 
 	store  *Store
-	audit  *AuditLog
+	audit  *audit.Log
 	client *protocol.Client
 	m      *Manager
 	srv    *protocol.Server
@@ -145,9 +146,9 @@ func (h *harness) start() {
 	if err != nil {
 		h.t.Fatalf("OpenStore: %v", err)
 	}
-	audit, err := OpenAuditLog(h.auditPath(), protocol.SenderLeagueManager)
+	audit, err := audit.Open(h.auditPath(), protocol.SenderLeagueManager)
 	if err != nil {
-		h.t.Fatalf("OpenAuditLog: %v", err)
+		h.t.Fatalf("audit.Open: %v", err)
 	}
 	client := protocol.NewClient(v, audit)
 	opt := Options{Config: h.cfg, Store: store, Audit: audit, Client: client, AdminToken: h.adminToken,

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
@@ -125,7 +126,7 @@ func (m *Manager) closeRegistration(why string) error {
 	}
 	m.log.Info().Str("why", why).Int("players", len(ids)).Int("rounds", len(sched.Rounds)).Int("matches", sched.TotalMatches()).Msg("registration closed, schedule built")
 	if m.opt.Audit != nil {
-		if err := m.opt.Audit.Note("SCHEDULE", scheduleNote(m.leagueID, gameType, m.cfg.League.Seed, ids, sched)); err != nil {
+		if err := m.opt.Audit.Note(audit.EventSchedule, scheduleNote(m.leagueID, gameType, m.cfg.League.Seed, ids, sched)); err != nil {
 			// The schedule is committed: stopping here would stall the league until a
 			// restart. The league goes on; replay will name the missing schedule.
 			m.log.Error().Err(err).Msg("audit schedule")

@@ -43,8 +43,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/events"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -263,13 +263,13 @@ func (m *Manager) failMatches(list []*match, why string, counts bool) {
 			// Play ended but the result never came: an operator should look at it.
 			note["manual_review"] = true
 		}
-		m.auditNote("MATCH_FAILED", note)
+		m.auditNote(audit.EventMatchFailed, note)
 		notice := why + "; the match is assigned again"
 		if st == MatchAbandoned {
 			abandoned = true
 			notice = why + "; the match is abandoned"
 			m.log.Error().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match abandoned: it failed retries.max_match_attempts times")
-			m.auditNote(replay.EventAbandoned, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
+			m.auditNote(audit.EventMatchAbandoned, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
 			m.publish(events.MatchAbandoned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
 		} else {
 			m.log.Warn().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match failed; it is assigned again")

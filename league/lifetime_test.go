@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -254,13 +255,13 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 			t.Errorf("standings row %+v, want no points and no match played", row)
 		}
 	}
-	if n := auditEvents(t, l.harness, replay.EventAbandoned); n != 1 {
+	if n := auditEvents(t, l.harness, audit.EventMatchAbandoned); n != 1 {
 		t.Errorf("%d MATCH_ABANDONED events, want 1", n)
 	}
 	l.unchanged("a report for the abandoned match", func() {
 		l.refused(l.report(second, l.refTokens[second], l.match(mt.ID), decided(mt, 0)), protocol.ReasonStaleAssignment)
 	})
-	entries, err := replay.Read(l.auditPath())
+	entries, err := audit.Read(l.auditPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/web"
@@ -56,7 +57,7 @@ const (
 type Options struct {
 	Config     *config.Config
 	Store      *Store
-	Audit      *AuditLog
+	Audit      *audit.Log
 	Client     *protocol.Client
 	AdminToken string
 	Log        zerolog.Logger

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -184,7 +185,7 @@ func (m *Manager) cancelUnfinished(reason string) error {
 		ids = append(ids, mt.id)
 	}
 	m.log.Info().Str("reason", reason).Int("cancelled", len(ids)).Str("league_status", m.state).Msg("league shut down before completion")
-	m.auditNote("LEAGUE_SHUTDOWN", map[string]any{"reason": reason, "league_status": m.state, "cancelled": ids})
+	m.auditNote(audit.EventLeagueShutdown, map[string]any{"reason": reason, "league_status": m.state, "cancelled": ids})
 	return nil
 }
 
@@ -219,6 +220,6 @@ func (m *Manager) resumeAfterShutdown() error {
 		mt.status = MatchPending
 	}
 	m.log.Info().Str("shutdown_at", at).Str("shutdown_reason", reason).Int("reopened", len(cancelled)).Msg("league resumed after a graceful shutdown")
-	m.auditNote("LEAGUE_RESUMED", map[string]any{"shutdown_at": at, "shutdown_reason": reason, "reopened": len(cancelled)})
+	m.auditNote(audit.EventLeagueResumed, map[string]any{"shutdown_at": at, "shutdown_reason": reason, "reopened": len(cancelled)})
 	return nil
 }

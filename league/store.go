@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/agentleague/agentleague/league/audit"
 	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
 )
 
@@ -25,12 +26,12 @@ var ErrSchemaMismatch = errors.New("database schema version mismatch")
 // Store is the League Manager's SQLite database: one writer connection, WAL.
 type Store struct {
 	db    *sql.DB
-	audit *AuditLog
+	audit *audit.Log
 }
 
 // TrackAudit makes every transaction record how far the audit log has got (its line
 // count and last hash), so a verifier can tell when lines were cut from its end.
-func (s *Store) TrackAudit(a *AuditLog) { s.audit = a }
+func (s *Store) TrackAudit(a *audit.Log) { s.audit = a }
 
 // OpenStore opens (creating if needed) the database at path and checks its version.
 func OpenStore(path string) (*Store, error) {
@@ -120,9 +121,9 @@ func (s *Store) SaveMark() error {
 	return s.Tx(context.Background(), func(*sql.Tx) error { return nil })
 }
 
-func saveMark(tx *sql.Tx, a *AuditLog) error {
+func saveMark(tx *sql.Tx, a *audit.Log) error {
 	lines, hash := a.Mark()
-	if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_lines', ?), ('audit_last_hash', ?)`, strconv.Itoa(lines), hash); err != nil {
+	if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?), (?, ?)`, audit.MetaLines, strconv.Itoa(lines), audit.MetaLastHash, hash); err != nil {
 		return err
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -17,10 +18,6 @@ var violationKinds = map[string]bool{
 	"timeout": true, "invalid_move": true, "malformed_move": true, "stale_answer": true,
 	"unreachable": true, "malformed_answer": true, "refused": true, "no_join": true,
 }
-
-// eventResultRecorded is the audit event of a result the League Manager decided itself
-// (league/replay reads it as EventResult).
-const eventResultRecorded = "RESULT_RECORDED"
 
 // agentUpdate is a change of an agent's violations and suspension: written in a
 // transaction, then applied in memory.
@@ -66,14 +63,14 @@ func (m *Manager) apply(u agentUpdate) {
 	switch {
 	case was != AgentSuspended && a.status == AgentSuspended:
 		m.log.Warn().Str(a.kind+"_id", a.id).Int("violations", a.violations).Str("until", protocol.Now(a.suspendedUntil)).Msg("agent suspended")
-		m.auditNote("AGENT_SUSPENDED", map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
+		m.auditNote(audit.EventAgentSuspended, map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
 		m.armDeadline(a.suspendedUntil)
 		if a.kind == "referee" {
 			m.failMatches(m.matchesOf(a.id), "referee "+a.id+" is suspended", true)
 		}
 	case was == AgentSuspended && a.status != AgentSuspended:
 		m.log.Info().Str(a.kind+"_id", a.id).Msg("suspension over")
-		m.auditNote("AGENT_REINSTATED", map[string]any{"agent": a.sender()})
+		m.auditNote(audit.EventAgentReinstated, map[string]any{"agent": a.sender()})
 	}
 }
 
@@ -135,7 +132,7 @@ func (m *Manager) forfeitSuspended() bool {
 		}
 		recorded = true
 		m.log.Info().Str("match_id", mt.id).Strs("suspended", suspended).Msg("match forfeited: a player is suspended")
-		m.auditNote(eventResultRecorded, map[string]any{
+		m.auditNote(audit.EventResultRecorded, map[string]any{
 			"match_id": mt.id, "game_type": p.GameType, "players": p.Players,
 			"outcome": p.Outcome, "points": p.Points, "game_metadata": p.GameMetadata,
 		})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -209,8 +210,8 @@ func TestSuspendedPlayersForfeit(t *testing.T) {
 	if forfeits != 3 {
 		t.Fatalf("%d forfeits scheduled, want 3 (a-c both suspended, and one each of a and c against b or d)", forfeits)
 	}
-	if n := auditEvents(t, h, eventResultRecorded); n != forfeits {
-		t.Errorf("%d %s events in the audit log, want %d", n, eventResultRecorded, forfeits)
+	if n := auditEvents(t, h, audit.EventResultRecorded); n != forfeits {
+		t.Errorf("%d %s events in the audit log, want %d", n, audit.EventResultRecorded, forfeits)
 	}
 
 	// The standings count the forfeits and mark the suspended players.

@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/export"
 	"github.com/agentleague/agentleague/league/replay"
-	"github.com/agentleague/agentleague/game"
 	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver for reading databases
 )
 
@@ -41,7 +42,7 @@ func replayCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageError{errors.New("usage: league replay AUDIT [--rounds] [--check DB]")}
 	}
-	entries, err := replay.Read(pos[0])
+	entries, err := audit.Read(pos[0])
 	if err != nil {
 		return err
 	}
@@ -78,11 +79,11 @@ func verifyCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageError{errors.New("usage: league verify AUDIT [--db DB]")}
 	}
-	entries, err := replay.Read(pos[0])
+	entries, err := audit.Read(pos[0])
 	if err != nil {
 		return err
 	}
-	if err := replay.CheckChain(entries); err != nil {
+	if err := audit.CheckChain(entries); err != nil {
 		return fmt.Errorf("hash chain broken: %w", err)
 	}
 	if *dbPath != "" {
@@ -95,7 +96,7 @@ func verifyCmd(args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := replay.CheckMark(entries, lines, hash); err != nil {
+		if err := audit.CheckMark(entries, lines, hash); err != nil {
 			return err
 		}
 	}

@@ -6,27 +6,22 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/standings"
 )
 
-// Meta keys under which the League Manager records the audit log's progress.
-const (
-	MetaAuditLines = "audit_lines"
-	MetaAuditHash  = "audit_last_hash"
-)
-
-// ReadMark returns the audit line count and last hash the database recorded (0, "" when
-// none was recorded).
+// ReadMark returns the audit mark the database recorded (line count and last hash, for
+// audit.CheckMark; 0, "" when none was recorded).
 func ReadMark(db *sql.DB) (int, string, error) {
 	var lines, hash string
-	err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, MetaAuditLines).Scan(&lines)
+	err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, audit.MetaLines).Scan(&lines)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, "", nil
 	}
 	if err != nil {
 		return 0, "", fmt.Errorf("read audit mark: %w", err)
 	}
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, MetaAuditHash).Scan(&hash); err != nil {
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, audit.MetaLastHash).Scan(&hash); err != nil {
 		return 0, "", fmt.Errorf("read audit mark: %w", err)
 	}
 	n, err := strconv.Atoi(lines)
