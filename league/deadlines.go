@@ -7,6 +7,7 @@ package league
 import (
 	"context"
 	"fmt"
+	"github.com/agentleague/agentleague/league/audit"
 	"time"
 
 	"github.com/agentleague/agentleague/league/events"
@@ -89,7 +90,7 @@ func (e *engine) enforceDeadlines() {
 		changed = true
 		e.metrics.timeouts.WithLabelValues("lease").Inc()
 		e.log.Warn().Str("referee_id", r.id).Msg("referee lease expired: referee lost, its matches are assigned again")
-		e.auditNote("REFEREE_LOST", map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
+		e.auditNote(audit.EventRefereeLost, map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
 		e.failMatches(e.fx.atReferee(r.id), "referee "+r.id+" lost its lease", true)
 	}
 	// A failure may abandon a match and so finish the round: the due matches are listed
@@ -233,12 +234,12 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 			// Play ended but the result never came: an operator should look at it.
 			note["manual_review"] = true
 		}
-		e.auditNote("MATCH_FAILED", note)
+		e.auditNote(audit.EventMatchFailed, note)
 		notice := why + "; the match is assigned again"
 		if st == MatchAbandoned {
 			notice = why + "; the match is abandoned"
 			e.log.Error().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match abandoned: it failed retries.max_match_attempts times")
-			e.auditNote("MATCH_ABANDONED", map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
+			e.auditNote(audit.EventMatchAbandoned, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
 			e.publish(events.MatchAbandoned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
 		} else {
 			e.log.Warn().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match failed; it is assigned again")

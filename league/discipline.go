@@ -4,6 +4,7 @@ package league
 
 import (
 	"encoding/json"
+	"github.com/agentleague/agentleague/league/audit"
 	"slices"
 	"time"
 
@@ -60,14 +61,14 @@ func (e *engine) applyChange(c agentChange) {
 	switch {
 	case was != AgentSuspended && a.status == AgentSuspended:
 		e.log.Warn().Str(a.kind+"_id", a.id).Int("violations", a.violations).Str("until", protocol.Now(a.suspendedUntil)).Msg("agent suspended")
-		e.auditNote("AGENT_SUSPENDED", map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
+		e.auditNote(audit.EventAgentSuspended, map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
 		e.armDeadline(a.suspendedUntil)
 		if a.kind == store.KindReferee {
 			e.failMatches(e.fx.atReferee(a.id), "referee "+a.id+" is suspended", true)
 		}
 	case was == AgentSuspended && a.status != AgentSuspended:
 		e.log.Info().Str(a.kind+"_id", a.id).Msg("suspension over")
-		e.auditNote("AGENT_REINSTATED", map[string]any{"agent": a.sender()})
+		e.auditNote(audit.EventAgentReinstated, map[string]any{"agent": a.sender()})
 	}
 }
 

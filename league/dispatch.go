@@ -105,12 +105,12 @@ func (e *engine) assignmentMessage(mt *match, ref *agent) (*protocol.Message, er
 	ml := e.cfg.Timeouts.MatchLevel
 	p := assignmentPayload{
 		MatchID: mt.id, RoundID: mt.roundID, GameType: e.gameType, Players: mt.players,
-		PlayerEndpoints:  map[string]string{},
-		MatchSeed:        mt.seed,
-		MatchCredentials: map[string]string{},
-		GameParams:       e.params,
-		Scoring:          map[string]int{"win": e.scoring.Win, "draw": e.scoring.Draw, "loss": e.scoring.Loss},
-		Deadlines:        map[string]int{"join_ack_ms": ml.GameJoinAck, "move_ms": ml.MoveResponse},
+		PlayerEndpoints:   map[string]string{},
+		MatchSeed:         mt.seed,
+		MatchCredentials:  map[string]string{},
+		GameParams:        e.params,
+		Scoring:           map[string]int{"win": e.scoring.Win, "draw": e.scoring.Draw, "loss": e.scoring.Loss},
+		Deadlines:         map[string]int{"join_ack_ms": ml.GameJoinAck, "move_ms": ml.MoveResponse},
 		IllegalMovePolicy: e.cfg.IllegalMovePolicy,
 		Penalties:         map[string]int{"move_warnings": ml.MoveWarnings, "forced_moves": ml.ForcedMoves},
 	}

@@ -3,6 +3,7 @@ package league
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentleague/agentleague/league/audit"
 	"sync"
 	"time"
 
@@ -198,12 +199,12 @@ func (e *engine) close() { e.notices.close() }
 
 // auditNote records a League Manager event in the audit log, if there is one. A failure
 // is logged: the event already happened in the database.
-func (e *engine) auditNote(kind string, body map[string]any) {
+func (e *engine) auditNote(kind audit.Event, body map[string]any) {
 	if e.opt.Audit == nil {
 		return
 	}
 	if err := e.opt.Audit.Note(kind, body); err != nil {
-		e.log.Error().Err(err).Str("event", kind).Msg("audit note")
+		e.log.Error().Err(err).Str("event", string(kind)).Msg("audit note")
 	}
 }
 

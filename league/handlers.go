@@ -2,6 +2,7 @@ package league
 
 import (
 	"context"
+	"github.com/agentleague/agentleague/league/audit"
 	"slices"
 
 	"github.com/agentleague/agentleague/league/standings"
@@ -354,7 +355,7 @@ func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 	if ref.lost {
 		ref.lost = false
 		log = m.log.Info()
-		e.auditNote("REFEREE_BACK", map[string]any{"referee_id": ref.id})
+		e.auditNote(audit.EventRefereeBack, map[string]any{"referee_id": ref.id})
 		if err := e.settle(); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ package league
 
 import (
 	"fmt"
+	"github.com/agentleague/agentleague/league/audit"
 	"time"
 
 	"github.com/agentleague/agentleague/league/events"
@@ -87,7 +88,7 @@ func (e *engine) closeRegistration(why string) error {
 	e.log.Info().Str("why", why).Int("players", len(ids)).Int("rounds", len(sched.Rounds)).Int("matches", sched.TotalMatches()).Msg("registration closed, schedule built")
 	// The schedule is committed: a failed note must not stall the league until a
 	// restart. The league goes on; replay will name the missing schedule.
-	e.auditNote("SCHEDULE", scheduleNote(e.leagueID, e.gameType, e.cfg.League.Seed, ids, sched))
+	e.auditNote(audit.EventSchedule, scheduleNote(e.leagueID, e.gameType, e.cfg.League.Seed, ids, sched))
 	return e.activate()
 }
 

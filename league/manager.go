@@ -20,7 +20,9 @@
 package league
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/agentleague/agentleague/league/audit"
 	"sync"
 	"time"
 
@@ -51,7 +53,7 @@ type Storage interface {
 	SetMatchStatus(status string, matchIDs ...string) error
 	FailMatches(fails []store.Failure, counted bool) error
 	RecordResult(matchID, status string, r store.Result, changes []store.AgentChange) error
-	GameMetadata(matchID string) ([]byte, error)
+	GameMetadata(matchID string) (json.RawMessage, error)
 	LastReportedAt() (string, error)
 	CancelUnfinished(status string, matchIDs []string, at, reason string) error
 	ShutdownRecord() (at, reason string, err error)
@@ -82,9 +84,10 @@ type Options struct {
 	Games *game.Registry
 }
 
-// Auditor records the League Manager's own decisions in the audit log.
+// Auditor records the League Manager's own decisions in the audit log; *audit.Log is
+// one.
 type Auditor interface {
-	Note(kind string, body any) error
+	Note(kind audit.Event, body any) error
 }
 
 // Timer is a pending call of Options.AfterFunc; *time.Timer is one.

@@ -3,6 +3,7 @@ package league
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentleague/agentleague/league/audit"
 	"maps"
 	"slices"
 	"time"
@@ -175,7 +176,7 @@ func (e *engine) recordResult(mt *match, refereeID string, p *resultReport) erro
 		e.applyChange(c)
 	}
 	if refereeID == "" {
-		e.auditNote("RESULT_RECORDED", map[string]any{
+		e.auditNote(audit.EventResultRecorded, map[string]any{
 			"match_id": mt.id, "game_type": p.GameType, "players": p.Players,
 			"outcome": p.Outcome, "points": p.Points, "game_metadata": p.GameMetadata,
 		})

@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"errors"
+	"github.com/agentleague/agentleague/league/audit"
 	"sync"
 	"time"
 
@@ -141,7 +142,7 @@ func (e *engine) cancelUnfinished(reason string) error {
 		mt.status, mt.deadline = MatchCancelled, time.Time{}
 	}
 	e.log.Info().Str("reason", reason).Int("cancelled", len(ids)).Str("league_status", e.state).Msg("league shut down before completion")
-	e.auditNote("LEAGUE_SHUTDOWN", map[string]any{"reason": reason, "league_status": e.state, "cancelled": ids})
+	e.auditNote(audit.EventLeagueShutdown, map[string]any{"reason": reason, "league_status": e.state, "cancelled": ids})
 	return nil
 }
 
@@ -163,6 +164,6 @@ func (e *engine) resumeAfterShutdown() error {
 		mt.status = MatchPending
 	}
 	e.log.Info().Str("shutdown_at", at).Str("shutdown_reason", reason).Int("reopened", len(cancelled)).Msg("league resumed after a graceful shutdown")
-	e.auditNote("LEAGUE_RESUMED", map[string]any{"shutdown_at": at, "shutdown_reason": reason, "reopened": len(cancelled)})
+	e.auditNote(audit.EventLeagueResumed, map[string]any{"shutdown_at": at, "shutdown_reason": reason, "reopened": len(cancelled)})
 	return nil
 }

@@ -16,11 +16,14 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/internal/logging"
 	"github.com/agentleague/agentleague/league"
+	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 )
 
 // adminTokenEnv names the environment variable holding the admin token.
@@ -89,7 +92,7 @@ func serve(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	store, err := league.OpenStore(cfg.Database.Path)
+	store, err := store.Open(cfg.Database.Path)
 	if err != nil {
 		return err
 	}
@@ -98,16 +101,16 @@ func serve(ctx context.Context, args []string) (err error) {
 			err = fmt.Errorf("close database: %w", cerr)
 		}
 	}()
-	audit, err := league.OpenAuditLog(cfg.Logging.AuditLogPath, protocol.SenderLeagueManager)
+	auditLog, err := audit.Open(cfg.Logging.AuditLogPath, protocol.SenderLeagueManager)
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if cerr := audit.Close(); cerr != nil && err == nil {
+		if cerr := auditLog.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close audit log: %w", cerr)
 		}
 	}()
-	store.TrackAudit(audit)
+	store.TrackAudit(auditLog)
 	// The final position of the audit log goes to the database when serve returns.
 	defer func() {
 		if err := store.SaveMark(); err != nil {
@@ -118,15 +121,15 @@ func serve(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	client := protocol.NewClient(validator, audit)
+	client := protocol.NewClient(validator, auditLog)
 	defer client.Close()
-	mgr, err := league.NewManager(league.Options{Config: cfg, Store: store, Audit: audit, Client: client, AdminToken: adminToken, Log: log})
+	mgr, err := league.NewManager(league.Options{Config: cfg, Store: store, Audit: auditLog, Client: client, AdminToken: adminToken, Log: log})
 	if err != nil {
 		return err
 	}
 	defer mgr.Close()
-	rpc := protocol.NewServer(mgr, validator, audit, log)
-	srv, err := league.ListenHTTP(*addr, league.Routes(mgr, rpc), league.DefaultHTTPTimeouts)
+	rpc := protocol.NewServer(mgr, validator, auditLog, log)
+	srv, err := httpserve.StartWith(*addr, league.Routes(mgr, rpc), httpserve.DefaultTimeouts)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@
 package export
 
 import (
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -11,9 +10,10 @@ import (
 	"strconv"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/league/standings"
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Data is everything an export holds.
@@ -51,79 +51,47 @@ type Result struct {
 }
 
 // Load reads the league from a League Manager database.
-func Load(db *sql.DB) (*Data, error) {
+func Load(db *store.Store) (*Data, error) {
 	d := &Data{Standings: []standings.Row{}, Results: []Result{}}
-	var cfgJSON string
-	if err := db.QueryRow(`SELECT league_id, game_type, status, seed, config FROM leagues`).Scan(&d.League.LeagueID, &d.League.GameType, &d.League.Status, &d.League.Seed, &cfgJSON); err != nil {
-		return nil, fmt.Errorf("read league: %w", err)
+	l, err := db.TheLeague()
+	if err != nil {
+		return nil, err
 	}
+	d.League.LeagueID, d.League.GameType, d.League.Status, d.League.Seed = l.ID, l.GameType, l.Status, l.Seed
 	// The League Manager stores its whole config.Config as JSON when it creates the league;
 	// decoding it into the same type keeps the two in step.
 	var cfg config.Config
-	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+	if err := json.Unmarshal(l.Config, &cfg); err != nil {
 		return nil, fmt.Errorf("read league config: %w", err)
 	}
 	d.League.Name, d.League.MoveResponseMS = cfg.League.Name, cfg.Timeouts.MatchLevel.MoveResponse
-	rows, err := db.Query(`SELECT m.match_id, m.round_id, r.round_number, m.status, m.players,
-		coalesce(x.outcome, ''), coalesce(x.points, ''), coalesce(x.game_metadata, ''), coalesce(x.referee_id, ''), coalesce(x.reported_at, '')
-		FROM matches m JOIN rounds r ON r.round_id = m.round_id LEFT JOIN match_results x ON x.match_id = m.match_id
-		ORDER BY r.round_number, m.match_index`)
+	rounds, err := db.Schedule()
 	if err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Result
-		var players, outcome, points, meta string
-		if err := rows.Scan(&r.MatchID, &r.RoundID, &r.RoundNumber, &r.Status, &players, &outcome, &points, &meta, &r.Referee, &r.ReportedAt); err != nil {
-			return nil, fmt.Errorf("read results: %w", err)
-		}
-		var ps []string
-		if err := json.Unmarshal([]byte(players), &ps); err != nil || len(ps) != 2 {
-			return nil, fmt.Errorf("match %s: bad players %q", r.MatchID, players)
-		}
-		r.Players = [2]string{ps[0], ps[1]}
-		if outcome != "" {
-			if err := json.Unmarshal([]byte(outcome), &r.Outcome); err != nil {
-				return nil, fmt.Errorf("match %s outcome: %w", r.MatchID, err)
+	for _, rd := range rounds {
+		for _, m := range rd.Matches {
+			r := Result{MatchID: m.ID, RoundID: rd.ID, RoundNumber: rd.Number, Status: m.Status, Players: m.Players}
+			if res := m.Result; res != nil {
+				r.Outcome, r.Points, r.Referee, r.ReportedAt, r.Metadata = res.Outcome, res.Points, res.Referee, res.ReportedAt, res.Metadata
+				var md struct {
+					Termination string `json:"termination"`
+					Forfeit     string `json:"forfeit"`
+				}
+				_ = json.Unmarshal(r.Metadata, &md)
+				r.Termination = md.Termination
+				if md.Forfeit != "" {
+					r.Termination = "forfeit_" + md.Forfeit
+				}
 			}
-			if err := json.Unmarshal([]byte(points), &r.Points); err != nil {
-				return nil, fmt.Errorf("match %s points: %w", r.MatchID, err)
-			}
+			d.Results = append(d.Results, r)
 		}
-		if meta != "" {
-			r.Metadata = json.RawMessage(meta)
-			var m struct {
-				Termination string `json:"termination"`
-				Forfeit     string `json:"forfeit"`
-			}
-			_ = json.Unmarshal(r.Metadata, &m)
-			r.Termination = m.Termination
-			if m.Forfeit != "" {
-				r.Termination = "forfeit_" + m.Forfeit
-			}
-		}
-		d.Results = append(d.Results, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
-	}
-	srows, err := db.Query(`SELECT player_id, points, wins, draws, losses, matches_played FROM standings`)
+	rows, err := db.Standings()
 	if err != nil {
-		return nil, fmt.Errorf("read standings: %w", err)
+		return nil, err
 	}
-	defer srows.Close()
-	for srows.Next() {
-		var r standings.Row
-		if err := srows.Scan(&r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
-			return nil, fmt.Errorf("read standings: %w", err)
-		}
-		d.Standings = append(d.Standings, r)
-	}
-	if err := srows.Err(); err != nil {
-		return nil, fmt.Errorf("read standings: %w", err)
-	}
-	standings.Sort(d.Standings)
+	d.Standings = append(d.Standings, rows...)
 	return d, nil
 }
 

@@ -33,10 +33,10 @@ type League struct {
 
 // Agent is a registered referee or player.
 type Agent struct {
-	Kind                                                                 string // KindReferee or KindPlayer
+	Kind                                                                   string // KindReferee or KindPlayer
 	ID, Token, Status, Endpoint, ConversationID, RegisteredAt, DisplayName string
-	Games, Features                                                      []string
-	MaxMatches, Violations                                               int
+	Games, Features                                                        []string
+	MaxMatches, Violations                                                 int
 	// SuspendedUntil is "" when no suspension has an end.
 	SuspendedUntil string
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/agentleague/agentleague/league/audit"
 	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
 )
 
@@ -28,12 +29,6 @@ var migrations = map[int]string{2: "sql/migrate_3.sql"}
 
 // ErrSchemaMismatch refuses a database written by another schema version.
 var ErrSchemaMismatch = errors.New("database schema version mismatch")
-
-// Meta keys under which every transaction records how far the audit log has got.
-const (
-	MetaAuditLines = "audit_lines"
-	MetaAuditHash  = "audit_last_hash"
-)
 
 // Marker tells how far the audit log has got: its line count and the hash of its last
 // line.
@@ -157,7 +152,7 @@ func (s *Store) tx(fn func(tx *sql.Tx) error) error {
 	}
 	if s.audit != nil {
 		lines, hash := s.audit.Mark()
-		if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?), (?, ?)`, MetaAuditLines, strconv.Itoa(lines), MetaAuditHash, hash); err != nil {
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?), (?, ?)`, audit.MetaLines, strconv.Itoa(lines), audit.MetaLastHash, hash); err != nil {
 			_ = tx.Rollback()
 			return fmt.Errorf("record audit mark: %w", err)
 		}
@@ -172,14 +167,14 @@ func (s *Store) tx(fn func(tx *sql.Tx) error) error {
 // none was recorded).
 func (s *Store) AuditMark() (int, string, error) {
 	var lines, hash string
-	err := s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, MetaAuditLines).Scan(&lines)
+	err := s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, audit.MetaLines).Scan(&lines)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, "", nil
 	}
 	if err != nil {
 		return 0, "", fmt.Errorf("read audit mark: %w", err)
 	}
-	if err := s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, MetaAuditHash).Scan(&hash); err != nil {
+	if err := s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, audit.MetaLastHash).Scan(&hash); err != nil {
 		return 0, "", fmt.Errorf("read audit mark: %w", err)
 	}
 	n, err := strconv.Atoi(lines)
@@ -187,4 +182,28 @@ func (s *Store) AuditMark() (int, string, error) {
 		return 0, "", fmt.Errorf("read audit mark: %w", err)
 	}
 	return n, hash, nil
+}
+
+// OpenReadOnly opens an existing database for the tools (replay, export) without
+// changing it: no schema is applied and no version is upgraded, so it must be of a
+// version this package reads.
+func OpenReadOnly(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	s := &Store{db: db}
+	v, err := s.version()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if v != SchemaVersion && migrations[v] == "" {
+		db.Close()
+		return nil, fmt.Errorf("%w: database has user_version %d, this tool reads %d", ErrSchemaMismatch, v, SchemaVersion)
+	}
+	return s, nil
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // makeDB creates a SQLite file holding the given statements.
@@ -93,7 +92,6 @@ func TestOpenStoreReopensItsOwnDatabase(t *testing.T) {
 		s.Close()
 	}
 }
-
 
 // A database of schema version 2 (live standings in a table of their own) is upgraded:
 // the table goes, the data stays.
