@@ -248,7 +248,9 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 			e.cancelAtReferee(mt, ref, notice, st == MatchFailed)
 		}
 		for _, id := range mt.players {
-			e.notifyCancelled(mt, e.agents.players[id], notice)
+			if pl := e.agents.players[id]; !e.closed && pl.has(protocol.FeatureMatchCancellation) {
+				e.notices.cancelled(mt, pl, notice)
+			}
 		}
 	}
 }
@@ -275,20 +277,6 @@ func (e *engine) cancelAtReferee(mt *match, ref *agent, why string, hold bool) {
 			e.log.Error().Err(err).Msg("settle after a cancellation")
 		}
 	})
-}
-
-// notifyCancelled sends MATCH_CANCELLED to a player that announced match_cancellation,
-// in the background: one attempt, a short deadline, any answer accepted.
-func (e *engine) notifyCancelled(mt *match, pl *agent, why string) {
-	if e.closed || !pl.has(protocol.FeatureMatchCancellation) {
-		return
-	}
-	msg, err := e.notices.message(pl, mt, protocol.MatchCancelled, map[string]string{"match_id": mt.id, "reason": why})
-	if err != nil {
-		e.log.Error().Err(err).Str("match_id", mt.id).Msg("build MATCH_CANCELLED")
-		return
-	}
-	e.notices.goSend(pl, msg, nil)
 }
 
 // failures are the store's records of failing list, each with its new status.

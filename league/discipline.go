@@ -4,6 +4,7 @@ package league
 
 import (
 	"encoding/json"
+	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/audit"
 	"slices"
 	"time"
@@ -37,18 +38,18 @@ func (c agentChange) record() store.AgentChange {
 }
 
 // addViolations is the change that adds n violations to a, suspending it at the
-// threshold.
-func (e *engine) addViolations(a *agent, n int, now time.Time) agentChange {
+// threshold of cfg.
+func addViolations(cfg *config.Config, a *agent, n int, now time.Time) agentChange {
 	c := agentChange{a: a, violations: a.violations + n, status: a.status, until: a.suspendedUntil}
-	if a.status == AgentSuspended || c.violations < e.cfg.Timeouts.Enforcement.SuspendAfterViolations {
+	if a.status == AgentSuspended || c.violations < cfg.Timeouts.Enforcement.SuspendAfterViolations {
 		return c
 	}
-	if e.cfg.SuspensionDuration() == 0 {
+	if cfg.SuspensionDuration() == 0 {
 		// Suspensions are off: the count starts again.
 		c.violations = 0
 		return c
 	}
-	c.status, c.until = AgentSuspended, now.Add(e.cfg.SuspensionDuration())
+	c.status, c.until = AgentSuspended, now.Add(cfg.SuspensionDuration())
 	return c
 }
 
@@ -74,7 +75,7 @@ func (e *engine) applyChange(c agentChange) {
 
 // refereeViolation counts one violation of a referee.
 func (e *engine) refereeViolation(ref *agent, why string) {
-	c := e.addViolations(ref, 1, e.opt.Now())
+	c := addViolations(e.cfg, ref, 1, e.opt.Now())
 	if err := e.store.ChangeAgent(c.record()); err != nil {
 		e.log.Error().Err(err).Str("referee_id", ref.id).Msg("count violation")
 		return
@@ -119,7 +120,7 @@ func (e *engine) forfeitSuspended() bool {
 		if len(suspended) == 0 {
 			continue
 		}
-		if err := e.recordResult(mt, "", e.forfeit(mt, suspended)); err != nil {
+		if err := e.recordResult(mt, "", forfeit(mt, suspended, e.gameType, e.scoring.Win)); err != nil {
 			e.log.Error().Err(err).Str("match_id", mt.id).Msg("record forfeit")
 			continue
 		}
@@ -129,18 +130,18 @@ func (e *engine) forfeitSuspended() bool {
 	return recorded
 }
 
-// forfeit is the result of a match some of whose players are suspended: they lose with
-// 0 points, the other one wins.
-func (e *engine) forfeit(mt *match, suspended []string) *resultReport {
+// forfeit is the result of a match of gameType some of whose players are suspended: they
+// lose with 0 points, the other one wins with win points.
+func forfeit(mt *match, suspended []string, gameType string, win int) *resultReport {
 	p := &resultReport{
-		GameType: e.gameType, Players: []string{mt.players[0], mt.players[1]},
+		GameType: gameType, Players: []string{mt.players[0], mt.players[1]},
 		Outcome: map[string]string{}, Points: map[string]int{},
 	}
 	for _, id := range mt.players {
 		if slices.Contains(suspended, id) {
 			p.Outcome[id], p.Points[id] = "loss", 0
 		} else {
-			p.Outcome[id], p.Points[id] = "win", e.scoring.Win
+			p.Outcome[id], p.Points[id] = "win", win
 		}
 	}
 	p.GameMetadata, _ = json.Marshal(map[string]any{"forfeit": "suspended", "suspended": suspended})

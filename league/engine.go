@@ -43,7 +43,7 @@ type engine struct {
 	windowTimer   Timer
 	agents        roster
 	fx            fixtures
-	stats         map[string]*PlayerStats // by player id
+	stats         statsBook
 	alarm         alarm
 	stop          shutdownState
 	// closed is set by Close: no timer is armed and no call started after it.
@@ -70,7 +70,7 @@ func newEngine(opt Options, hub *events.Hub, mx *metrics, mu *sync.Mutex) (*engi
 		rules:    lifetime{cfg: cfg, maxSteps: maxSteps},
 		leagueID: cfg.League.LeagueID, gameType: cfg.League.GameType, params: entry.Params, scoring: entry.Scoring,
 		games: opt.Games, external: entry.External(),
-		agents: newRoster(opt.AdminToken), fx: newFixtures(), stats: map[string]*PlayerStats{},
+		agents: newRoster(opt.AdminToken), fx: newFixtures(), stats: statsBook{},
 		stop: newShutdownState(),
 	}
 	e.alarm = alarm{afterFunc: opt.AfterFunc, now: opt.Now, fire: func(gen int) {
@@ -131,7 +131,7 @@ func (e *engine) load() error {
 	for _, r := range rounds {
 		for _, sm := range r.Matches {
 			if sm.Result != nil {
-				e.countStats(e.fx.matches[sm.ID], readFacts(sm.Players, sm.Result.Metadata))
+				e.stats.count(e.fx.matches[sm.ID], readFacts(sm.Players, sm.Result.Metadata))
 			}
 		}
 	}

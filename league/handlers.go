@@ -135,7 +135,7 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	}
 	a := &agent{id: id, kind: kind, token: uuid.NewString(), endpoint: p.EndpointURL, status: AgentRegistered,
 		conversationID: msg.Envelope.ConversationID, features: features(p.Features), registeredAt: e.now()}
-	if err := e.admissible(a, &p); err != nil {
+	if err := m.admissible(a, &p); err != nil {
 		return nil, err
 	}
 	first := kind == store.KindPlayer && e.firstPlayerAt.IsZero()
@@ -160,7 +160,8 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 
 // admissible applies the league's registration rules to a new agent, completing a
 // referee's games and capacity.
-func (e *engine) admissible(a *agent, p *registration) error {
+func (m *Manager) admissible(a *agent, p *registration) error {
+	e := m.e
 	if a.kind == store.KindPlayer {
 		if e.state != StateRegistration {
 			return protocol.Errorf(protocol.ReasonRegistrationClosed, "registration is closed (league is %s)", e.state)
@@ -314,7 +315,7 @@ func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
 		return nil, errShuttingDown()
 	}
 	if e.state == StateRegistration {
-		if !e.minimumsMet() {
+		if !e.agents.meets(e.cfg.Registration) {
 			return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "cannot start: %d of %d players and %d of %d referees registered",
 				len(e.agents.players), e.cfg.Registration.MinPlayers, len(e.agents.referees), e.cfg.Registration.MinReferees)
 		}

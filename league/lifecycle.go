@@ -8,7 +8,6 @@ package league
 import (
 	"fmt"
 	"github.com/agentleague/agentleague/league/audit"
-	"time"
 
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/schedule"
@@ -22,7 +21,7 @@ func (e *engine) armWindow() {
 	if e.firstPlayerAt.IsZero() || e.windowTimer != nil || e.closed {
 		return
 	}
-	wait := e.firstPlayerAt.Add(e.window()).Sub(e.opt.Now())
+	wait := e.firstPlayerAt.Add(e.cfg.RegistrationWindow()).Sub(e.opt.Now())
 	e.windowTimer = e.opt.AfterFunc(max(wait, 0), func() {
 		e.notices.lock.Lock()
 		defer e.notices.lock.Unlock()
@@ -35,22 +34,14 @@ func (e *engine) armWindow() {
 	})
 }
 
-func (e *engine) window() time.Duration {
-	return time.Duration(e.cfg.Registration.WindowSeconds * float64(time.Second))
-}
-
-func (e *engine) minimumsMet() bool {
-	return len(e.agents.players) >= e.cfg.Registration.MinPlayers && len(e.agents.referees) >= e.cfg.Registration.MinReferees
-}
-
 // maybeCloseRegistration closes registration when the rules say so: the window is over
 // and the minimums are met, or the player cap is reached.
 func (e *engine) maybeCloseRegistration(why string) error {
-	if e.state != StateRegistration || e.stop.stopping || !e.minimumsMet() {
+	if e.state != StateRegistration || e.stop.stopping || !e.agents.meets(e.cfg.Registration) {
 		return nil
 	}
 	full := len(e.agents.players) >= e.cfg.Registration.MaxPlayers
-	windowOver := !e.firstPlayerAt.IsZero() && !e.opt.Now().Before(e.firstPlayerAt.Add(e.window()))
+	windowOver := !e.firstPlayerAt.IsZero() && !e.opt.Now().Before(e.firstPlayerAt.Add(e.cfg.RegistrationWindow()))
 	if !full && !windowOver {
 		return nil
 	}

@@ -100,6 +100,17 @@ func (n *notifier) later(d time.Duration, fn func()) {
 	})
 }
 
+// cancelled sends MATCH_CANCELLED to a player in the background: one attempt, a short
+// deadline, any answer accepted.
+func (n *notifier) cancelled(mt *match, pl *agent, why string) {
+	msg, err := n.message(pl, mt, protocol.MatchCancelled, map[string]string{"match_id": mt.id, "reason": why})
+	if err != nil {
+		n.log.Error().Err(err).Str("match_id", mt.id).Msg("build MATCH_CANCELLED")
+		return
+	}
+	n.goSend(pl, msg, nil)
+}
+
 // close cancels the calls in flight and waits for them.
 func (n *notifier) close() {
 	n.cancel()

@@ -151,7 +151,7 @@ func (e *engine) recordResult(mt *match, refereeID string, p *resultReport) erro
 	var records []store.AgentChange
 	for _, id := range mt.players {
 		if n := facts.count(id); n > 0 {
-			c := e.addViolations(e.agents.players[id], n, now)
+			c := addViolations(e.cfg, e.agents.players[id], n, now)
 			changes, records = append(changes, c), append(records, c.record())
 		}
 	}
@@ -166,7 +166,7 @@ func (e *engine) recordResult(mt *match, refereeID string, p *resultReport) erro
 	mt.live, mt.liveMoves = nil, 0
 	e.fx.table = next
 	e.fx.updatedAt = reportedAt
-	e.countStats(mt, facts)
+	e.stats.count(mt, facts)
 	for _, kinds := range facts.violations {
 		for kind, n := range kinds {
 			e.metrics.violations.WithLabelValues(kind).Add(float64(n))

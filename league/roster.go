@@ -3,6 +3,7 @@ package league
 import (
 	"cmp"
 	"fmt"
+	"github.com/agentleague/agentleague/config"
 	"slices"
 	"time"
 
@@ -103,6 +104,11 @@ func (r *roster) all() []*agent {
 		}
 	}
 	return sortedAgents(out)
+}
+
+// meets reports whether the registration minimums of reg are met.
+func (r *roster) meets(reg config.Registration) bool {
+	return len(r.players) >= reg.MinPlayers && len(r.referees) >= reg.MinReferees
 }
 
 // playerIDs lists the players' ids, sorted.

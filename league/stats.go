@@ -163,13 +163,16 @@ func (s *PlayerStats) clone() *PlayerStats {
 	return &c
 }
 
-// countStats adds a stored result to the statistics of its players.
-func (e *engine) countStats(mt *match, f resultFacts) {
+// statsBook holds every player's statistics, by player id.
+type statsBook map[string]*PlayerStats
+
+// count adds a stored result to the statistics of its players.
+func (b statsBook) count(mt *match, f resultFacts) {
 	for _, id := range mt.players {
-		s := e.stats[id]
+		s := b[id]
 		if s == nil {
 			s = &PlayerStats{}
-			e.stats[id] = s
+			b[id] = s
 		}
 		s.add(f, id)
 	}

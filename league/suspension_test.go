@@ -73,12 +73,12 @@ func TestAddViolations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &engine{cfg: testConfig(t, func(c *config.Config) { c.Timeouts.Enforcement.SuspensionDurationSeconds = tc.durationS })}
+			cfg := testConfig(t, func(c *config.Config) { c.Timeouts.Enforcement.SuspensionDurationSeconds = tc.durationS })
 			a := &agent{id: "p1", kind: "player", status: tc.status, violations: tc.before}
 			if tc.status == AgentSuspended {
 				a.suspendedUntil = earlier
 			}
-			u := e.addViolations(a, tc.add, now)
+			u := addViolations(cfg, a, tc.add, now)
 			if u.status != tc.wantStatus || u.violations != tc.wantViolations || !u.until.Equal(tc.wantUntil) {
 				t.Errorf("got %s with %d violations until %v, want %s with %d until %v", u.status, u.violations, u.until, tc.wantStatus, tc.wantViolations, tc.wantUntil)
 			}

@@ -112,7 +112,7 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 
 	// A stored result never changes, so it is read and re-played outside the lock.
 	if finished {
-		if err := e.replayView(&v, params, seed); err != nil {
+		if err := m.replayView(&v, params, seed); err != nil {
 			m.log.Warn().Err(err).Str("match_id", id).Msg("match view: cannot re-play the stored moves")
 			return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
 		}
@@ -143,7 +143,8 @@ type storedMoves struct {
 // replayView fills the initial view, the steps and the termination of a finished match
 // from its stored game_metadata. Forfeits and no-shows have no moves and no steps.
 // It reads only the stored result, which never changes, so it runs without Manager.mu.
-func (e *engine) replayView(v *web.MatchView, params map[string]any, seed int64) error {
+func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64) error {
+	e := m.e
 	meta, err := e.store.GameMetadata(v.MatchID)
 	if err != nil {
 		return err
