@@ -7,8 +7,9 @@ package league
 import (
 	"context"
 	"fmt"
-	"github.com/agentleague/agentleague/league/audit"
 	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/store"

@@ -4,10 +4,11 @@ package league
 
 import (
 	"encoding/json"
-	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/league/audit"
 	"slices"
 	"time"
+
+	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"

@@ -3,9 +3,10 @@ package league
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentleague/agentleague/league/audit"
 	"sync"
 	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"

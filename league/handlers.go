@@ -2,8 +2,9 @@ package league
 
 import (
 	"context"
-	"github.com/agentleague/agentleague/league/audit"
 	"slices"
+
+	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/store"

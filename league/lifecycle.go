@@ -7,6 +7,7 @@ package league
 
 import (
 	"fmt"
+
 	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/league/events"

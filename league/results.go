@@ -3,10 +3,11 @@ package league
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentleague/agentleague/league/audit"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/events"

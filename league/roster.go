@@ -3,9 +3,10 @@ package league
 import (
 	"cmp"
 	"fmt"
-	"github.com/agentleague/agentleague/config"
 	"slices"
 	"time"
+
+	"github.com/agentleague/agentleague/config"
 
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"

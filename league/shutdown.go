@@ -3,9 +3,10 @@ package league
 import (
 	"context"
 	"errors"
-	"github.com/agentleague/agentleague/league/audit"
 	"sync"
 	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/protocol"
 )
