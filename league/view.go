@@ -31,6 +31,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/web"
@@ -174,41 +175,22 @@ func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64
 	if err != nil {
 		return err
 	}
-	state := g.NewState(seed)
-	v.Initial = state.Final()
-	seat := map[string]int{v.Players[0]: 0, v.Players[1]: 1}
-	for i := 0; i < len(md.Moves); {
-		step := web.Step{Step: md.Moves[i].Step}
-		batch := map[int]json.RawMessage{}
-		for ; i < len(md.Moves) && md.Moves[i].Step == step.Step; i++ {
-			mv := md.Moves[i]
-			s, ok := seat[mv.Player]
-			if !ok {
-				return fmt.Errorf("step %d: %s is not in the match", step.Step, mv.Player)
-			}
-			parsed, err := state.ParseMove(s, mv.Move)
-			if err != nil {
-				return fmt.Errorf("step %d: %w", step.Step, err)
-			}
-			batch[s] = parsed
-			step.Moves = append(step.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome})
-		}
-		movers := state.ToMove()
-		moves := make([]json.RawMessage, len(movers))
-		for k, s := range movers {
-			if moves[k] = batch[s]; moves[k] == nil {
-				return fmt.Errorf("step %d lacks the move of %s", step.Step, v.Players[s])
-			}
-		}
-		next, err := state.Apply(moves)
-		if err != nil {
-			return fmt.Errorf("step %d: %w", step.Step, err)
-		}
-		state = next
-		step.View = state.Final()
-		v.Steps = append(v.Steps, step)
+	v.Initial = g.NewState(seed).Final()
+	records := make([]game.Record, len(md.Moves))
+	for i, mv := range md.Moves {
+		records[i] = game.Record{Step: mv.Step, Player: mv.Player, Move: mv.Move}
 	}
-	return nil
+	_, err = game.Replay(g, seed, v.Players, records, func(step, first int, s game.State) {
+		st := web.Step{Step: step, View: s.Final()}
+		for _, mv := range md.Moves[first:] {
+			if mv.Step != step {
+				break
+			}
+			st.Moves = append(st.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome})
+		}
+		v.Steps = append(v.Steps, st)
+	})
+	return err
 }
 
 // moveEventPayload is the MOVE_EVENT payload.
