@@ -43,7 +43,7 @@ func TestReplay(t *testing.T) {
 		{"a player not in the match", []Record{{Step: 1, Player: "z", Move: json.RawMessage(win[0])}}, 1, "z, who is not in the match"},
 		{"an illegal move", ticTacToeRecords(win[0], win[0]), 2, "refused by the rules"},
 		{"a malformed move", ticTacToeRecords(`{"row":"a"}`), 1, "refused by the rules"},
-		{"the wrong player to move", []Record{{Step: 1, Player: "o", Move: json.RawMessage(win[0])}}, 1, "lacks the move of x"},
+		{"the wrong player to move", []Record{{Step: 1, Player: "o", Move: json.RawMessage(win[0])}}, 1, "is not to move"},
 		{"two moves in one alternating step", []Record{{Step: 1, Player: "x", Move: json.RawMessage(win[0])}, {Step: 1, Player: "o", Move: json.RawMessage(win[1])}}, 2, "is not to move"},
 	}
 	for _, tc := range tests {
