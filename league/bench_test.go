@@ -14,6 +14,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
@@ -126,12 +127,12 @@ func seedCompletedLeague(tb testing.TB, n int) seededLeague {
 	for i := range s.players {
 		s.players[i] = fmt.Sprintf("p%04d", i+1)
 	}
-	store, err := OpenStore(filepath.Join(s.dir, "league.db"))
+	st, err := store.Open(filepath.Join(s.dir, "league.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer store.Close()
-	m, err := NewManager(Options{Config: s.cfg, Store: store, Log: zerolog.Nop()}) // creates the league row
+	defer st.Close()
+	m, err := NewManager(Options{Config: s.cfg, Store: st, Log: zerolog.Nop()}) // creates the league row
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func seedCompletedLeague(tb testing.TB, n int) seededLeague {
 		tb.Fatal(err)
 	}
 	now := protocol.Now(time.Now())
-	err = store.Tx(context.Background(), func(tx *sql.Tx) error {
+	err = inTx(st.DB(), func(tx *sql.Tx) error {
 		exec := func(q string, args ...any) {
 			if err == nil {
 				_, err = tx.Exec(q, args...)
@@ -207,10 +208,6 @@ func seedCompletedLeague(tb testing.TB, n int) seededLeague {
 				return err
 			}
 		}
-		for _, row := range table.Rows() {
-			exec(`INSERT INTO standings (player_id, points, wins, draws, losses, matches_played) VALUES (?, ?, ?, ?, ?, ?)`,
-				row.PlayerID, row.Points, row.Wins, row.Draws, row.Losses, row.MatchesPlayed)
-		}
 		exec(`UPDATE leagues SET status = 'COMPLETED', first_player_at = ?, registration_closed_at = ?, completed_at = ?, current_round = ?`,
 			now, now, now, len(s.sched.Rounds))
 		return err
@@ -219,6 +216,19 @@ func seedCompletedLeague(tb testing.TB, n int) seededLeague {
 		tb.Fatalf("seed league: %v", err)
 	}
 	return s
+}
+
+// inTx runs fn in one transaction of db, as the seeding of a test database.
+func inTx(db *sql.DB, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 func cmpErr(errs ...error) error {

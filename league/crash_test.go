@@ -159,7 +159,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 			return msg
 		}, nil, 0},
 		{"result transaction cut half-way", func(t *testing.T, l *testLeague, mt liveMatch) *protocol.Message {
-			if _, err := l.store.DB().Exec(`CREATE TRIGGER cut BEFORE UPDATE ON standings BEGIN SELECT RAISE(ABORT, 'killed'); END`); err != nil {
+			if _, err := l.store.DB().Exec(`CREATE TRIGGER cut BEFORE UPDATE ON matches WHEN NEW.status = 'COMPLETED' BEGIN SELECT RAISE(ABORT, 'killed'); END`); err != nil {
 				t.Fatal(err)
 			}
 			l.refused(l.report(mt.Referee, l.refTokens[mt.Referee], mt, decided(mt, 0)), protocol.ReasonInternal)

@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 )
 
 // nimSteps bounds the test's nim matches.
@@ -45,7 +46,7 @@ func TestExternalGameLeague(t *testing.T) {
 		}
 		h.refused(refereeRegistration(t, "ref0", f.url(), map[string]any{"game_types": []string{game.TypeTicTacToe}}), protocol.ReasonUnsupportedGame)
 	})
-	if got, want := h.m.longestMatch(), 2*h.cfg.MatchJoinAckTimeout()+nimSteps*h.m.stepGap()+h.m.margin(); got != want {
+	if got, want := h.m.e.rules.longestMatch(), 2*h.cfg.MatchJoinAckTimeout()+nimSteps*h.m.e.rules.stepGap()+h.m.e.rules.margin(); got != want {
 		t.Errorf("longest nim match %v, want %v (max_steps %d)", got, want, nimSteps)
 	}
 
@@ -104,7 +105,7 @@ func TestExternalGameLeague(t *testing.T) {
 		t.Errorf("nim match view %+v, want three recorded steps, no board", v)
 	}
 
-	entries, err := replay.Read(h.auditPath())
+	entries, err := audit.Read(h.auditPath())
 	if err != nil {
 		t.Fatal(err)
 	}

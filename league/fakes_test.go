@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -250,12 +251,12 @@ func checkEveryPairOnce(t *testing.T, h *harness, players []string) {
 
 // auditEvents counts the League Manager events (and recoveries) of a type in the audit
 // log.
-func auditEvents(t *testing.T, h *harness, kind string) int {
+func auditEvents(t *testing.T, h *harness, kind audit.Event) int {
 	t.Helper()
 	n := 0
 	for _, l := range readAudit(t, h.auditPath()) {
 		var ev struct {
-			Type string `json:"type"`
+			Type audit.Event `json:"type"`
 		}
 		if (l.entry.Direction == "event" || l.entry.Direction == "recovery") && json.Unmarshal(l.entry.Message, &ev) == nil && ev.Type == kind {
 			n++

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
@@ -103,8 +105,8 @@ type harness struct {
 	opt        harnessOptions
 	adminToken string
 
-	store  *Store
-	audit  *AuditLog
+	store  *store.Store
+	audit  *audit.Log
 	client *protocol.Client
 	m      *Manager
 	srv    *protocol.Server
@@ -140,13 +142,13 @@ func (h *harness) auditPath() string { return filepath.Join(h.dir, "audit.jsonl"
 func (h *harness) start() {
 	h.t.Helper()
 	v := testValidator(h.t)
-	store, err := OpenStore(h.dbPath())
+	store, err := store.Open(h.dbPath())
 	if err != nil {
 		h.t.Fatalf("OpenStore: %v", err)
 	}
-	audit, err := OpenAuditLog(h.auditPath(), protocol.SenderLeagueManager)
+	audit, err := audit.Open(h.auditPath(), protocol.SenderLeagueManager)
 	if err != nil {
-		h.t.Fatalf("OpenAuditLog: %v", err)
+		h.t.Fatalf("audit.Open: %v", err)
 	}
 	client := protocol.NewClient(v, audit)
 	opt := Options{Config: h.cfg, Store: store, Audit: audit, Client: client, AdminToken: h.adminToken,
@@ -319,7 +321,7 @@ func (h *harness) state() string {
 	h.t.Helper()
 	st, _ := json.Marshal(h.m.Status())
 	h.m.mu.Lock()
-	rows, _ := json.Marshal(h.m.table.Rows())
+	rows, _ := json.Marshal(h.m.e.fx.table.Rows())
 	h.m.mu.Unlock()
 	return fingerprint(h.t, h.store.DB()) + "\nstatus " + string(st) + "\ntable " + string(rows)
 }
@@ -332,7 +334,6 @@ var fingerprintQueries = []string{
 	`SELECT round_id, status, coalesce(started_at, ''), coalesce(completed_at, '') FROM rounds ORDER BY round_number`,
 	`SELECT match_id, status, coalesce(referee_id, ''), coalesce(assigned_at, ''), assignments, failures FROM matches ORDER BY match_id`,
 	`SELECT match_id, outcome, points, coalesce(game_metadata, ''), reported_at, coalesce(referee_id, '') FROM match_results ORDER BY match_id`,
-	`SELECT player_id, points, wins, draws, losses, matches_played FROM standings ORDER BY player_id`,
 	`SELECT snapshot_id, coalesce(round_id, ''), computed_at FROM standings_snapshots ORDER BY snapshot_id`,
 	`SELECT snapshot_id, player_id, rank, points, wins, draws, losses, matches_played FROM player_rankings ORDER BY snapshot_id, player_id`,
 	`SELECT round_id, player_id FROM byes ORDER BY round_id`,
@@ -665,10 +666,10 @@ func (l *testLeague) start() {
 func (h *harness) round() (string, []liveMatch) {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
-	if h.m.current < 0 || h.m.state != StateActive {
+	if h.m.e.fx.current < 0 || h.m.e.state != StateActive {
 		return "", nil
 	}
-	r := h.m.rounds[h.m.current]
+	r := h.m.e.fx.rounds[h.m.e.fx.current]
 	var out []liveMatch
 	for _, mt := range r.matches {
 		out = append(out, liveMatch{ID: mt.id, RoundID: mt.roundID, Referee: mt.referee, Status: mt.status, Players: mt.players, Seed: mt.seed})
@@ -680,7 +681,7 @@ func (h *harness) round() (string, []liveMatch) {
 func (h *harness) match(id string) liveMatch {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
-	mt := h.m.matches[id]
+	mt := h.m.e.fx.matches[id]
 	if mt == nil {
 		h.t.Fatalf("no match %s", id)
 	}

@@ -1,137 +1,87 @@
 package league
 
+// The lifecycle: REGISTRATION until the window is over with the minimums met (or the
+// player cap is reached, or the admin starts the league), then the schedule is built
+// (SCHEDULING) and stored, and the league is ACTIVE until its last round completes
+// (COMPLETED). While it is active, settle brings it to rest after every change.
+
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
-	"sort"
-	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
 
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
-	"github.com/google/uuid"
+	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // armWindow starts the registration window timer once the first player is in.
-// Callers hold mu.
-func (m *Manager) armWindow() {
-	if m.firstPlayerAt.IsZero() || m.windowTimer != nil || m.closed {
+func (e *engine) armWindow() {
+	if e.firstPlayerAt.IsZero() || e.windowTimer != nil || e.closed {
 		return
 	}
-	window := time.Duration(m.cfg.Registration.WindowSeconds * float64(time.Second))
-	wait := m.firstPlayerAt.Add(window).Sub(m.opt.Now())
-	m.windowTimer = m.opt.AfterFunc(max(wait, 0), func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if m.closed {
+	wait := e.firstPlayerAt.Add(e.cfg.RegistrationWindow()).Sub(e.opt.Now())
+	e.windowTimer = e.opt.AfterFunc(max(wait, 0), func() {
+		e.notices.lock.Lock()
+		defer e.notices.lock.Unlock()
+		if e.closed {
 			return
 		}
-		if err := m.maybeCloseRegistration("window"); err != nil {
-			m.log.Error().Err(err).Msg("close registration")
+		if err := e.maybeCloseRegistration("window"); err != nil {
+			e.log.Error().Err(err).Msg("close registration")
 		}
 	})
 }
 
-// windowOver reports whether the registration window has elapsed. Callers hold mu.
-func (m *Manager) windowOver() bool {
-	if m.firstPlayerAt.IsZero() {
-		return false
-	}
-	window := time.Duration(m.cfg.Registration.WindowSeconds * float64(time.Second))
-	return !m.opt.Now().Before(m.firstPlayerAt.Add(window))
-}
-
-func (m *Manager) minimumsMet() bool {
-	return len(m.players) >= m.cfg.Registration.MinPlayers && len(m.referees) >= m.cfg.Registration.MinReferees
-}
-
 // maybeCloseRegistration closes registration when the rules say so: the window is over
-// and the minimums are met, or the player cap is reached. Callers hold mu.
-func (m *Manager) maybeCloseRegistration(why string) error {
-	if m.state != StateRegistration || m.stopping {
+// and the minimums are met, or the player cap is reached.
+func (e *engine) maybeCloseRegistration(why string) error {
+	if e.state != StateRegistration || e.stop.stopping || !e.agents.meets(e.cfg.Registration) {
 		return nil
 	}
-	full := len(m.players) >= m.cfg.Registration.MaxPlayers
-	if !(full || (m.windowOver() && m.minimumsMet())) || !m.minimumsMet() {
+	full := len(e.agents.players) >= e.cfg.Registration.MaxPlayers
+	windowOver := !e.firstPlayerAt.IsZero() && !e.opt.Now().Before(e.firstPlayerAt.Add(e.cfg.RegistrationWindow()))
+	if !full && !windowOver {
 		return nil
 	}
 	if full {
 		why = "max_players reached"
 	}
-	return m.closeRegistration(why)
+	return e.closeRegistration(why)
 }
 
 // closeRegistration builds and stores the schedule, then activates round 1.
-// Callers hold mu.
-func (m *Manager) closeRegistration(why string) error {
-	ids := make([]string, 0, len(m.players))
-	for id := range m.players {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	sched, err := schedule.Build(ids, m.cfg.Scheduling.Cycles, m.cfg.League.Seed)
+func (e *engine) closeRegistration(why string) error {
+	ids := e.agents.playerIDs()
+	sched, err := schedule.Build(ids, e.cfg.Scheduling.Cycles, e.cfg.League.Seed)
 	if err != nil {
 		return fmt.Errorf("build schedule: %w", err)
 	}
-	now := m.now()
-	gameType := m.cfg.League.GameType
-	err = m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`UPDATE leagues SET status = ?, registration_closed_at = ? WHERE league_id = ?`, StateScheduling, now, m.leagueID); err != nil {
-			return err
-		}
-		for _, r := range sched.Rounds {
-			if _, err := tx.Exec(`INSERT INTO rounds (round_id, league_id, round_number, scheduled_at, status, cycle) VALUES (?, ?, ?, ?, 'PENDING', ?)`,
-				r.ID, m.leagueID, r.Number, now, r.Cycle); err != nil {
-				return err
-			}
-			for _, mt := range r.Matches {
-				players, _ := json.Marshal(mt.Players)
-				if _, err := tx.Exec(`INSERT INTO matches (match_id, round_id, game_type, players, status, match_seed, match_index) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-					mt.ID, r.ID, gameType, string(players), MatchPending, mt.Seed, mt.Index); err != nil {
-					return err
-				}
-			}
-			if r.Bye != "" {
-				if _, err := tx.Exec(`INSERT INTO byes (round_id, player_id) VALUES (?, ?)`, r.ID, r.Bye); err != nil {
-					return err
-				}
-			}
-		}
-		for _, id := range ids {
-			if _, err := tx.Exec(`INSERT INTO standings (player_id) VALUES (?)`, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("store schedule: %w", err)
-	}
-	m.state = StateScheduling
-	if m.windowTimer != nil {
-		m.windowTimer.Stop()
-	}
-	m.table = standings.New(ids)
+	rounds := make([]store.Round, 0, len(sched.Rounds))
 	for _, r := range sched.Rounds {
-		rr := &round{id: r.ID, number: r.Number, cycle: r.Cycle, status: "PENDING", bye: r.Bye}
+		sr := store.Round{ID: r.ID, Number: r.Number, Cycle: r.Cycle, Status: store.RoundPending, Bye: r.Bye}
 		for _, mt := range r.Matches {
-			x := &match{id: mt.ID, roundID: r.ID, status: MatchPending, players: mt.Players, seed: mt.Seed, index: mt.Index, previousReferees: map[string]bool{}}
-			rr.matches = append(rr.matches, x)
-			m.matches[x.id] = x
+			sr.Matches = append(sr.Matches, store.Match{ID: mt.ID, RoundID: r.ID, Status: MatchPending, Players: mt.Players, Seed: mt.Seed, Index: mt.Index})
 		}
-		m.rounds = append(m.rounds, rr)
+		rounds = append(rounds, sr)
 	}
-	m.log.Info().Str("why", why).Int("players", len(ids)).Int("rounds", len(sched.Rounds)).Int("matches", sched.TotalMatches()).Msg("registration closed, schedule built")
-	if m.opt.Audit != nil {
-		if err := m.opt.Audit.Note("SCHEDULE", scheduleNote(m.leagueID, gameType, m.cfg.League.Seed, ids, sched)); err != nil {
-			// The schedule is committed: stopping here would stall the league until a
-			// restart. The league goes on; replay will name the missing schedule.
-			m.log.Error().Err(err).Msg("audit schedule")
-		}
+	if err := e.store.SaveSchedule(e.leagueID, StateScheduling, e.gameType, e.now(), rounds); err != nil {
+		return err
 	}
-	return m.activate()
+	e.state = StateScheduling
+	if e.windowTimer != nil {
+		e.windowTimer.Stop()
+	}
+	if err := e.fx.load(rounds, ids, false); err != nil {
+		return err
+	}
+	e.log.Info().Str("why", why).Int("players", len(ids)).Int("rounds", len(sched.Rounds)).Int("matches", sched.TotalMatches()).Msg("registration closed, schedule built")
+	// The schedule is committed: a failed note must not stall the league until a
+	// restart. The league goes on; replay will name the missing schedule.
+	e.auditNote(audit.EventSchedule, scheduleNote(e.leagueID, e.gameType, e.cfg.League.Seed, ids, sched))
+	return e.activate()
 }
 
 func scheduleNote(leagueID, gameType string, seed int64, players []string, s schedule.Schedule) map[string]any {
@@ -146,93 +96,87 @@ func scheduleNote(leagueID, gameType string, seed int64, players []string, s sch
 	return map[string]any{"league_id": leagueID, "game_type": gameType, "seed": seed, "players": players, "rounds": rounds}
 }
 
-// activate moves SCHEDULING to ACTIVE with the first unfinished round. Callers hold mu.
-func (m *Manager) activate() error {
-	err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE leagues SET status = ? WHERE league_id = ?`, StateActive, m.leagueID)
-		return err
-	})
-	if err != nil {
+// activate moves SCHEDULING to ACTIVE and settles, which starts the first unfinished
+// round.
+func (e *engine) activate() error {
+	if err := e.store.SetLeagueStatus(e.leagueID, StateActive); err != nil {
 		return fmt.Errorf("activate league: %w", err)
 	}
-	m.state = StateActive
-	return m.advance()
+	e.state = StateActive
+	return e.settle()
 }
 
-// advance completes finished rounds (snapshot) and starts the next one, or completes
-// the league, then offers pending matches to referees. Callers hold mu.
-func (m *Manager) advance() error {
+// settle brings an active league to rest after any change, in this order, until nothing
+// moves: rounds whose matches are all finished complete (the next one starts, or the
+// league completes); the waiting matches of a suspended player are forfeited (which may
+// finish the round). Then the waiting matches are offered to referees, and a shutdown
+// learns whether its drain is over. It is the only caller of each step, and no step calls
+// back into settle.
+func (e *engine) settle() error {
+	defer e.checkDrained()
+	if e.state != StateActive || e.closed {
+		return nil
+	}
 	for {
-		if m.current >= 0 && !m.roundDone(m.rounds[m.current]) {
+		if err := e.completeRounds(); err != nil {
+			return err
+		}
+		if e.state != StateActive || e.stop.stopping || !e.forfeitSuspended() {
 			break
 		}
-		next := m.current + 1
-		err := m.opt.Store.Tx(context.Background(), func(tx *sql.Tx) error {
-			if m.current >= 0 {
-				if err := m.completeRound(tx, m.rounds[m.current]); err != nil {
-					return err
-				}
-			}
-			if next >= len(m.rounds) {
-				_, err := tx.Exec(`UPDATE leagues SET status = ?, completed_at = ?, current_round = ? WHERE league_id = ?`, StateCompleted, m.now(), len(m.rounds), m.leagueID)
-				return err
-			}
-			if _, err := tx.Exec(`UPDATE rounds SET status = 'ACTIVE', started_at = ? WHERE round_id = ?`, m.now(), m.rounds[next].id); err != nil {
-				return err
-			}
-			_, err := tx.Exec(`UPDATE leagues SET current_round = ? WHERE league_id = ?`, m.rounds[next].number, m.leagueID)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("advance round: %w", err)
-		}
-		if m.current >= 0 {
-			m.rounds[m.current].status = "COMPLETED"
-		}
-		if next >= len(m.rounds) {
-			m.state = StateCompleted
-			m.log.Info().Int("rounds", len(m.rounds)).Msg("league completed")
-			m.publish(events.LeagueCompleted, "", map[string]any{"rounds": len(m.rounds), "standings": m.table.Rows()})
+	}
+	e.dispatch()
+	return nil
+}
+
+// completeRounds completes the active round while all its matches are finished (with its
+// standings snapshot) and starts the next one, or completes the league.
+func (e *engine) completeRounds() error {
+	for e.state == StateActive {
+		done := e.fx.active()
+		if done != nil && !roundDone(done) {
 			return nil
 		}
-		m.current = next
-		r := m.rounds[next]
-		r.status = "ACTIVE"
-		m.log.Info().Str("round_id", r.id).Int("matches", len(r.matches)).Msg("round started")
-		m.publish(events.RoundStarted, "", map[string]any{"round_id": r.id, "round_number": r.number, "matches": len(r.matches), "bye": r.bye})
+		next := e.fx.current + 1
+		adv := store.Advance{LeagueID: e.leagueID, At: e.now(), Completed: StateCompleted, Rounds: len(e.fx.rounds)}
+		if done != nil {
+			adv.Done = &store.Snapshot{RoundID: done.id, Rows: e.fx.table.Rows()}
+		}
+		if next < len(e.fx.rounds) {
+			r := e.fx.rounds[next]
+			adv.Next = &store.Round{ID: r.id, Number: r.number}
+		}
+		if err := e.store.AdvanceRound(adv); err != nil {
+			return fmt.Errorf("advance round: %w", err)
+		}
+		if done != nil {
+			done.status = store.RoundCompleted
+		}
+		if adv.Next == nil {
+			e.state = StateCompleted
+			e.log.Info().Int("rounds", len(e.fx.rounds)).Msg("league completed")
+			e.publish(events.LeagueCompleted, "", map[string]any{"rounds": len(e.fx.rounds), "standings": e.fx.table.Rows()})
+			return nil
+		}
+		e.fx.current = next
+		r := e.fx.rounds[next]
+		r.status = store.RoundActive
+		e.log.Info().Str("round_id", r.id).Int("matches", len(r.matches)).Msg("round started")
+		e.publish(events.RoundStarted, "", map[string]any{"round_id": r.id, "round_number": r.number, "matches": len(r.matches), "bye": r.bye})
 	}
-	m.dispatch()
 	return nil
 }
 
-func (m *Manager) roundDone(r *round) bool {
-	for _, mt := range r.matches {
-		if mt.status != MatchCompleted && mt.status != MatchCancelled && mt.status != MatchAbandoned {
-			return false
+// registered counts a new agent in: a new player restarts the standings of everyone
+// registered (as a restart counts them) and may start the registration window.
+func (e *engine) registered(a *agent, first bool) {
+	e.agents.add(a)
+	if a.kind == store.KindPlayer {
+		e.fx.table = standings.New(e.agents.playerIDs())
+		if first {
+			e.firstPlayerAt, _ = protocol.ParseTime(a.registeredAt)
+			e.armWindow()
 		}
 	}
-	return true
-}
-
-// completeRound stores the immutable standings snapshot of a finished round.
-func (m *Manager) completeRound(tx *sql.Tx, r *round) error {
-	snap := "snapshot-" + uuid.NewString()
-	now := m.now()
-	if _, err := tx.Exec(`UPDATE rounds SET status = 'COMPLETED', completed_at = ? WHERE round_id = ?`, now, r.id); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(`INSERT INTO standings_snapshots (snapshot_id, league_id, round_id, computed_at) VALUES (?, ?, ?, ?)`, snap, m.leagueID, r.id, now); err != nil {
-		return err
-	}
-	stmt, err := tx.Prepare(`INSERT INTO player_rankings (snapshot_id, player_id, rank, points, wins, draws, losses, matches_played) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, row := range m.table.Rows() {
-		if _, err := stmt.Exec(snap, row.PlayerID, row.Rank, row.Points, row.Wins, row.Draws, row.Losses, row.MatchesPlayed); err != nil {
-			return err
-		}
-	}
-	return nil
+	e.publish(events.AgentRegistered, "", map[string]string{"id": a.id, "kind": a.kind})
 }

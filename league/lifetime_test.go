@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -249,18 +250,18 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 	if v, err := l.m.LeagueView(); err != nil || len(v.Abandoned) != 1 || v.Abandoned[0].MatchID != mt.ID {
 		t.Errorf("dashboard view: %+v (%v), want the abandoned match listed", v.Abandoned, err)
 	}
-	for _, row := range l.m.table.Rows() {
+	for _, row := range l.m.e.fx.table.Rows() {
 		if row.Points != 0 || row.MatchesPlayed != 0 {
 			t.Errorf("standings row %+v, want no points and no match played", row)
 		}
 	}
-	if n := auditEvents(t, l.harness, replay.EventAbandoned); n != 1 {
+	if n := auditEvents(t, l.harness, audit.EventMatchAbandoned); n != 1 {
 		t.Errorf("%d MATCH_ABANDONED events, want 1", n)
 	}
 	l.unchanged("a report for the abandoned match", func() {
 		l.refused(l.report(second, l.refTokens[second], l.match(mt.ID), decided(mt, 0)), protocol.ReasonStaleAssignment)
 	})
-	entries, err := replay.Read(l.auditPath())
+	entries, err := audit.Read(l.auditPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 	if !rebuilt.RoundComplete(0) || len(rebuilt.Abandoned) != 1 {
 		t.Errorf("replay: round complete %v, abandoned %v", rebuilt.RoundComplete(0), rebuilt.Abandoned)
 	}
-	if err := rebuilt.CheckDB(l.store.DB()); err != nil {
+	if err := rebuilt.CheckDB(l.store); err != nil {
 		t.Errorf("replay --check: %v", err)
 	}
 }

@@ -121,7 +121,7 @@ func TestRateLimitBucketsAreBounded(t *testing.T) {
 	h.m.mu.Lock()
 	defer h.m.mu.Unlock()
 	for sender := range h.m.limits.bySender {
-		if sender != protocol.SenderAdmin && h.m.senders[sender] == nil {
+		if sender != protocol.SenderAdmin && h.m.e.agents.senders[sender] == nil {
 			t.Errorf("unregistered sender %s has its own buckets", sender)
 		}
 	}

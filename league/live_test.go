@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
-	"github.com/agentleague/agentleague/game"
 	"github.com/google/uuid"
 )
 
@@ -84,7 +84,7 @@ func TestMoveEventRules(t *testing.T) {
 	x, o := mt.Players[0], mt.Players[1]
 	var later liveMatch // a match of round 2: PENDING, no referee yet
 	h.m.mu.Lock()
-	for _, lm := range h.m.rounds[1].matches {
+	for _, lm := range h.m.e.fx.rounds[1].matches {
 		later = liveMatch{ID: lm.id, RoundID: lm.roundID, Players: lm.players}
 	}
 	h.m.mu.Unlock()
@@ -265,7 +265,7 @@ func TestMatchViews(t *testing.T) {
 	// A pending match (of the last round) shows its start; an unknown one is not found.
 	var pending string
 	h.m.mu.Lock()
-	pending = h.m.rounds[len(h.m.rounds)-1].matches[0].id
+	pending = h.m.e.fx.rounds[len(h.m.e.fx.rounds)-1].matches[0].id
 	h.m.mu.Unlock()
 	if v := view(pending); v.Status != MatchPending || len(v.Steps) != 0 || !reflect.DeepEqual(asJSON(t, v.Initial), empty) {
 		t.Errorf("pending match view %+v", v)
@@ -290,7 +290,7 @@ func TestMatchViewOfAForfeit(t *testing.T) {
 	waitFor(t, "a forfeit", func() bool {
 		h.m.mu.Lock()
 		defer h.m.mu.Unlock()
-		for _, mt := range h.m.rounds[1].matches {
+		for _, mt := range h.m.e.fx.rounds[1].matches {
 			if mt.result != nil && slices.Contains(mt.players[:], p) {
 				forfeited = mt.id
 			}
@@ -327,7 +327,7 @@ func TestLeagueView(t *testing.T) {
 		t.Errorf("league view %s", b)
 	}
 	h.m.mu.Lock()
-	rows := h.m.table.Rows()
+	rows := h.m.e.fx.table.Rows()
 	h.m.mu.Unlock()
 	if !slices.Equal(v.Standings, rows) {
 		t.Errorf("standings %v, want %v", v.Standings, rows)

@@ -3,6 +3,8 @@ package league
 import (
 	"net/http"
 
+	"github.com/agentleague/agentleague/league/store"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -86,15 +88,12 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	m := c.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for status, n := range m.matchCounts() {
+	e := m.e
+	for status, n := range e.fx.counts() {
 		ch <- prometheus.MustNewConstMetric(descMatches, prometheus.GaugeValue, float64(n), status)
 	}
-	round := 0
-	if m.current >= 0 {
-		round = m.rounds[m.current].number
-	}
-	ch <- prometheus.MustNewConstMetric(descRound, prometheus.GaugeValue, float64(round))
-	for kind, group := range map[string]map[string]*agent{"referee": m.referees, "player": m.players} {
+	ch <- prometheus.MustNewConstMetric(descRound, prometheus.GaugeValue, float64(e.fx.activeNumber()))
+	for kind, group := range map[string]map[string]*agent{store.KindReferee: e.agents.referees, store.KindPlayer: e.agents.players} {
 		active, suspended := 0, 0
 		for _, a := range group {
 			switch {

@@ -43,7 +43,7 @@ func TestMetricsMove(t *testing.T) {
 	h.ok(heartbeatMsg(t, ms[1].Referee, l.refTokens[ms[1].Referee], ms[1].ID))
 	clock.Advance(h.cfg.LeaseDuration())
 	h.settle()
-	clock.Advance(max(h.cfg.ResultReportTimeout(), h.m.longestMatch()))
+	clock.Advance(max(h.cfg.ResultReportTimeout(), h.m.e.rules.longestMatch()))
 	after := h.scrape()
 
 	tests := []struct {

@@ -159,7 +159,7 @@ func TestEveryErrorReason(t *testing.T) {
 		protocol.ReasonInternal: func(t *testing.T, h *harness) *protocol.Error {
 			// The database goes away under the League Manager.
 			h.register([]string{"ref1"}, nil, nil)
-			if err := h.store.db.Close(); err != nil {
+			if err := h.store.DB().Close(); err != nil {
 				t.Fatal(err)
 			}
 			_, e := h.call(playerRegistration(t, "p1"))

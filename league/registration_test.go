@@ -26,7 +26,7 @@ func TestRegistrationRefusals(t *testing.T) {
 	l := h.register([]string{"ref1"}, nil, []string{"p1"})
 	// The conversations of the accepted registrations, to retry them with another endpoint.
 	h.m.mu.Lock()
-	refConv, playerConv := h.m.referees["ref1"].conversationID, h.m.players["p1"].conversationID
+	refConv, playerConv := h.m.e.agents.referees["ref1"].conversationID, h.m.e.agents.players["p1"].conversationID
 	h.m.mu.Unlock()
 
 	tests := []struct {

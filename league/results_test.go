@@ -162,7 +162,7 @@ func TestResultReportAcceptedForms(t *testing.T) {
 	}
 }
 
-// The result, the match status and the standings are one transaction: when a write
+// The result, the match status and the players' violations are one transaction: when a write
 // fails half-way, nothing of the result remains, and the referee's retry then succeeds.
 func TestResultIsAtomic(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
@@ -172,11 +172,11 @@ func TestResultIsAtomic(t *testing.T) {
 	_, ms := h.round()
 	mt := ms[0]
 	db := h.store.DB()
-	if _, err := db.Exec(`CREATE TRIGGER fail_standings BEFORE UPDATE ON standings BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+	if _, err := db.Exec(`CREATE TRIGGER fail_standings BEFORE UPDATE ON matches WHEN NEW.status = 'COMPLETED' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
 		t.Fatal(err)
 	}
 	msg := h.report("ref1", l.refTokens["ref1"], mt, decided(mt, 0))
-	h.unchanged("result whose standings update fails", func() {
+	h.unchanged("result whose match update fails", func() {
 		perr := h.refused(msg, protocol.ReasonInternal)
 		if perr.Message != "internal error" || perr.Data.Details != "" {
 			t.Errorf("INTERNAL answer %+v says more than \"internal error\"", perr)

@@ -117,8 +117,8 @@ func TestGracefulShutdownDrainsMatchesInFlight(t *testing.T) {
 	if got := h.m.State(); got != StateActive {
 		t.Errorf("league %s, want %s: a league cut short is not completed", got, StateActive)
 	}
-	if metaValue(t, h, metaShutdownAt) == "" || metaValue(t, h, metaShutdownReason) != "maintenance" {
-		t.Errorf("meta shutdown_at %q reason %q, want a time and maintenance", metaValue(t, h, metaShutdownAt), metaValue(t, h, metaShutdownReason))
+	if metaValue(t, h, "shutdown_at") == "" || metaValue(t, h, "shutdown_reason") != "maintenance" {
+		t.Errorf("meta shutdown_at %q reason %q, want a time and maintenance", metaValue(t, h, "shutdown_at"), metaValue(t, h, "shutdown_reason"))
 	}
 	if n := auditEvents(t, h, "LEAGUE_SHUTDOWN"); n != 1 {
 		t.Errorf("%d LEAGUE_SHUTDOWN events in the audit log, want 1", n)
@@ -158,7 +158,7 @@ func TestShutdownDeadlineThenRestartResumes(t *testing.T) {
 	if got, want := matchesByStatus(t, h)[MatchCancelled], 0; got != want {
 		t.Errorf("%d matches CANCELLED after restart, want %d", got, want)
 	}
-	if metaValue(t, h, metaShutdownAt) != "" || metaValue(t, h, metaShutdownReason) != "" {
+	if metaValue(t, h, "shutdown_at") != "" || metaValue(t, h, "shutdown_reason") != "" {
 		t.Error("the shutdown record is still in meta after the league resumed")
 	}
 	if n := auditEvents(t, h, "LEAGUE_RESUMED"); n != 1 {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentleague/agentleague/internal/httpserve"
 )
 
 // slowConn is a connection that sends start at once, then trickle one byte every 20 ms
@@ -80,7 +82,7 @@ func (s *slowConn) close() {
 func TestSlowClientsAreCutOff(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	h := newHarness(t, harnessOptions{})
-	srv, err := ListenHTTP("127.0.0.1:0", Routes(h.m, h.srv), HTTPTimeouts{ReadHeader: timeout, Read: timeout, Write: timeout, Idle: timeout})
+	srv, err := httpserve.StartWith("127.0.0.1:0", Routes(h.m, h.srv), httpserve.Timeouts{ReadHeader: timeout, Read: timeout, Write: timeout, Idle: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}

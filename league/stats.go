@@ -20,17 +20,11 @@ package league
 // disagree with the results they come from.
 
 import (
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"maps"
+
+	"github.com/agentleague/agentleague/protocol"
 )
-
-// timeoutKinds are the violation kinds counted as timeouts in the statistics.
-var timeoutKinds = map[string]bool{"timeout": true, "unreachable": true, "malformed_answer": true, "refused": true, "stale_answer": true}
-
-// illegalKinds are the violation kinds counted as illegal moves in the statistics.
-var illegalKinds = map[string]bool{"invalid_move": true, "malformed_move": true}
 
 // PlayerStats are one player's statistics (GET /status, per player).
 type PlayerStats struct {
@@ -62,46 +56,36 @@ type llmFacts struct {
 	tokensIn, tokensOut, errors int64
 }
 
+// readFacts reads, leniently (protocol.ReadGameMetadata), what a result's game_metadata
+// says of the two players of a match.
 func readFacts(players [2]string, meta json.RawMessage) resultFacts {
 	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}, llm: map[string]llmFacts{}}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(meta, &top) != nil {
-		return f
-	}
-	// Each list is read on its own: one that is not a list does not hide the other.
-	var violations, moves []any
-	_ = json.Unmarshal(top["violations"], &violations)
-	_ = json.Unmarshal(top["moves"], &moves)
-	inMatch := func(obj map[string]any) (string, bool) {
-		p, _ := obj["player"].(string)
-		return p, p == players[0] || p == players[1]
-	}
-	for _, e := range violations {
-		obj, _ := e.(map[string]any)
-		kind, _ := obj["kind"].(string)
-		if p, ok := inMatch(obj); ok && violationKinds[kind] {
-			if f.violations[p] == nil {
-				f.violations[p] = map[string]int{}
+	md := protocol.ReadGameMetadata(meta)
+	inMatch := func(p string) bool { return p == players[0] || p == players[1] }
+	for _, v := range md.Violations {
+		if inMatch(v.Player) && v.Kind.Known() {
+			if f.violations[v.Player] == nil {
+				f.violations[v.Player] = map[string]int{}
 			}
-			f.violations[p][kind]++
+			f.violations[v.Player][string(v.Kind)]++
 		}
 	}
-	for _, e := range moves {
-		obj, _ := e.(map[string]any)
-		p, ok := inMatch(obj)
-		if !ok {
+	for _, mv := range md.Moves {
+		if !inMatch(mv.Player) {
 			continue
 		}
-		if ms, isNum := obj["elapsed_ms"].(float64); isNum && ms >= 0 {
-			f.elapsed[p] = append(f.elapsed[p], int64(ms))
+		if mv.ElapsedMS >= 0 {
+			f.elapsed[mv.Player] = append(f.elapsed[mv.Player], mv.ElapsedMS)
 		}
-		md, _ := obj["metadata"].(map[string]any)
-		if note, isNote := md["llm"].(map[string]any); isNote {
-			sum := f.llm[p]
-			sum.tokensIn += noteCount(note["tokens_in"])
-			sum.tokensOut += noteCount(note["tokens_out"])
-			sum.errors += noteCount(note["rethinks"]) + noteCount(note["call_retries"])
-			f.llm[p] = sum
+		var note struct {
+			LLM map[string]any `json:"llm"`
+		}
+		if json.Unmarshal(mv.Metadata, &note) == nil && note.LLM != nil {
+			sum := f.llm[mv.Player]
+			sum.tokensIn += noteCount(note.LLM["tokens_in"])
+			sum.tokensOut += noteCount(note.LLM["tokens_out"])
+			sum.errors += noteCount(note.LLM["rethinks"]) + noteCount(note.LLM["call_retries"])
+			f.llm[mv.Player] = sum
 		}
 	}
 	return f
@@ -134,10 +118,10 @@ func (s *PlayerStats) add(f resultFacts, player string) {
 			s.Violations = map[string]int{}
 		}
 		s.Violations[kind] += n
-		switch {
-		case illegalKinds[kind]:
+		switch k := protocol.ViolationKind(kind); {
+		case k.IllegalMove():
 			s.IllegalMoves += n
-		case timeoutKinds[kind]:
+		case k.MissedAnswer():
 			s.Timeouts += n
 		}
 	}
@@ -165,33 +149,17 @@ func (s *PlayerStats) clone() *PlayerStats {
 	return &c
 }
 
-// countStats adds a stored result to the statistics of its players. Callers hold mu.
-func (m *Manager) countStats(mt *match, f resultFacts) {
+// statsBook holds every player's statistics, by player id.
+type statsBook map[string]*PlayerStats
+
+// count adds a stored result to the statistics of its players.
+func (b statsBook) count(mt *match, f resultFacts) {
 	for _, id := range mt.players {
-		s := m.stats[id]
+		s := b[id]
 		if s == nil {
 			s = &PlayerStats{}
-			m.stats[id] = s
+			b[id] = s
 		}
 		s.add(f, id)
 	}
-}
-
-// loadStats recomputes the statistics from the stored results.
-func (m *Manager) loadStats(db *sql.DB) error {
-	rows, err := db.Query(`SELECT match_id, coalesce(game_metadata, '') FROM match_results`)
-	if err != nil {
-		return fmt.Errorf("load statistics: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, meta string
-		if err := rows.Scan(&id, &meta); err != nil {
-			return fmt.Errorf("load statistics: %w", err)
-		}
-		if mt := m.matches[id]; mt != nil {
-			m.countStats(mt, readFacts(mt.players, json.RawMessage(meta)))
-		}
-	}
-	return rows.Err()
 }

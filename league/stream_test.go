@@ -14,15 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/protocol"
 )
 
 // serveHTTP serves the harness's League Manager over real HTTP, as league serve does,
 // with the timeouts t.
-func (h *harness) serveHTTP(t HTTPTimeouts) string {
+func (h *harness) serveHTTP(t httpserve.Timeouts) string {
 	h.t.Helper()
-	srv, err := ListenHTTP("127.0.0.1:0", Routes(h.m, h.srv), t)
+	srv, err := httpserve.StartWith("127.0.0.1:0", Routes(h.m, h.srv), t)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func eventTypes(es []events.Event) []string {
 func TestEventStreamResumesOverHTTP(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	h := newHarness(t, harnessOptions{})
-	base := h.serveHTTP(HTTPTimeouts{ReadHeader: timeout, Read: timeout, Write: timeout, Idle: timeout})
+	base := h.serveHTTP(httpserve.Timeouts{ReadHeader: timeout, Read: timeout, Write: timeout, Idle: timeout})
 	l := h.register([]string{"ref1", "ref2"}, nil, playerIDs(4))
 	s := openStream(t, base+"/events", "")
 	got := s.take(t, 6)
@@ -204,12 +205,12 @@ func TestEventsOfALeagueInOrder(t *testing.T) {
 		}
 	}
 	h.m.mu.Lock()
-	final := h.m.table.Rows()
+	final := h.m.e.fx.table.Rows()
 	var ms []*match
-	for _, r := range h.m.rounds {
+	for _, r := range h.m.e.fx.rounds {
 		ms = append(ms, r.matches...)
 	}
-	nRounds := len(h.m.rounds)
+	nRounds := len(h.m.e.fx.rounds)
 	h.m.mu.Unlock()
 	if rounds != nRounds {
 		t.Errorf("%d rounds started, want %d", rounds, nRounds)
@@ -256,7 +257,7 @@ func filler() map[string]any {
 // buffers, so the hub drops it and its stream ends. A client that reads gets every event.
 func TestStalledStreamDoesNotSlowTheLeague(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
-	base := h.serveHTTP(DefaultHTTPTimeouts)
+	base := h.serveHTTP(httpserve.DefaultTimeouts)
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)

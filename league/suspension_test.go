@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -72,12 +73,12 @@ func TestAddViolations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &Manager{cfg: testConfig(t, func(c *config.Config) { c.Timeouts.Enforcement.SuspensionDurationSeconds = tc.durationS })}
+			cfg := testConfig(t, func(c *config.Config) { c.Timeouts.Enforcement.SuspensionDurationSeconds = tc.durationS })
 			a := &agent{id: "p1", kind: "player", status: tc.status, violations: tc.before}
 			if tc.status == AgentSuspended {
 				a.suspendedUntil = earlier
 			}
-			u := m.addViolations(a, tc.add, now)
+			u := addViolations(cfg, a, tc.add, now)
 			if u.status != tc.wantStatus || u.violations != tc.wantViolations || !u.until.Equal(tc.wantUntil) {
 				t.Errorf("got %s with %d violations until %v, want %s with %d until %v", u.status, u.violations, u.until, tc.wantStatus, tc.wantViolations, tc.wantUntil)
 			}
@@ -209,8 +210,8 @@ func TestSuspendedPlayersForfeit(t *testing.T) {
 	if forfeits != 3 {
 		t.Fatalf("%d forfeits scheduled, want 3 (a-c both suspended, and one each of a and c against b or d)", forfeits)
 	}
-	if n := auditEvents(t, h, eventResultRecorded); n != forfeits {
-		t.Errorf("%d %s events in the audit log, want %d", n, eventResultRecorded, forfeits)
+	if n := auditEvents(t, h, audit.EventResultRecorded); n != forfeits {
+		t.Errorf("%d %s events in the audit log, want %d", n, audit.EventResultRecorded, forfeits)
 	}
 
 	// The standings count the forfeits and mark the suspended players.

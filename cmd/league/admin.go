@@ -43,7 +43,7 @@ func start(ctx context.Context, args []string) error {
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
-	token, err := adminTokenFor(*dbPath, false)
+	token, err := adminTokenFor(*dbPath)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func standingsCmd(ctx context.Context, args []string) error {
 		}
 		statusURL = base + "/status"
 	}
-	token, err := adminTokenFor(*dbPath, false)
+	token, err := adminTokenFor(*dbPath)
 	if err != nil {
 		return err
 	}

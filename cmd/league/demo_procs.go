@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentleague/agentleague/league/replay"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -266,7 +266,7 @@ type shutdownNotices struct {
 }
 
 func readShutdownNotices(auditPath string) (*shutdownNotices, error) {
-	entries, err := replay.Read(auditPath)
+	entries, err := audit.Read(auditPath)
 	if err != nil {
 		return nil, fmt.Errorf("read the league manager's audit log: %w", err)
 	}
@@ -283,9 +283,9 @@ func readShutdownNotices(auditPath string) (*shutdownNotices, error) {
 			continue
 		}
 		switch {
-		case e.Direction == "request" && rpc.Params != nil && rpc.Params.Envelope.MessageType == protocol.LeagueShutdown:
+		case e.Direction == audit.DirRequest && rpc.Params != nil && rpc.Params.Envelope.MessageType == protocol.LeagueShutdown:
 			n.sent[e.Destination] = true
-		case e.Direction == "response" && rpc.Result != nil && rpc.Result.Envelope.MessageType == protocol.LeagueShutdownAck:
+		case e.Direction == audit.DirResponse && rpc.Result != nil && rpc.Result.Envelope.MessageType == protocol.LeagueShutdownAck:
 			n.acked[e.Source] = true
 		}
 	}

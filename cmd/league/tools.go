@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,24 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/export"
 	"github.com/agentleague/agentleague/league/replay"
-	"github.com/agentleague/agentleague/game"
-	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver for reading databases
+	"github.com/agentleague/agentleague/league/store"
 )
-
-// openReadOnly opens a League Manager database without changing it.
-func openReadOnly(path string) (*sql.DB, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	return db, nil
-}
 
 // replayCmd rebuilds the league from the audit log alone and prints its standings.
 func replayCmd(args []string) error {
@@ -41,7 +29,7 @@ func replayCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageError{errors.New("usage: league replay AUDIT [--rounds] [--check DB]")}
 	}
-	entries, err := replay.Read(pos[0])
+	entries, err := audit.Read(pos[0])
 	if err != nil {
 		return err
 	}
@@ -55,7 +43,7 @@ func replayCmd(args []string) error {
 	if *check == "" {
 		return nil
 	}
-	db, err := openReadOnly(*check)
+	db, err := store.OpenReadOnly(*check)
 	if err != nil {
 		return err
 	}
@@ -78,24 +66,24 @@ func verifyCmd(args []string) error {
 	if len(pos) != 1 {
 		return usageError{errors.New("usage: league verify AUDIT [--db DB]")}
 	}
-	entries, err := replay.Read(pos[0])
+	entries, err := audit.Read(pos[0])
 	if err != nil {
 		return err
 	}
-	if err := replay.CheckChain(entries); err != nil {
+	if err := audit.CheckChain(entries); err != nil {
 		return fmt.Errorf("hash chain broken: %w", err)
 	}
 	if *dbPath != "" {
-		db, err := openReadOnly(*dbPath)
+		db, err := store.OpenReadOnly(*dbPath)
 		if err != nil {
 			return err
 		}
-		lines, hash, err := replay.ReadMark(db)
+		lines, hash, err := db.AuditMark()
 		db.Close()
 		if err != nil {
 			return err
 		}
-		if err := replay.CheckMark(entries, lines, hash); err != nil {
+		if err := audit.CheckMark(entries, lines, hash); err != nil {
 			return err
 		}
 	}
@@ -135,7 +123,7 @@ func exportCmd(args []string) error {
 	if *format != "csv" && *format != "json" && *format != "pgn" {
 		return usageError{fmt.Errorf("unknown format %q: want csv, json or pgn", *format)}
 	}
-	db, err := openReadOnly(*dbPath)
+	db, err := store.OpenReadOnly(*dbPath)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/internal/logging"
@@ -23,7 +24,6 @@ import (
 	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/player/uci"
-	"github.com/agentleague/agentleague/game"
 )
 
 func main() {

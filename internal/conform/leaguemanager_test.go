@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/league"
+	"github.com/agentleague/agentleague/league/server"
 	"github.com/rs/zerolog"
 )
 
@@ -96,20 +98,44 @@ func configWithShortResultReport(t *testing.T) string {
 	return filepath.Join(dir, "league.yaml")
 }
 
-// startOurLM starts bin/league serve with extra flags and environment.
-func startOurLM(t *testing.T, config string, env []string, flags ...string) *subjectProc {
+// startOurLM starts our League Manager in-process (league/server, what `league serve`
+// runs) on 127.0.0.1:0 with the configuration and overrides given; adminToken "" keeps
+// one in admin.token beside the database. It is stopped (its context ended) when the
+// test ends.
+func startOurLM(t *testing.T, config, adminToken string, ov server.Overrides) *subjectProc {
 	t.Helper()
 	dir := t.TempDir()
-	args := append([]string{"serve", "--config", config, "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "league.db"),
-		"--audit", filepath.Join(dir, "audit.jsonl"), "--log", filepath.Join(dir, "league_manager.log"), "--game", "tic_tac_toe"}, flags...)
-	return startSubject(t, env, filepath.Join(binDir, "league"), args...)
+	p := &subjectProc{stderr: &lockedBuffer{}}
+	ov.GameType = "tic_tac_toe"
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.Start(ctx, server.Options{
+		ConfigPath: config, Addr: "127.0.0.1:0", DBPath: filepath.Join(dir, "league.db"), AuditPath: filepath.Join(dir, "audit.jsonl"),
+		LogPath: filepath.Join(dir, "league_manager.log"), Overrides: ov, Drain: league.DefaultDrain, AdminToken: adminToken, Stderr: p.stderr,
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("start our League Manager: %v\nstderr:\n%s", err, p.stderr.String())
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-srv.Done():
+			if err := srv.Wait(); err != nil {
+				t.Errorf("our League Manager ended with %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("our League Manager did not stop; stderr:\n%s", p.stderr.String())
+		}
+	})
+	p.url = srv.URL()
+	return p
 }
 
 // Our League Manager passes every check, the extensions included, when the tool may start
 // the league and wait for a reminder.
 func TestLeagueManagerOursPassesEveryCheck(t *testing.T) {
 	t.Parallel()
-	lm := startOurLM(t, configWithShortResultReport(t), []string{"LEAGUE_ADMIN_TOKEN=" + testAdminToken}, "--window", "3600")
+	lm := startOurLM(t, configWithShortResultReport(t), testAdminToken, server.Overrides{WindowSeconds: new(3600.0)})
 	opt := lmOptions(t, lm.url)
 	opt.AdminToken, opt.ReminderWait = testAdminToken, 20*time.Second
 	rep := runLM(t, opt)
@@ -127,7 +153,7 @@ func TestLeagueManagerOursPassesEveryCheck(t *testing.T) {
 // itself: here at once, when the fourth player makes min_players.
 func TestLeagueManagerOursStartsByItself(t *testing.T) {
 	t.Parallel()
-	lm := startOurLM(t, filepath.Join(moduleRoot(), "config", "league.yaml"), nil, "--window", "0", "--min-players", "4")
+	lm := startOurLM(t, filepath.Join(moduleRoot(), "config", "league.yaml"), "", server.Overrides{WindowSeconds: new(0.0), MinPlayers: 4})
 	rep := runLM(t, lmOptions(t, lm.url))
 	got := statuses(t, rep)
 	if rep.Failed() {

@@ -21,7 +21,8 @@ import (
 )
 
 // binDir holds the referee, player and league binaries, built once for the package: the
-// agents and League Manager under test, and the `league conform` command line.
+// agents under test, and the `league conform` command line. Our League Manager runs
+// in-process (league/server).
 var binDir string
 
 func TestMain(m *testing.M) {

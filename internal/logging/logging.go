@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,6 +19,16 @@ import (
 // Open returns a logger writing JSON lines to path (created with its folder) and
 // console lines to stderr, with the component field set. Close the returned file.
 func Open(component, path, level string) (zerolog.Logger, io.Closer, error) {
+	return OpenTo(component, path, level, os.Stderr)
+}
+
+// timeFormat sets zerolog's global time format once: a League Manager run in-process by
+// tests opens its logger while others log, and a second write would race with them.
+var timeFormat sync.Once
+
+// OpenTo is Open with the console lines written to console instead of stderr, so a
+// role run in-process (tests) keeps them apart.
+func OpenTo(component, path, level string, console io.Writer) (zerolog.Logger, io.Closer, error) {
 	lvl, err := ParseLevel(level)
 	if err != nil {
 		return zerolog.Nop(), nil, err
@@ -29,9 +40,9 @@ func Open(component, path, level string) (zerolog.Logger, io.Closer, error) {
 	if err != nil {
 		return zerolog.Nop(), nil, fmt.Errorf("open log file: %w", err)
 	}
-	console := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05.000", NoColor: true}
-	zerolog.TimeFieldFormat = time.RFC3339Nano
-	out := &conversationWriter{w: zerolog.MultiLevelWriter(f, console), prefix: []byte(`{"conversation_id":"` + uuid.NewString() + `",`)}
+	cw := zerolog.ConsoleWriter{Out: console, TimeFormat: "15:04:05.000", NoColor: true}
+	timeFormat.Do(func() { zerolog.TimeFieldFormat = time.RFC3339Nano })
+	out := &conversationWriter{w: zerolog.MultiLevelWriter(f, cw), prefix: []byte(`{"conversation_id":"` + uuid.NewString() + `",`)}
 	log := zerolog.New(out).Level(lvl).With().Timestamp().Str("component", component).Logger()
 	return log, f, nil
 }

@@ -3,7 +3,6 @@
 package export
 
 import (
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
-	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -51,76 +50,47 @@ type Result struct {
 }
 
 // Load reads the league from a League Manager database.
-func Load(db *sql.DB) (*Data, error) {
+func Load(db *store.Store) (*Data, error) {
 	d := &Data{Standings: []protocol.StandingsRow{}, Results: []Result{}}
-	var cfgJSON string
-	if err := db.QueryRow(`SELECT league_id, game_type, status, seed, config FROM leagues`).Scan(&d.League.LeagueID, &d.League.GameType, &d.League.Status, &d.League.Seed, &cfgJSON); err != nil {
-		return nil, fmt.Errorf("read league: %w", err)
+	l, err := db.TheLeague()
+	if err != nil {
+		return nil, err
 	}
+	d.League.LeagueID, d.League.GameType, d.League.Status, d.League.Seed = l.ID, l.GameType, l.Status, l.Seed
 	// The League Manager stores its whole config.Config as JSON when it creates the league;
 	// decoding it into the same type keeps the two in step.
 	var cfg config.Config
-	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+	if err := json.Unmarshal(l.Config, &cfg); err != nil {
 		return nil, fmt.Errorf("read league config: %w", err)
 	}
 	d.League.Name, d.League.MoveResponseMS = cfg.League.Name, cfg.Timeouts.MatchLevel.MoveResponse
-	rows, err := db.Query(`SELECT m.match_id, m.round_id, r.round_number, m.status, m.players,
-		coalesce(x.outcome, ''), coalesce(x.points, ''), coalesce(x.game_metadata, ''), coalesce(x.referee_id, ''), coalesce(x.reported_at, '')
-		FROM matches m JOIN rounds r ON r.round_id = m.round_id LEFT JOIN match_results x ON x.match_id = m.match_id
-		ORDER BY r.round_number, m.match_index`)
+	rounds, err := db.Schedule()
 	if err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Result
-		var players, outcome, points, meta string
-		if err := rows.Scan(&r.MatchID, &r.RoundID, &r.RoundNumber, &r.Status, &players, &outcome, &points, &meta, &r.Referee, &r.ReportedAt); err != nil {
-			return nil, fmt.Errorf("read results: %w", err)
-		}
-		var ps []string
-		if err := json.Unmarshal([]byte(players), &ps); err != nil || len(ps) != 2 {
-			return nil, fmt.Errorf("match %s: bad players %q", r.MatchID, players)
-		}
-		r.Players = [2]string{ps[0], ps[1]}
-		if outcome != "" {
-			if err := json.Unmarshal([]byte(outcome), &r.Outcome); err != nil {
-				return nil, fmt.Errorf("match %s outcome: %w", r.MatchID, err)
+	for _, rd := range rounds {
+		for _, m := range rd.Matches {
+			r := Result{MatchID: m.ID, RoundID: rd.ID, RoundNumber: rd.Number, Status: m.Status, Players: m.Players}
+			if res := m.Result; res != nil {
+				r.Outcome, r.Points, r.Referee, r.ReportedAt, r.Metadata = res.Outcome, res.Points, res.Referee, res.ReportedAt, res.Metadata
+				var md struct {
+					Termination string `json:"termination"`
+					Forfeit     string `json:"forfeit"`
+				}
+				_ = json.Unmarshal(r.Metadata, &md)
+				r.Termination = md.Termination
+				if md.Forfeit != "" {
+					r.Termination = "forfeit_" + md.Forfeit
+				}
 			}
-			if err := json.Unmarshal([]byte(points), &r.Points); err != nil {
-				return nil, fmt.Errorf("match %s points: %w", r.MatchID, err)
-			}
+			d.Results = append(d.Results, r)
 		}
-		if meta != "" {
-			r.Metadata = json.RawMessage(meta)
-			// The referee's own record: what cannot be read is left out.
-			md := protocol.ReadGameMetadata(r.Metadata)
-			r.Termination = string(md.Termination)
-			if md.Forfeit != "" {
-				r.Termination = string(protocol.TerminationForfeit) + "_" + md.Forfeit
-			}
-		}
-		d.Results = append(d.Results, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read results: %w", err)
-	}
-	srows, err := db.Query(`SELECT player_id, points, wins, draws, losses, matches_played FROM standings`)
+	rows, err := db.Standings()
 	if err != nil {
-		return nil, fmt.Errorf("read standings: %w", err)
+		return nil, err
 	}
-	defer srows.Close()
-	for srows.Next() {
-		var r protocol.StandingsRow
-		if err := srows.Scan(&r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
-			return nil, fmt.Errorf("read standings: %w", err)
-		}
-		d.Standings = append(d.Standings, r)
-	}
-	if err := srows.Err(); err != nil {
-		return nil, fmt.Errorf("read standings: %w", err)
-	}
-	standings.Sort(d.Standings)
+	d.Standings = append(d.Standings, rows...)
 	return d, nil
 }
 
@@ -174,19 +144,15 @@ func WritePGN(w io.Writer, d *Data) error {
 	}
 	n := 0
 	for _, r := range d.Results {
-		if r.Outcome == nil || len(r.Metadata) == 0 {
-			continue
+		var md struct {
+			StartedAt   string `json:"started_at"`
+			Termination string `json:"termination"`
+			FinalState  struct {
+				MovesSAN    []string `json:"moves_san"`
+				Termination string   `json:"termination"`
+			} `json:"final_state"`
 		}
-		md, err := protocol.ParseGameMetadata(r.Metadata)
-		if err != nil {
-			continue
-		}
-		// The chess rules' final state: the game in SAN and how the board ended it.
-		var board struct {
-			MovesSAN    []string `json:"moves_san"`
-			Termination string   `json:"termination"`
-		}
-		if json.Unmarshal(md.FinalState, &board) != nil || board.MovesSAN == nil {
+		if r.Outcome == nil || len(r.Metadata) == 0 || json.Unmarshal(r.Metadata, &md) != nil || md.FinalState.MovesSAN == nil {
 			continue
 		}
 		result := pgnResult(r)
@@ -199,21 +165,21 @@ func WritePGN(w io.Writer, d *Data) error {
 			{Name: "Black", Value: r.Players[1]},
 			{Name: "Result", Value: result},
 		}
-		if t := pgnTermination(md.Termination, board.Termination); t != "" {
+		if t := pgnTermination(md.Termination, md.FinalState.Termination); t != "" {
 			tags = append(tags, game.PGNTag{Name: "Termination", Value: t})
 		}
 		if tc := pgnTimeControl(d.League.MoveResponseMS); tc != "" {
 			tags = append(tags, game.PGNTag{Name: "TimeControl", Value: tc})
 		}
 		tags = append(tags,
-			game.PGNTag{Name: "PlyCount", Value: strconv.Itoa(len(board.MovesSAN))},
+			game.PGNTag{Name: "PlyCount", Value: strconv.Itoa(len(md.FinalState.MovesSAN))},
 			game.PGNTag{Name: "MatchId", Value: r.MatchID})
 		if n > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 		}
-		if _, err := io.WriteString(w, game.ChessPGN(tags, board.MovesSAN, result)); err != nil {
+		if _, err := io.WriteString(w, game.ChessPGN(tags, md.FinalState.MovesSAN, result)); err != nil {
 			return err
 		}
 		n++
@@ -225,13 +191,12 @@ func WritePGN(w io.Writer, d *Data) error {
 // game's: a player who times out or moves illegally loses a game the board left open.
 // Two losses (neither player showed up) have no PGN result but "*".
 func pgnResult(r Result) string {
-	white, black := protocol.Outcome(r.Outcome[r.Players[0]]), protocol.Outcome(r.Outcome[r.Players[1]])
-	switch {
-	case white == protocol.Win && black == protocol.Loss:
+	switch r.Outcome[r.Players[0]] + "/" + r.Outcome[r.Players[1]] {
+	case "win/loss":
 		return "1-0"
-	case white == protocol.Loss && black == protocol.Win:
+	case "loss/win":
 		return "0-1"
-	case white == protocol.Draw && black == protocol.Draw:
+	case "draw/draw":
 		return "1/2-1/2"
 	default:
 		return "*"
@@ -252,13 +217,13 @@ func pgnDate(times ...string) string {
 // pgnTermination maps how a match ended (the referee's termination) and, for a game the
 // rules ended, how the game ended, to the PGN standard's Termination values (section
 // 9.8.1); "" for a termination PGN has no value for.
-func pgnTermination(match protocol.Termination, chessEnd string) string {
+func pgnTermination(match, chessEnd string) string {
 	switch match {
-	case protocol.TerminationNormal:
+	case "normal":
 		return game.ChessPGNTermination(chessEnd)
-	case protocol.TerminationTimeout:
+	case "timeout":
 		return "time forfeit"
-	case protocol.TerminationIllegalMove, protocol.TerminationNoShow, protocol.TerminationDoubleNoShow:
+	case "illegal_move", "no_show", "double_no_show":
 		// An administrative forfeit for not observing the laws of chess or the league's rules.
 		return "rules infraction"
 	default:

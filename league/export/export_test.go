@@ -3,7 +3,6 @@ package export
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -13,8 +12,7 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/internal/pgnextract"
-	"github.com/agentleague/agentleague/league"
-	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/league/store"
 )
 
 // match is one match of a seeded league; an empty outcome leaves it PENDING, without a result.
@@ -24,9 +22,9 @@ type match struct {
 
 // seed writes a league of three players (a, b, c) with rounds 1 and 2, the matches given
 // (in match_index order) and the standings of one win of a over b.
-func seed(t *testing.T, gameType, cfg string, matches []match) *sql.DB {
+func seed(t *testing.T, gameType, cfg string, matches []match) *store.Store {
 	t.Helper()
-	st, err := league.OpenStore(filepath.Join(t.TempDir(), "league.db"))
+	st, err := store.Open(filepath.Join(t.TempDir(), "league.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +38,6 @@ func seed(t *testing.T, gameType, cfg string, matches []match) *sql.DB {
 		{`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, conversation_id) VALUES
 			('a', 'l1', 'ta', 'ACTIVE', 't', 'u', 'c'), ('b', 'l1', 'tb', 'ACTIVE', 't', 'u', 'c'), ('c', 'l1', 'tc', 'ACTIVE', 't', 'u', 'c')`, nil},
 		{`INSERT INTO rounds (round_id, league_id, round_number, status) VALUES ('round-1', 'l1', 1, 'COMPLETED'), ('round-2', 'l1', 2, 'ACTIVE')`, nil},
-		{`INSERT INTO standings (player_id, points, wins, draws, losses, matches_played) VALUES ('a', 3, 1, 0, 0, 1), ('b', 0, 0, 0, 1, 1), ('c', 0, 0, 0, 0, 0)`, nil},
 	}
 	for i, m := range matches {
 		status := "PENDING"
@@ -54,18 +51,19 @@ func seed(t *testing.T, gameType, cfg string, matches []match) *sql.DB {
 				[]any{"r-" + m.id, m.id, m.outcome, m.points, m.meta, m.reportedAt}})
 		}
 	}
-	err = st.Tx(context.Background(), func(tx *sql.Tx) error {
-		for _, s := range stmts {
-			if _, err := tx.Exec(s.query, s.args...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	tx, err := st.DB().BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st.DB()
+	for _, s := range stmts {
+		if _, err := tx.Exec(s.query, s.args...); err != nil {
+			t.Fatalf("%s: %v", s.query, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 func TestLoadAndWrite(t *testing.T) {
@@ -116,7 +114,7 @@ func TestLoadAndWrite(t *testing.T) {
 // chessLeague is a chess league named with a quote and a backslash, with 30 s moves: a
 // checkmate, a timeout, a draw at the move cap, a double no-show, a forfeit of the League
 // Manager's (no game) and a pending match.
-func chessLeague(t *testing.T) *sql.DB {
+func chessLeague(t *testing.T) *store.Store {
 	t.Helper()
 	cfg, err := json.Marshal(config.Config{
 		League:   config.League{LeagueID: "l1", Name: `The "Cup" \ of 2025`, GameType: "chess"},
@@ -196,7 +194,7 @@ func TestPGNTags(t *testing.T) {
 		{"double_no_show", "in_progress", "rules infraction"},
 		{"aborted", "in_progress", ""},
 	} {
-		if got := pgnTermination(protocol.Termination(tt.match), tt.chess); got != tt.want {
+		if got := pgnTermination(tt.match, tt.chess); got != tt.want {
 			t.Errorf("pgnTermination(%q, %q) = %q, want %q", tt.match, tt.chess, got, tt.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -20,7 +21,7 @@ func syntheticLog(tb testing.TB, n int) []byte {
 	var buf bytes.Buffer
 	prev := ""
 	line := 0
-	write := func(direction, conv string, msg any) {
+	write := func(direction audit.Direction, conv string, msg any) {
 		line++
 		m, _ := json.Marshal(msg)
 		b, _ := json.Marshal(map[string]any{
@@ -38,8 +39,8 @@ func syntheticLog(tb testing.TB, n int) []byte {
 		for k, v := range env {
 			e[k] = v
 		}
-		write("request", conv, map[string]any{"params": map[string]any{"envelope": e, "payload": payload}})
-		write("response", conv, map[string]any{"result": map[string]any{"envelope": map[string]any{"message_type": ansType, "league_id": "bench"}, "payload": map[string]any{}}})
+		write(audit.DirRequest, conv, map[string]any{"params": map[string]any{"envelope": e, "payload": payload}})
+		write(audit.DirResponse, conv, map[string]any{"result": map[string]any{"envelope": map[string]any{"message_type": ansType, "league_id": "bench"}, "payload": map[string]any{}}})
 	}
 	var ids []string
 	for i := 1; i <= n; i++ {
@@ -61,7 +62,7 @@ func syntheticLog(tb testing.TB, n int) []byte {
 		}
 		rounds = append(rounds, rr)
 	}
-	write("event", "", map[string]any{"type": EventSchedule, "body": map[string]any{"league_id": "bench", "game_type": "tic_tac_toe", "seed": 1, "players": ids, "rounds": rounds}})
+	write(audit.DirEvent, "", map[string]any{"type": audit.EventSchedule, "body": map[string]any{"league_id": "bench", "game_type": "tic_tac_toe", "seed": 1, "players": ids, "rounds": rounds}})
 	g, _ := game.Default().New(game.TypeTicTacToe, nil)
 	for _, r := range s.Rounds {
 		for _, m := range r.Matches {
@@ -91,11 +92,11 @@ func syntheticLog(tb testing.TB, n int) []byte {
 }
 
 func TestSyntheticLogVerifies(t *testing.T) {
-	entries, err := Parse(bytes.NewReader(syntheticLog(t, 7)))
+	entries, err := audit.Parse(bytes.NewReader(syntheticLog(t, 7)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckChain(entries); err != nil {
+	if err := audit.CheckChain(entries); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Rebuild(entries)
@@ -117,11 +118,11 @@ func BenchmarkReplayAndVerify1225(b *testing.B) {
 	b.SetBytes(int64(len(log)))
 	b.ResetTimer()
 	for b.Loop() {
-		entries, err := Parse(bytes.NewReader(log))
+		entries, err := audit.Parse(bytes.NewReader(log))
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := CheckChain(entries); err != nil {
+		if err := audit.CheckChain(entries); err != nil {
 			b.Fatal(err)
 		}
 		l, err := Rebuild(entries)

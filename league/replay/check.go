@@ -1,47 +1,17 @@
 package replay
 
 import (
-	"database/sql"
-	"errors"
 	"fmt"
-	"strconv"
 
-	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// Meta keys under which the League Manager records the audit log's progress.
-const (
-	MetaAuditLines = "audit_lines"
-	MetaAuditHash  = "audit_last_hash"
-)
-
-// ReadMark returns the audit line count and last hash the database recorded (0, "" when
-// none was recorded).
-func ReadMark(db *sql.DB) (int, string, error) {
-	var lines, hash string
-	err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, MetaAuditLines).Scan(&lines)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", nil
-	}
-	if err != nil {
-		return 0, "", fmt.Errorf("read audit mark: %w", err)
-	}
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key = ?`, MetaAuditHash).Scan(&hash); err != nil {
-		return 0, "", fmt.Errorf("read audit mark: %w", err)
-	}
-	n, err := strconv.Atoi(lines)
-	if err != nil {
-		return 0, "", fmt.Errorf("read audit mark: %w", err)
-	}
-	return n, hash, nil
-}
-
 // CheckDB compares every round snapshot and the final standings of the database with
 // the league rebuilt from the log, and returns the first difference.
-func (l *League) CheckDB(db *sql.DB) error {
+func (l *League) CheckDB(db *store.Store) error {
 	for i, r := range l.Rounds {
-		rows, found, err := snapshot(db, r.ID)
+		rows, _, found, err := db.Snapshot(r.ID)
 		if err != nil {
 			return err
 		}
@@ -63,7 +33,7 @@ func (l *League) CheckDB(db *sql.DB) error {
 			return err
 		}
 	}
-	final, err := liveStandings(db)
+	final, err := db.Standings()
 	if err != nil {
 		return err
 	}
@@ -88,50 +58,4 @@ func compareRows(what string, db, log []protocol.StandingsRow) error {
 
 func describe(r protocol.StandingsRow) string {
 	return fmt.Sprintf("%s (%d pts, %d-%d-%d, %d played)", r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed)
-}
-
-func snapshot(db *sql.DB, roundID string) ([]protocol.StandingsRow, bool, error) {
-	var snap string
-	err := db.QueryRow(`SELECT snapshot_id FROM standings_snapshots WHERE round_id = ?`, roundID).Scan(&snap)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read snapshot of %s: %w", roundID, err)
-	}
-	rows, err := db.Query(`SELECT rank, player_id, points, wins, draws, losses, matches_played FROM player_rankings WHERE snapshot_id = ? ORDER BY rank`, snap)
-	if err != nil {
-		return nil, false, fmt.Errorf("read snapshot of %s: %w", roundID, err)
-	}
-	defer rows.Close()
-	var out []protocol.StandingsRow
-	for rows.Next() {
-		var r protocol.StandingsRow
-		if err := rows.Scan(&r.Rank, &r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
-			return nil, false, err
-		}
-		out = append(out, r)
-	}
-	return out, true, rows.Err()
-}
-
-func liveStandings(db *sql.DB) ([]protocol.StandingsRow, error) {
-	rows, err := db.Query(`SELECT player_id, points, wins, draws, losses, matches_played FROM standings`)
-	if err != nil {
-		return nil, fmt.Errorf("read standings: %w", err)
-	}
-	defer rows.Close()
-	var out []protocol.StandingsRow
-	for rows.Next() {
-		var r protocol.StandingsRow
-		if err := rows.Scan(&r.PlayerID, &r.Points, &r.Wins, &r.Draws, &r.Losses, &r.MatchesPlayed); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	standings.Sort(out)
-	return out, nil
 }

@@ -1,3 +1,6 @@
+// Package replay rebuilds the league from a League Manager audit log alone (read and
+// chain-checked by package audit), re-plays every match through the game rules, and
+// compares the result with the League Manager's database.
 package replay
 
 import (
@@ -7,19 +10,9 @@ import (
 	"maps"
 	"sort"
 
+	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
-)
-
-// Audit event types written by the League Manager beside the message exchanges.
-const (
-	EventSchedule = "SCHEDULE"
-	EventRecovery = "AUDIT_RECOVERY"
-	// EventResult records a result the League Manager decided itself (e.g. a forfeit).
-	EventResult = "RESULT_RECORDED"
-	// EventAbandoned records a match that failed retries.max_match_attempts times: it has
-	// no result and its round completes without it.
-	EventAbandoned = "MATCH_ABANDONED"
 )
 
 // League is what the audit log says happened.
@@ -31,9 +24,9 @@ type League struct {
 	Referees   []string
 	Rounds     []Round
 	Results    map[string]*Result
-	Abandoned  map[string]int              // line of the MATCH_ABANDONED event, by match id
+	Abandoned  map[string]int              // line of the audit.EventMatchAbandoned event, by match id
 	Scoring    map[string]protocol.Scoring // by match id, from its last assignment
-	Recoveries []int                       // lines of AUDIT_RECOVERY records
+	Recoveries []int                       // lines of audit.EventAuditRecovery records
 	matchRound map[string]int
 }
 
@@ -68,7 +61,7 @@ type rpc struct {
 }
 
 type event struct {
-	Type string          `json:"type"`
+	Type audit.Event     `json:"type"`
 	Body json.RawMessage `json:"body"`
 }
 
@@ -82,19 +75,19 @@ type scheduleNote struct {
 
 // Rebuild reconstructs the league from the log alone: registrations, the schedule and
 // every acknowledged result.
-func Rebuild(entries []Entry) (*League, error) {
+func Rebuild(entries []audit.Entry) (*League, error) {
 	l := &League{Results: map[string]*Result{}, Abandoned: map[string]int{}, Scoring: map[string]protocol.Scoring{}, matchRound: map[string]int{}}
 	players := map[string]bool{}
 	referees := map[string]bool{}
 	for i := 0; i < len(entries); i++ {
 		e := &entries[i]
 		switch e.Direction {
-		case "event", "recovery":
+		case audit.DirEvent, audit.DirRecovery:
 			if err := l.applyEvent(e); err != nil {
 				return nil, err
 			}
 			continue
-		case "request":
+		case audit.DirRequest:
 		default:
 			continue
 		}
@@ -103,7 +96,7 @@ func Rebuild(entries []Entry) (*League, error) {
 			continue
 		}
 		var ans rpc
-		if i+1 < len(entries) && entries[i+1].Direction == "response" && entries[i+1].ConversationID == e.ConversationID {
+		if i+1 < len(entries) && entries[i+1].Direction == audit.DirResponse && entries[i+1].ConversationID == e.ConversationID {
 			i++
 			_ = json.Unmarshal(entries[i].Message, &ans)
 		}
@@ -144,7 +137,7 @@ func Rebuild(entries []Entry) (*League, error) {
 			}
 			var r Result
 			if err := json.Unmarshal(req.Params.Payload, &r); err != nil {
-				return nil, &LineError{Line: e.Line, Msg: "acknowledged result cannot be read: " + err.Error()}
+				return nil, &audit.LineError{Line: e.Line, Msg: "acknowledged result cannot be read: " + err.Error()}
 			}
 			r.MatchID, r.Line = env.MatchID, e.Line
 			_, r.Referee = protocol.ParseSender(env.Sender)
@@ -165,21 +158,21 @@ func Rebuild(entries []Entry) (*League, error) {
 	return l, nil
 }
 
-func (l *League) applyEvent(e *Entry) error {
+func (l *League) applyEvent(e *audit.Entry) error {
 	var ev event
 	if json.Unmarshal(e.Message, &ev) != nil {
 		return nil
 	}
 	switch ev.Type {
-	case EventRecovery:
+	case audit.EventAuditRecovery:
 		l.Recoveries = append(l.Recoveries, e.Line)
-	case EventSchedule:
+	case audit.EventSchedule:
 		var s scheduleNote
 		if err := json.Unmarshal(ev.Body, &s); err != nil {
-			return &LineError{Line: e.Line, Msg: "schedule cannot be read: " + err.Error()}
+			return &audit.LineError{Line: e.Line, Msg: "schedule cannot be read: " + err.Error()}
 		}
 		if len(l.Rounds) > 0 {
-			return &LineError{Line: e.Line, Msg: "a second schedule"}
+			return &audit.LineError{Line: e.Line, Msg: "a second schedule"}
 		}
 		l.LeagueID, l.GameType, l.Seed, l.Rounds = s.LeagueID, s.GameType, s.Seed, s.Rounds
 		for i, r := range s.Rounds {
@@ -187,25 +180,25 @@ func (l *League) applyEvent(e *Entry) error {
 				l.matchRound[m.ID] = i
 			}
 		}
-	case EventResult:
+	case audit.EventResultRecorded:
 		var r Result
 		if err := json.Unmarshal(ev.Body, &r); err != nil {
-			return &LineError{Line: e.Line, Msg: "recorded result cannot be read: " + err.Error()}
+			return &audit.LineError{Line: e.Line, Msg: "recorded result cannot be read: " + err.Error()}
 		}
 		r.Line = e.Line
 		return l.addResult(&r)
-	case EventAbandoned:
+	case audit.EventMatchAbandoned:
 		var a struct {
 			MatchID string `json:"match_id"`
 		}
 		if err := json.Unmarshal(ev.Body, &a); err != nil {
-			return &LineError{Line: e.Line, Msg: "abandoned match cannot be read: " + err.Error()}
+			return &audit.LineError{Line: e.Line, Msg: "abandoned match cannot be read: " + err.Error()}
 		}
 		if _, ok := l.matchRound[a.MatchID]; !ok {
-			return &LineError{Line: e.Line, Msg: fmt.Sprintf("match %s is abandoned but not in the schedule", a.MatchID)}
+			return &audit.LineError{Line: e.Line, Msg: fmt.Sprintf("match %s is abandoned but not in the schedule", a.MatchID)}
 		}
 		if r := l.Results[a.MatchID]; r != nil {
-			return &LineError{Line: e.Line, Msg: fmt.Sprintf("match %s is abandoned but has a result (line %d)", a.MatchID, r.Line)}
+			return &audit.LineError{Line: e.Line, Msg: fmt.Sprintf("match %s is abandoned but has a result (line %d)", a.MatchID, r.Line)}
 		}
 		if _, ok := l.Abandoned[a.MatchID]; !ok {
 			l.Abandoned[a.MatchID] = e.Line
@@ -218,14 +211,14 @@ func (l *League) applyEvent(e *Entry) error {
 // result, a different one means the log contradicts itself.
 func (l *League) addResult(r *Result) error {
 	if _, ok := l.matchRound[r.MatchID]; !ok {
-		return &LineError{Line: r.Line, Msg: fmt.Sprintf("result for match %s, which is not in the schedule", r.MatchID)}
+		return &audit.LineError{Line: r.Line, Msg: fmt.Sprintf("result for match %s, which is not in the schedule", r.MatchID)}
 	}
 	if line, ok := l.Abandoned[r.MatchID]; ok {
-		return &LineError{Line: r.Line, Msg: fmt.Sprintf("result for match %s, which was abandoned (line %d)", r.MatchID, line)}
+		return &audit.LineError{Line: r.Line, Msg: fmt.Sprintf("result for match %s, which was abandoned (line %d)", r.MatchID, line)}
 	}
 	if old, ok := l.Results[r.MatchID]; ok {
 		if !maps.Equal(old.Outcome, r.Outcome) || !maps.Equal(old.Points, r.Points) {
-			return &LineError{Line: r.Line, Msg: fmt.Sprintf("a second, different result for match %s (first at line %d)", r.MatchID, old.Line)}
+			return &audit.LineError{Line: r.Line, Msg: fmt.Sprintf("a second, different result for match %s (first at line %d)", r.MatchID, old.Line)}
 		}
 		return nil
 	}

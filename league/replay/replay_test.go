@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/audit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden standings files from the golden logs")
@@ -30,11 +30,11 @@ func TestGoldenLogsReplayToKnownStandings(t *testing.T) {
 	for _, path := range goldenLogs(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".audit.jsonl")
 		t.Run(name, func(t *testing.T) {
-			entries, err := Read(path)
+			entries, err := audit.Read(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := CheckChain(entries); err != nil {
+			if err := audit.CheckChain(entries); err != nil {
 				t.Fatal(err)
 			}
 			l, err := Rebuild(entries)
@@ -96,87 +96,6 @@ func rechain(t *testing.T, ls [][]byte) [][]byte {
 	return out
 }
 
-func lineOf(err error) int {
-	var le *LineError
-	if errors.As(err, &le) {
-		return le.Line
-	}
-	return -1
-}
-
-func TestTamperingIsFoundWithItsLine(t *testing.T) {
-	orig := lines(t)
-	edit := func(i int) [][]byte {
-		ls := append([][]byte(nil), orig...)
-		ls[i] = bytes.Replace(ls[i], []byte(`"direction":"`), []byte(`"direction":"x`), 1)
-		return ls
-	}
-	remove := func(i int) [][]byte {
-		return append(append([][]byte(nil), orig[:i]...), orig[i+1:]...)
-	}
-	swap := func(i int) [][]byte {
-		ls := append([][]byte(nil), orig...)
-		ls[i], ls[i+1] = ls[i+1], ls[i]
-		return ls
-	}
-	cases := []struct {
-		name string
-		log  [][]byte
-		line int
-	}{
-		{"edited line 10", edit(9), 11},
-		{"removed line 10", remove(9), 10},
-		{"removed first line", remove(0), 1},
-		{"lines 20 and 21 swapped", swap(19), 20},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			entries, err := Parse(bytes.NewReader(join(tc.log)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = CheckChain(entries)
-			if got := lineOf(err); got != tc.line {
-				t.Errorf("got %v (line %d), want line %d", err, got, tc.line)
-			}
-		})
-	}
-}
-
-func TestCutAndTornLogsAreFound(t *testing.T) {
-	orig := lines(t)
-	full, err := Parse(bytes.NewReader(join(orig)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	markLines, markHash := len(full), full[len(full)-1].Hash()
-	if err := CheckMark(full, markLines, markHash); err != nil {
-		t.Fatalf("intact log: %v", err)
-	}
-	cut, err := Parse(bytes.NewReader(join(orig[:len(orig)-3])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckChain(cut); err != nil {
-		t.Fatalf("a cut log still chains: %v", err)
-	}
-	if err := CheckMark(cut, markLines, markHash); lineOf(err) != len(orig)-3 {
-		t.Errorf("cut log: got %v, want the last line named", err)
-	}
-	rewritten := rechain(t, append(append([][]byte(nil), orig[:len(orig)-1]...), []byte(`{"log_id":"x","timestamp":"t","direction":"event","message":{"type":"NOTE"},"prev_hash":""}`)))
-	rw, err := Parse(bytes.NewReader(join(rewritten)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckMark(rw, markLines, markHash); lineOf(err) != markLines {
-		t.Errorf("rewritten log: got %v, want line %d", err, markLines)
-	}
-	torn := append(join(orig), []byte(`{"log_id":"half`)...)
-	if _, err := Parse(bytes.NewReader(torn)); lineOf(err) != len(orig)+1 {
-		t.Errorf("torn line: got %v, want line %d", err, len(orig)+1)
-	}
-}
-
 // A result that records no moves (a referee written from the seeds alone, as the Python
 // implementation's) is not re-played, is listed by Unrecorded, and passes when its
 // outcomes fit together and score as the rules say.
@@ -205,7 +124,7 @@ func TestResultsWithoutMovesAreListedNotReplayed(t *testing.T) {
 
 // forge changes the first acknowledged result report with change and re-chains the
 // log, as a lying referee whose report was accepted would leave it.
-func forge(t *testing.T, change func(payload map[string]any)) []Entry {
+func forge(t *testing.T, change func(payload map[string]any)) []audit.Entry {
 	t.Helper()
 	ls := append([][]byte(nil), lines(t)...)
 	for i, l := range ls {
@@ -221,11 +140,11 @@ func forge(t *testing.T, change func(payload map[string]any)) []Entry {
 		ls[i], _ = json.Marshal(e)
 		break
 	}
-	entries, err := Parse(bytes.NewReader(join(rechain(t, ls))))
+	entries, err := audit.Parse(bytes.NewReader(join(rechain(t, ls))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckChain(entries); err != nil {
+	if err := audit.CheckChain(entries); err != nil {
 		t.Fatal(err)
 	}
 	return entries

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"sort"
 
-	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -37,19 +37,6 @@ type AbandonedMatch struct {
 	Failures int       `json:"failures"`
 }
 
-// abandoned lists the abandoned matches in schedule order. Callers hold mu.
-func (m *Manager) abandoned() []*match {
-	var out []*match
-	for _, r := range m.rounds {
-		for _, mt := range r.matches {
-			if mt.status == MatchAbandoned {
-				out = append(out, mt)
-			}
-		}
-	}
-	return out
-}
-
 // AgentStatus is one agent as /status shows it (never its token).
 type AgentStatus struct {
 	ID       string `json:"id"`
@@ -70,35 +57,31 @@ type AgentStatus struct {
 func (m *Manager) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	e := m.e
 	s := Status{
-		State: m.state, LeagueID: m.leagueID, GameType: m.cfg.League.GameType,
-		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
-		MatchesTotal: len(m.matches), MatchesByStatus: m.matchCounts(), Agents: []AgentStatus{},
-		ShuttingDown: m.stopping, Abandoned: []AbandonedMatch{},
+		State: e.state, LeagueID: m.leagueID, GameType: e.gameType, CurrentRound: e.fx.activeNumber(),
+		TotalRounds: len(e.fx.rounds), Referees: len(e.agents.referees), Players: len(e.agents.players),
+		MatchesTotal: len(e.fx.matches), MatchesByStatus: e.fx.counts(), Agents: []AgentStatus{},
+		ShuttingDown: e.stop.stopping, Abandoned: []AbandonedMatch{},
 	}
-	for _, mt := range m.abandoned() {
+	for _, mt := range e.fx.where(isAbandoned) {
 		s.Abandoned = append(s.Abandoned, AbandonedMatch{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players, Referee: mt.referee, Failures: mt.failures})
 	}
-	if m.current >= 0 {
-		s.CurrentRound = m.rounds[m.current].number
-	}
-	for _, group := range []map[string]*agent{m.referees, m.players} {
-		for _, a := range group {
-			as := AgentStatus{ID: a.id, Kind: a.kind, Status: a.status, Endpoint: a.endpoint, Violations: a.violations, Lost: a.lost}
-			if a.status == AgentSuspended && !a.suspendedUntil.IsZero() {
-				as.SuspendedUntil = protocol.Now(a.suspendedUntil)
-			}
-			if !a.leaseUntil.IsZero() {
-				as.LeaseExpiresAt = protocol.Now(a.leaseUntil)
-			}
-			if a.kind == "player" {
-				as.Stats = &PlayerStats{Violations: map[string]int{}}
-				if st := m.stats[a.id]; st != nil {
-					as.Stats = st.clone()
-				}
-			}
-			s.Agents = append(s.Agents, as)
+	for _, a := range e.agents.all() {
+		as := AgentStatus{ID: a.id, Kind: a.kind, Status: a.status, Endpoint: a.endpoint, Violations: a.violations, Lost: a.lost}
+		if a.status == AgentSuspended && !a.suspendedUntil.IsZero() {
+			as.SuspendedUntil = protocol.Now(a.suspendedUntil)
 		}
+		if !a.leaseUntil.IsZero() {
+			as.LeaseExpiresAt = protocol.Now(a.leaseUntil)
+		}
+		if a.kind == store.KindPlayer {
+			as.Stats = &PlayerStats{Violations: map[string]int{}}
+			if st := e.stats[a.id]; st != nil {
+				as.Stats = st.clone()
+			}
+		}
+		s.Agents = append(s.Agents, as)
 	}
 	sort.Slice(s.Agents, func(i, j int) bool {
 		if s.Agents[i].Kind != s.Agents[j].Kind {
@@ -131,18 +114,4 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// HTTPTimeouts bound how long a client may hold a connection of the League Manager's
-// HTTP server.
-type HTTPTimeouts = httpserve.Timeouts
-
-// DefaultHTTPTimeouts are the timeouts of league serve.
-var DefaultHTTPTimeouts = httpserve.DefaultTimeouts
-
-// HTTPServer is the League Manager's started HTTP server.
-type HTTPServer = httpserve.Server
-
-// ListenHTTP listens on addr (port 0 picks a free one) and serves h with the timeouts t
-// until Shutdown.
-func ListenHTTP(addr string, h http.Handler, t HTTPTimeouts) (*HTTPServer, error) {
-	return httpserve.StartWith(addr, h, t)
-}
+func isAbandoned(mt *match) bool { return mt.status == MatchAbandoned }

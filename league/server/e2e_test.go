@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -27,183 +26,7 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
-	"go.uber.org/goleak"
 )
-
-// leagueBin is the `league` binary built once for every test of this file.
-var leagueBin string
-
-const e2eAdminToken = "e2e-admin-token-7f3c9a1b5d"
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "league-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	leagueBin = filepath.Join(dir, "league")
-	root, _ := filepath.Abs("../..")
-	build := exec.Command("go", "build", "-o", leagueBin, "./cmd/league")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build league: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// ---- the League Manager process ----
-
-// syncBuffer collects a child's output; first is closed at the first newline.
-type syncBuffer struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	first chan struct{}
-	once  sync.Once
-}
-
-func newSyncBuffer() *syncBuffer { return &syncBuffer{first: make(chan struct{})} }
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if bytes.IndexByte(b.buf.Bytes(), '\n') >= 0 {
-		b.once.Do(func() { close(b.first) })
-	}
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lmProc is a running `league serve`.
-type lmProc struct {
-	t              *testing.T
-	cmd            *exec.Cmd
-	url, base      string
-	stdout, stderr *syncBuffer
-	done           chan error
-	stopped        bool
-}
-
-func configPath(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../config/league.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// runLeague runs the binary to completion (for commands that must fail).
-func runLeague(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, leagueBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String()
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String(), errb.String()
-	}
-	t.Fatalf("run league: %v", err)
-	return 0, "", ""
-}
-
-// startLM starts `league serve` on 127.0.0.1:0 with its files in dir and waits for the
-// `league manager listening on <url>` line. It does not drain matches when stopped.
-func startLM(t *testing.T, dir string) *lmProc {
-	t.Helper()
-	return startServe(t, dir, "--drain", "0s")
-}
-
-// stop sends SIGINT and checks a clean exit.
-func (p *lmProc) stop() {
-	p.t.Helper()
-	if p.stopped {
-		return
-	}
-	p.stopped = true
-	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
-		p.t.Fatalf("signal league serve: %v", err)
-	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			p.t.Errorf("league serve exited with %v\nstderr:\n%s", err, p.stderr)
-		}
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-		p.t.Fatalf("league serve did not stop on SIGINT")
-	}
-}
-
-func (p *lmProc) status(t *testing.T) map[string]any {
-	t.Helper()
-	res, err := http.Get(p.base + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var s map[string]any
-	if err := json.NewDecoder(res.Body).Decode(&s); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /status: %d %v", res.StatusCode, err)
-	}
-	return s
-}
-
-func (p *lmProc) state(t *testing.T) string {
-	s, _ := p.status(t)["state"].(string)
-	return s
-}
-
-func matchesIn(s map[string]any, status string) int {
-	by, _ := s["matches_by_status"].(map[string]any)
-	n, _ := by[status].(float64)
-	return int(n)
-}
-
-// waitStatus polls GET /status until cond holds or a deadline passes.
-func (p *lmProc) waitStatus(t *testing.T, what string, cond func(map[string]any) bool) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s := p.status(t)
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; status %v", what, s)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// settle waits until every assignment has been answered by its referee.
-func (p *lmProc) settle(t *testing.T) {
-	t.Helper()
-	p.waitStatus(t, "assignments to be delivered", func(s map[string]any) bool { return matchesIn(s, "ASSIGNED") == 0 })
-}
 
 // ---- a client acting as referees, players and admin ----
 
@@ -213,7 +36,7 @@ type sent struct{ conv, sender string }
 // answer it got, for the audit and leak checks.
 type wire struct {
 	t      *testing.T
-	lm     *lmProc
+	lm     *lmRun
 	client *protocol.Client
 	v      *protocol.Validator
 
@@ -224,7 +47,7 @@ type wire struct {
 	tokenMap map[string]string // captured token -> issued token (interop replay)
 }
 
-func newWire(t *testing.T, lm *lmProc) *wire {
+func newWire(t *testing.T, lm *lmRun) *wire {
 	v, err := protocol.NewValidator()
 	if err != nil {
 		t.Fatal(err)
@@ -387,7 +210,6 @@ var fingerprintQueries = []string{
 	`SELECT round_id, status FROM rounds ORDER BY round_number`,
 	`SELECT match_id, status, coalesce(referee_id, ''), assignments FROM matches ORDER BY match_id`,
 	`SELECT match_id, outcome, points, reported_at FROM match_results ORDER BY match_id`,
-	`SELECT player_id, points, wins, draws, losses, matches_played FROM standings ORDER BY player_id`,
 	`SELECT count(*) FROM standings_snapshots`,
 	`SELECT count(*), coalesce(sum(points), 0), coalesce(sum(rank), 0) FROM player_rankings`,
 	`SELECT round_id, player_id FROM byes ORDER BY round_id`,
@@ -423,7 +245,7 @@ func fingerprint(t *testing.T, db *sql.DB) string {
 }
 
 // unchanged runs f and fails if the database or GET /status moved.
-func unchanged(t *testing.T, lm *lmProc, db *sql.DB, what string, f func()) {
+func unchanged(t *testing.T, lm *lmRun, db *sql.DB, what string, f func()) {
 	t.Helper()
 	lm.settle(t)
 	before := fingerprint(t, db) + fmt.Sprint(lm.status(t))
@@ -628,7 +450,7 @@ func standingsOf(t *testing.T, ans *protocol.Message) []protocol.StandingsRow {
 
 // ---- the end-to-end run ----
 
-// TestEndToEnd runs the built `league serve` and drives a whole league over HTTP as two
+// TestEndToEnd runs the League Manager in-process and drives a whole league over HTTP as two
 // referees and five players, with bad inputs interleaved: each is refused with its reason
 // and changes nothing. It then restarts the League Manager on the same database, checks
 // the audit log, and replays the interop captures in a second league.
@@ -949,11 +771,12 @@ func checkTables(t *testing.T, db *sql.DB, r schedule.Round, round int, players 
 	want := ranked(players, done)
 	for _, row := range want {
 		var g protocol.StandingsRow
-		if err := db.QueryRow(`SELECT player_id, points, wins, draws, losses, matches_played FROM standings WHERE player_id = ?`, row.PlayerID).
-			Scan(&g.PlayerID, &g.Points, &g.Wins, &g.Draws, &g.Losses, &g.MatchesPlayed); err != nil {
+		// The round's snapshot holds the standings counted from its results.
+		if err := db.QueryRow(`SELECT k.rank, k.player_id, k.points, k.wins, k.draws, k.losses, k.matches_played FROM player_rankings k
+			JOIN standings_snapshots s ON s.snapshot_id = k.snapshot_id WHERE s.round_id = ? AND k.player_id = ?`, r.ID, row.PlayerID).
+			Scan(&g.Rank, &g.PlayerID, &g.Points, &g.Wins, &g.Draws, &g.Losses, &g.MatchesPlayed); err != nil {
 			t.Fatal(err)
 		}
-		g.Rank = row.Rank
 		if g != row {
 			t.Errorf("standings row %+v, want %+v", g, row)
 		}

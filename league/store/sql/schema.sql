@@ -1,7 +1,8 @@
 -- League Manager schema. Table and column names of the architecture document (section 5.2)
 -- are binding; this file only adds tables, columns and CHECK values.
--- Bump user_version (and schemaVersion in store.go) on any change: there are no migrations.
-PRAGMA user_version = 2;
+-- Bump user_version (and SchemaVersion in store.go) on any change, with a migrate_N.sql
+-- that brings a database of the version before to N.
+PRAGMA user_version = 3;
 
 CREATE TABLE IF NOT EXISTS leagues (
     league_id TEXT PRIMARY KEY,
@@ -106,17 +107,6 @@ CREATE TABLE IF NOT EXISTS player_rankings (
     matches_played INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (snapshot_id, player_id),
     FOREIGN KEY (snapshot_id) REFERENCES standings_snapshots(snapshot_id),
-    FOREIGN KEY (player_id) REFERENCES players(player_id)
-);
-
--- Live standings, changed in the same transaction as each result.
-CREATE TABLE IF NOT EXISTS standings (
-    player_id TEXT PRIMARY KEY,
-    points INTEGER NOT NULL DEFAULT 0,
-    wins INTEGER NOT NULL DEFAULT 0,
-    draws INTEGER NOT NULL DEFAULT 0,
-    losses INTEGER NOT NULL DEFAULT 0,
-    matches_played INTEGER NOT NULL DEFAULT 0,
     FOREIGN KEY (player_id) REFERENCES players(player_id)
 );
 

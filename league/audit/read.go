@@ -1,38 +1,13 @@
-// Package replay reads a League Manager audit log (audit.jsonl), checks its hash chain,
-// rebuilds the league from it alone, and re-plays every match through the game rules.
-package replay
+package audit
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 )
-
-// Entry is one line of the audit log.
-type Entry struct {
-	// Line is the 1-based line number in the file.
-	Line           int             `json:"-"`
-	Raw            []byte          `json:"-"`
-	LogID          string          `json:"log_id"`
-	Timestamp      string          `json:"timestamp"`
-	Direction      string          `json:"direction"`
-	Source         string          `json:"source"`
-	Destination    string          `json:"destination"`
-	ConversationID string          `json:"conversation_id"`
-	Message        json.RawMessage `json:"message"`
-	PrevHash       string          `json:"prev_hash"`
-}
-
-// Hash is the SHA-256 of the line's bytes, which the next line carries as prev_hash.
-func (e *Entry) Hash() string {
-	h := sha256.Sum256(e.Raw)
-	return hex.EncodeToString(h[:])
-}
 
 // LineError names the line where the log stops being trustworthy.
 type LineError struct {
@@ -99,7 +74,7 @@ func CheckChain(entries []Entry) error {
 }
 
 // CheckMark verifies the log still holds the line the League Manager last recorded in
-// its database (its number and hash), so lines cut from the end are found.
+// its database (Log.Mark: its number and hash), so lines cut from the end are found.
 func CheckMark(entries []Entry, lines int, hash string) error {
 	if lines == 0 {
 		return nil

@@ -1,9 +1,7 @@
-package main
+package server_test
 
 import (
 	"bytes"
-	"context"
-	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -305,83 +303,4 @@ func interopReplay(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// Configuration errors name the file and the field path, and the League Manager does not
-// start.
-func TestServeRefusesBadConfig(t *testing.T) {
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(configPath(t)), name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	league, registry, policy := read("league.yaml"), read("game_registry.yaml"), read("timeout_policy.yaml")
-	tests := []struct {
-		name                      string
-		league, registry, policy  string
-		wantFile, wantPath, wants string
-	}{
-		{"out of range", strings.Replace(league, "min_players: 2", "min_players: 1", 1), registry, policy,
-			"league.yaml", "registration.min_players", "must be between 2 and 1000, got 1"},
-		{"unknown field", strings.Replace(league, "  seed: 1", "  seed: 1\n  sed: 2", 1), registry, policy,
-			"league.yaml", "league.sed", "unknown field"},
-		{"wrong type", strings.Replace(league, "cycles: 1", `cycles: "one"`, 1), registry, policy,
-			"league.yaml", "scheduling.cycles", "must be an integer"},
-		{"game not registered", strings.Replace(league, `game_type: "tic_tac_toe"`, `game_type: "no_such_game"`, 1), registry, policy,
-			"league.yaml", "league.game_type", `"no_such_game" is not in game_registry.yaml`},
-		{"bad scoring in the registry", league, strings.Replace(registry, "draw: 1", "draw: 5", 1), policy,
-			"game_registry.yaml", "games[0].scoring.win", "must be >= draw (5), got 3"},
-		{"bad lease in the policy", league, registry, strings.Replace(policy, "lease_ms: 6000", "lease_ms: 1000", 1),
-			"timeout_policy.yaml", "timeouts.league_level.lease_ms", "got 1000"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, body := range map[string]string{"league.yaml": tc.league, "game_registry.yaml": tc.registry, "timeout_policy.yaml": tc.policy} {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
-			code, stdout, stderr := runLeague(t, nil, "serve", "--addr", "127.0.0.1:0", "--config", filepath.Join(dir, "league.yaml"),
-				"--db", filepath.Join(dir, "league.db"), "--audit", filepath.Join(dir, "audit.jsonl"), "--log", filepath.Join(dir, "league.log"))
-			if code != 1 || strings.Contains(stdout, "listening") {
-				t.Fatalf("exit %d, stdout %q; want exit 1 without listening", code, stdout)
-			}
-			want := filepath.Join(dir, tc.wantFile) + ": " + tc.wantPath + ": "
-			if !strings.Contains(stderr, want) || !strings.Contains(stderr, tc.wants) {
-				t.Errorf("stderr %q, want %q ... %q", stderr, want, tc.wants)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "league.db")); err == nil {
-				t.Errorf("a database was created despite the bad configuration")
-			}
-		})
-	}
-}
-
-// A database of another schema version is refused with a clear error.
-func TestServeRefusesDatabaseOfAnotherSchemaVersion(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "league.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"CREATE TABLE leagues (league_id TEXT)", "PRAGMA user_version = 7"} {
-		if _, err := db.ExecContext(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	code, stdout, stderr := runLeague(t, []string{"LEAGUE_ADMIN_TOKEN=" + e2eAdminToken}, "serve", "--addr", "127.0.0.1:0", "--config", configPath(t),
-		"--db", path, "--audit", filepath.Join(dir, "audit.jsonl"), "--log", filepath.Join(dir, "league.log"))
-	if code != 1 || strings.Contains(stdout, "listening") {
-		t.Fatalf("exit %d stdout %q, want exit 1 without listening", code, stdout)
-	}
-	for _, want := range []string{"schema version mismatch", "user_version 7", "needs 2"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr %q does not say %q", stderr, want)
-		}
-	}
 }

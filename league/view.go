@@ -26,12 +26,11 @@ package league
 // (at most maxLiveMoves of them): they feed the match page and never change the league.
 
 import (
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
@@ -50,42 +49,25 @@ const maxLiveMoves = 5000
 // maxLiveView bounds the state kept with one move event.
 const maxLiveView = 16 << 10
 
-// publish hands an event to the hub, which never blocks. Callers hold mu, so the order of
-// events is the order of the decisions and a view read under mu carries the id of the
-// last event it reflects.
-func (m *Manager) publish(typ, matchID string, data any) {
-	m.hub.Publish(typ, matchID, data)
-}
-
-// publishResult publishes match_finished and standings_changed for a stored result.
-// Callers hold mu.
-func (m *Manager) publishResult(mt *match, p *resultReport, termination string) {
-	m.publish(events.MatchFinished, mt.id, map[string]any{
-		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,
-		"outcome": p.Outcome, "points": p.Points, "termination": termination,
-	})
-	m.publish(events.StandingsChanged, "", map[string]any{"standings": m.table.Rows()})
-}
-
 // LeagueView implements web.Source: the league, its standings and the active round.
 func (m *Manager) LeagueView() (web.LeagueView, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	e := m.e
 	v := web.LeagueView{
-		LeagueID: m.leagueID, GameType: m.cfg.League.GameType, State: m.state,
-		TotalRounds: len(m.rounds), Referees: len(m.referees), Players: len(m.players),
-		ByStatus: m.matchCounts(), MatchesTotal: len(m.matches),
-		Standings: m.table.Rows(), LastEventID: m.hub.LastID(),
+		LeagueID: m.leagueID, GameType: e.gameType, State: e.state,
+		TotalRounds: len(e.fx.rounds), Referees: len(e.agents.referees), Players: len(e.agents.players),
+		ByStatus: e.fx.counts(), MatchesTotal: len(e.fx.matches),
+		Standings: e.fx.table.Rows(), LastEventID: m.hub.LastID(),
 	}
 	if v.Standings == nil {
 		v.Standings = []protocol.StandingsRow{}
 	}
 	v.Abandoned = []web.MatchSummary{}
-	for _, mt := range m.abandoned() {
+	for _, mt := range e.fx.where(isAbandoned) {
 		v.Abandoned = append(v.Abandoned, web.MatchSummary{MatchID: mt.id, Players: mt.players, Status: mt.status, Referee: mt.referee})
 	}
-	if m.current >= 0 {
-		r := m.rounds[m.current]
+	if r := e.fx.active(); r != nil {
 		v.CurrentRound = r.number
 		rv := &web.RoundView{ID: r.id, Number: r.number, Bye: r.bye, Matches: []web.MatchSummary{}}
 		for _, mt := range r.matches {
@@ -100,30 +82,19 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 	return v, nil
 }
 
-// matchCounts counts the matches by status, every status present. Callers hold mu.
-func (m *Manager) matchCounts() map[string]int {
-	out := map[string]int{}
-	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled, MatchAbandoned} {
-		out[st] = 0
-	}
-	for _, mt := range m.matches {
-		out[mt.status]++
-	}
-	return out
-}
-
 // MatchView implements web.Source: a match with the state after each of its steps. A
 // finished match is re-played from its stored moves through the game rules; a running
 // one shows the move events received so far.
 func (m *Manager) MatchView(id string) (web.MatchView, error) {
 	m.mu.Lock()
-	mt := m.matches[id]
+	e := m.e
+	mt := e.fx.matches[id]
 	if mt == nil {
 		m.mu.Unlock()
 		return web.MatchView{}, web.ErrNotFound
 	}
 	v := web.MatchView{
-		MatchID: mt.id, RoundID: mt.roundID, GameType: m.cfg.League.GameType, RulesKnown: !m.external, Players: mt.players,
+		MatchID: mt.id, RoundID: mt.roundID, GameType: e.gameType, RulesKnown: !e.external, Players: mt.players,
 		Status: mt.status, Referee: mt.referee, Steps: []web.Step{}, LastEventID: m.hub.LastID(),
 	}
 	finished := mt.result != nil
@@ -135,8 +106,7 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 			v.Steps = append(v.Steps, web.Step{Step: s.Step, Moves: slices.Clone(s.Moves), View: s.View})
 		}
 	}
-	entry, _ := m.cfg.Game(m.cfg.League.GameType)
-	params, seed := entry.Params, mt.seed
+	params, seed := e.params, mt.seed
 	m.mu.Unlock()
 
 	// A stored result never changes, so it is read and re-played outside the lock.
@@ -147,10 +117,10 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 		}
 		return v, nil
 	}
-	if m.external {
+	if e.external {
 		return v, nil // no rules, so no board: the steps show the moves as received
 	}
-	g, err := m.games.New(v.GameType, params)
+	g, err := e.games.New(v.GameType, params)
 	if err != nil {
 		return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
 	}
@@ -158,127 +128,82 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 	return v, nil
 }
 
-// storedMoves is what the match view reads from a result's game_metadata.
-type storedMoves struct {
-	GameParams map[string]any `json:"game_params"`
-	Moves      []struct {
-		Step    int             `json:"step"`
-		Player  string          `json:"player"`
-		Move    json.RawMessage `json:"move"`
-		Outcome string          `json:"outcome"`
-	} `json:"moves"`
-}
-
 // replayView fills the initial view, the steps and the termination of a finished match
 // from its stored game_metadata. Forfeits and no-shows have no moves and no steps.
+// It reads only the stored result, which never changes, so it runs without Manager.mu.
 func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64) error {
-	var meta sql.NullString
-	err := m.opt.Store.db.QueryRow(`SELECT game_metadata FROM match_results WHERE match_id = ?`, v.MatchID).Scan(&meta)
+	e := m.e
+	meta, err := e.store.GameMetadata(v.MatchID)
 	if err != nil {
-		return fmt.Errorf("read result: %w", err)
+		return err
 	}
-	var md storedMoves
-	if meta.Valid && meta.String != "" {
-		if err := json.Unmarshal([]byte(meta.String), &md); err != nil {
-			return fmt.Errorf("read game_metadata: %w", err)
-		}
+	md, err := protocol.ParseGameMetadata(meta)
+	if err != nil {
+		return fmt.Errorf("read game_metadata: %w", err)
 	}
-	v.Termination = resultTermination(json.RawMessage(meta.String))
-	if m.external {
+	v.Termination = string(md.Ending())
+	if e.external {
 		// Without rules the stored moves are shown as recorded, step by step.
 		for _, mv := range md.Moves {
 			if n := len(v.Steps); n == 0 || v.Steps[n-1].Step != mv.Step {
 				v.Steps = append(v.Steps, web.Step{Step: mv.Step})
 			}
 			last := &v.Steps[len(v.Steps)-1]
-			last.Moves = append(last.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome})
+			last.Moves = append(last.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
 		}
 		return nil
 	}
 	if md.GameParams != nil {
 		params = md.GameParams
 	}
-	g, err := m.games.New(v.GameType, params)
+	g, err := e.games.New(v.GameType, params)
 	if err != nil {
 		return err
 	}
-	state := g.NewState(seed)
-	v.Initial = state.Final()
-	seat := map[string]int{v.Players[0]: 0, v.Players[1]: 1}
-	for i := 0; i < len(md.Moves); {
-		step := web.Step{Step: md.Moves[i].Step}
-		batch := map[int]json.RawMessage{}
-		for ; i < len(md.Moves) && md.Moves[i].Step == step.Step; i++ {
-			mv := md.Moves[i]
-			s, ok := seat[mv.Player]
-			if !ok {
-				return fmt.Errorf("step %d: %s is not in the match", step.Step, mv.Player)
-			}
-			parsed, err := state.ParseMove(s, mv.Move)
-			if err != nil {
-				return fmt.Errorf("step %d: %w", step.Step, err)
-			}
-			batch[s] = parsed
-			step.Moves = append(step.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome})
-		}
-		movers := state.ToMove()
-		moves := make([]json.RawMessage, len(movers))
-		for k, s := range movers {
-			if moves[k] = batch[s]; moves[k] == nil {
-				return fmt.Errorf("step %d lacks the move of %s", step.Step, v.Players[s])
-			}
-		}
-		next, err := state.Apply(moves)
-		if err != nil {
-			return fmt.Errorf("step %d: %w", step.Step, err)
-		}
-		state = next
-		step.View = state.Final()
-		v.Steps = append(v.Steps, step)
+	v.Initial = g.NewState(seed).Final()
+	records := make([]game.Record, len(md.Moves))
+	for i, mv := range md.Moves {
+		records[i] = game.Record{Step: mv.Step, Player: mv.Player, Move: mv.Move}
 	}
-	return nil
-}
-
-// moveEventPayload is the MOVE_EVENT payload.
-type moveEventPayload struct {
-	StepNumber int             `json:"step_number"`
-	PlayerID   string          `json:"player_id"`
-	Move       json.RawMessage `json:"move"`
-	Outcome    string          `json:"outcome"`
-	State      json.RawMessage `json:"state"`
+	_, err = game.Replay(g, seed, v.Players, records, func(step, first int, s game.State) {
+		st := web.Step{Step: step, View: s.Final()}
+		for _, mv := range md.Moves[first:] {
+			if mv.Step != step {
+				break
+			}
+			st.Moves = append(st.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
+		}
+		v.Steps = append(v.Steps, st)
+	})
+	return err
 }
 
 // moveEvent takes one applied move of a running match from its referee (the rules are
 // at the top of this file).
-func (m *Manager) moveEvent(msg *protocol.Message) (*protocol.Message, error) {
-	ans, err := m.takeMoveEvent(msg)
-	result := "accepted"
-	if err != nil {
-		result = "refused"
-	}
-	m.metrics.moveEvents.WithLabelValues(result).Inc()
-	return ans, err
-}
-
-func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error) {
+func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err error) {
+	defer func() {
+		result := "accepted"
+		if err != nil {
+			result = "refused"
+		}
+		m.metrics.moveEvents.WithLabelValues(result).Inc()
+	}()
 	env := &msg.Envelope
-	var p moveEventPayload
+	var p protocol.MoveNotice
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid move event payload")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopped {
+	e := m.e
+	if e.stop.stopped {
 		return nil, errShuttingDown()
 	}
-	ref, err := m.authenticate(env)
+	ref, err := e.agents.authenticateReferee(env, "send move events")
 	if err != nil {
 		return nil, err
 	}
-	if ref.kind != "referee" {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only referees send move events")
-	}
-	mt := m.matches[env.MatchID]
+	mt := e.fx.matches[env.MatchID]
 	if mt == nil {
 		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", env.MatchID)
 	}
@@ -295,7 +220,7 @@ func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error
 	}
 	if !late && mt.liveMoves < maxLiveMoves {
 		mt.liveMoves++
-		mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome}
+		mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: string(p.Outcome)}
 		var view any
 		// Only the latest view of a match matters for memory; an oversized one (no game
 		// of ours comes near it) is not kept, the page reloads the match when it ends.
@@ -308,14 +233,9 @@ func (m *Manager) takeMoveEvent(msg *protocol.Message) (*protocol.Message, error
 		} else {
 			mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
 		}
-		m.publish(events.MoveMade, mt.id, map[string]any{
+		e.publish(events.MoveMade, mt.id, map[string]any{
 			"step": p.StepNumber, "player": p.PlayerID, "move": p.Move, "outcome": p.Outcome, "view": view,
 		})
 	}
-	out, err := m.reply(msg, protocol.MoveEventAck, map[string]string{"status": "acknowledged"})
-	if err != nil {
-		return nil, err
-	}
-	out.Envelope.MatchID, out.Envelope.RoundID = mt.id, mt.roundID
-	return out, nil
+	return m.matchReply(msg, protocol.MoveEventAck, mt, protocol.Ack{Status: protocol.StatusAcknowledged})
 }

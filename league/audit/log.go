@@ -1,0 +1,156 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/google/uuid"
+)
+
+// Log is the append-only JSON Lines log of every exchange. Each line carries the
+// SHA-256 of the previous line's bytes, so edits, cuts and reorderings are detectable.
+// An exchange (request and response lines) is made durable with one fsync before the
+// answer leaves.
+type Log struct {
+	mu       sync.Mutex
+	f        *os.File
+	prevHash string
+	lines    int
+	self     string
+	now      func() time.Time
+}
+
+var _ protocol.Recorder = (*Log)(nil)
+
+// Open opens the log at path for appending, self being the sender name of the League
+// Manager. A torn last line (a crash mid-write) is cut and a DirRecovery line says so.
+func Open(path, self string) (*Log, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create audit folder: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	a := &Log{f: f, self: self, now: time.Now}
+	torn, err := a.recover()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if torn > 0 {
+		msg, _ := json.Marshal(map[string]any{"type": EventAuditRecovery, "torn_bytes_removed": torn})
+		if err := a.write([]Entry{{Direction: DirRecovery, Source: self, Destination: self, Message: msg}}); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// recover positions the file after its last complete line and returns the number of
+// torn bytes it removed.
+func (a *Log) recover() (int64, error) {
+	data, err := io.ReadAll(a.f)
+	if err != nil {
+		return 0, fmt.Errorf("read audit log: %w", err)
+	}
+	keep := bytes.LastIndexByte(data, '\n') + 1
+	torn := int64(len(data) - keep)
+	if torn > 0 {
+		if err := a.f.Truncate(int64(keep)); err != nil {
+			return 0, fmt.Errorf("cut torn audit line: %w", err)
+		}
+	}
+	if _, err := a.f.Seek(int64(keep), io.SeekStart); err != nil {
+		return 0, fmt.Errorf("seek audit log: %w", err)
+	}
+	if keep > 0 {
+		prev := bytes.LastIndexByte(data[:keep-1], '\n') + 1
+		a.prevHash = lineHash(data[prev : keep-1])
+		a.lines = bytes.Count(data[:keep], []byte("\n"))
+	}
+	return torn, nil
+}
+
+// Record implements protocol.Recorder: a request line and, if there was an answer, a
+// response line, secrets redacted.
+func (a *Log) Record(ex protocol.Exchange) error {
+	reqSrc, reqDst := ex.Peer, a.self
+	if !ex.Inbound {
+		reqSrc, reqDst = a.self, ex.Peer
+	}
+	if reqSrc == "" {
+		reqSrc = "unknown"
+	}
+	if reqDst == "" {
+		reqDst = "unknown"
+	}
+	entries := []Entry{{Direction: DirRequest, Source: reqSrc, Destination: reqDst, ConversationID: ex.ConversationID, Message: wireMessage(ex.Request)}}
+	if ex.Response != nil {
+		entries = append(entries, Entry{Direction: DirResponse, Source: reqDst, Destination: reqSrc, ConversationID: ex.ConversationID, Message: wireMessage(ex.Response)})
+	}
+	return a.write(entries)
+}
+
+// Note appends a League Manager event that is not a message exchange (e.g. a schedule).
+func (a *Log) Note(kind Event, body any) error {
+	msg, err := json.Marshal(map[string]any{"type": kind, "body": body})
+	if err != nil {
+		return fmt.Errorf("encode audit note: %w", err)
+	}
+	return a.write([]Entry{{Direction: DirEvent, Source: a.self, Destination: a.self, Message: redact(msg)}})
+}
+
+func (a *Log) write(entries []Entry) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var buf bytes.Buffer
+	prev := a.prevHash
+	for _, e := range entries {
+		e.LogID = uuid.NewString()
+		e.Timestamp = protocol.Now(a.now())
+		e.PrevHash = prev
+		line, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("encode audit entry: %w", err)
+		}
+		prev = lineHash(line)
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if _, err := a.f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("append audit log: %w", err)
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("sync audit log: %w", err)
+	}
+	a.prevHash = prev
+	a.lines += len(entries)
+	return nil
+}
+
+// Mark is the number of lines written and the hash of the last one, for CheckMark.
+func (a *Log) Mark() (int, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lines, a.prevHash
+}
+
+// Close flushes and closes the log.
+func (a *Log) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.f.Sync(); err != nil {
+		a.f.Close()
+		return fmt.Errorf("sync audit log: %w", err)
+	}
+	return a.f.Close()
+}

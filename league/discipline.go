@@ -1,0 +1,143 @@
+package league
+
+// Violations, suspensions and forfeits (the rules are in faults.go).
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
+
+	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// agentChange is a change of an agent's violations and suspension: written in a
+// transaction, then applied in memory.
+type agentChange struct {
+	a          *agent
+	violations int
+	status     string
+	until      time.Time
+}
+
+func (c agentChange) record() store.AgentChange {
+	r := store.AgentChange{Kind: c.a.kind, ID: c.a.id, Status: c.status, Violations: c.violations}
+	if !c.until.IsZero() {
+		r.SuspendedUntil = protocol.Now(c.until)
+	}
+	return r
+}
+
+// addViolations is the change that adds n violations to a, suspending it at the
+// threshold of cfg.
+func addViolations(cfg *config.Config, a *agent, n int, now time.Time) agentChange {
+	c := agentChange{a: a, violations: a.violations + n, status: a.status, until: a.suspendedUntil}
+	if a.status == AgentSuspended || c.violations < cfg.Timeouts.Enforcement.SuspendAfterViolations {
+		return c
+	}
+	if cfg.SuspensionDuration() == 0 {
+		// Suspensions are off: the count starts again.
+		c.violations = 0
+		return c
+	}
+	c.status, c.until = AgentSuspended, now.Add(cfg.SuspensionDuration())
+	return c
+}
+
+// applyChange applies a written change. A referee that becomes suspended loses its
+// matches in flight. The caller settles.
+func (e *engine) applyChange(c agentChange) {
+	a := c.a
+	was := a.status
+	a.violations, a.status, a.suspendedUntil = c.violations, c.status, c.until
+	switch {
+	case was != AgentSuspended && a.status == AgentSuspended:
+		e.log.Warn().Str(a.kind+"_id", a.id).Int("violations", a.violations).Str("until", protocol.Now(a.suspendedUntil)).Msg("agent suspended")
+		e.auditNote(audit.EventAgentSuspended, map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
+		e.armDeadline(a.suspendedUntil)
+		if a.kind == store.KindReferee {
+			e.failMatches(e.fx.atReferee(a.id), "referee "+a.id+" is suspended", true)
+		}
+	case was == AgentSuspended && a.status != AgentSuspended:
+		e.log.Info().Str(a.kind+"_id", a.id).Msg("suspension over")
+		e.auditNote(audit.EventAgentReinstated, map[string]any{"agent": a.sender()})
+	}
+}
+
+// refereeViolation counts one violation of a referee.
+func (e *engine) refereeViolation(ref *agent, why string) {
+	c := addViolations(e.cfg, ref, 1, e.opt.Now())
+	if err := e.store.ChangeAgent(c.record()); err != nil {
+		e.log.Error().Err(err).Str("referee_id", ref.id).Msg("count violation")
+		return
+	}
+	e.log.Warn().Str("referee_id", ref.id).Int("violations", c.violations).Str("why", why).Msg("referee violation")
+	e.applyChange(c)
+}
+
+// reinstateDue ends the suspensions that are over and reports whether there was one.
+func (e *engine) reinstateDue(now time.Time) bool {
+	due := false
+	for _, a := range e.agents.all() {
+		if a.status != AgentSuspended || a.suspendedUntil.IsZero() || now.Before(a.suspendedUntil) {
+			continue
+		}
+		due = true
+		c := agentChange{a: a, status: AgentActive}
+		if err := e.store.ChangeAgent(c.record()); err != nil {
+			e.log.Error().Err(err).Str(a.kind+"_id", a.id).Msg("end suspension")
+			continue
+		}
+		e.applyChange(c)
+	}
+	return due
+}
+
+// forfeitSuspended records the result of every match of the active round that waits
+// for a referee while one of its players is suspended, and reports whether it recorded
+// one. Only settle calls it.
+func (e *engine) forfeitSuspended() bool {
+	recorded := false
+	for _, mt := range e.fx.active().matches {
+		if mt.status != MatchPending && mt.status != MatchFailed {
+			continue
+		}
+		var suspended []string
+		for _, id := range mt.players {
+			if e.agents.players[id].status == AgentSuspended {
+				suspended = append(suspended, id)
+			}
+		}
+		if len(suspended) == 0 {
+			continue
+		}
+		if err := e.recordResult(mt, "", forfeit(mt, suspended, e.gameType, e.scoring.Win)); err != nil {
+			e.log.Error().Err(err).Str("match_id", mt.id).Msg("record forfeit")
+			continue
+		}
+		recorded = true
+		e.log.Info().Str("match_id", mt.id).Strs("suspended", suspended).Msg("match forfeited: a player is suspended")
+	}
+	return recorded
+}
+
+// forfeit is the result of a match of gameType some of whose players are suspended: they
+// lose with 0 points, the other one wins with win points.
+func forfeit(mt *match, suspended []string, gameType string, win int) *protocol.ResultReport {
+	p := &protocol.ResultReport{
+		GameType: gameType, Players: []string{mt.players[0], mt.players[1]},
+		Outcome: map[string]string{}, Points: map[string]int{},
+	}
+	for _, id := range mt.players {
+		if slices.Contains(suspended, id) {
+			p.Outcome[id], p.Points[id] = string(protocol.Loss), 0
+		} else {
+			p.Outcome[id], p.Points[id] = string(protocol.Win), win
+		}
+	}
+	p.GameMetadata, _ = json.Marshal(protocol.ForfeitMetadata{Forfeit: protocol.ForfeitSuspended, Suspended: suspended})
+	return p
+}

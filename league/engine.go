@@ -1,0 +1,217 @@
+package league
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
+
+	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/rs/zerolog"
+)
+
+// engine makes the league's decisions. Every method runs with Manager.mu held (the
+// Manager's handlers, timer callbacks and answers of background calls take it first);
+// each change is committed to the database, then applied in memory, then published.
+type engine struct {
+	// Set by newEngine, never changed.
+	opt     Options
+	cfg     *config.Config
+	log     zerolog.Logger
+	store   Storage
+	hub     *events.Hub
+	metrics *metrics
+	notices *notifier
+	rules   lifetime
+	// leagueID, gameType, params and scoring are the league's; games re-plays its moves.
+	leagueID, gameType string
+	params             map[string]any
+	scoring            protocol.Scoring
+	games              *game.Registry
+	// external: the league's game has no compiled-in rules (config.RulesExternal); its
+	// matches go only to referees that named it, and nothing is re-played.
+	external bool
+
+	// The league's state, guarded by Manager.mu.
+	state         string
+	firstPlayerAt time.Time
+	windowTimer   Timer
+	agents        roster
+	fx            fixtures
+	stats         statsBook
+	alarm         alarm
+	stop          shutdownState
+	// closed is set by Close: no timer is armed and no call started after it.
+	closed bool
+}
+
+func newEngine(opt Options, hub *events.Hub, mx *metrics, mu *sync.Mutex) (*engine, error) {
+	cfg := opt.Config
+	entry, ok := cfg.Game(cfg.League.GameType)
+	if !ok {
+		return nil, fmt.Errorf("game %q is not in the game registry", cfg.League.GameType)
+	}
+	maxSteps := entry.Steps()
+	if !entry.External() {
+		rules, err := opt.Games.New(cfg.League.GameType, entry.Params)
+		if err != nil {
+			return nil, fmt.Errorf("rules of %s: %w", cfg.League.GameType, err)
+		}
+		maxSteps = rules.MaxSteps()
+	}
+	e := &engine{
+		opt: opt, cfg: cfg, log: opt.Log, store: opt.Store, hub: hub, metrics: mx,
+		notices:  newNotifier(opt, mu),
+		rules:    lifetime{cfg: cfg, maxSteps: maxSteps},
+		leagueID: cfg.League.LeagueID, gameType: cfg.League.GameType, params: entry.Params, scoring: entry.Scoring,
+		games: opt.Games, external: entry.External(),
+		agents: newRoster(opt.AdminToken), fx: newFixtures(), stats: statsBook{},
+		stop: newShutdownState(),
+	}
+	e.alarm = alarm{afterFunc: opt.AfterFunc, now: opt.Now, fire: func(gen int) {
+		mu.Lock()
+		defer mu.Unlock()
+		e.wake(gen)
+	}}
+	return e, nil
+}
+
+func (e *engine) now() string { return protocol.Now(e.opt.Now()) }
+
+// load reads the whole league into memory, creating the league row if needed.
+func (e *engine) load() error {
+	l, found, err := e.store.LoadLeague(e.leagueID)
+	if err != nil {
+		return err
+	}
+	if !found {
+		cfgJSON, err := json.Marshal(e.cfg)
+		if err != nil {
+			return fmt.Errorf("create league: %w", err)
+		}
+		l = store.League{ID: e.leagueID, Status: StateRegistration, GameType: e.gameType, Seed: e.cfg.League.Seed, Config: cfgJSON}
+		if err := e.store.CreateLeague(l, e.now()); err != nil {
+			return err
+		}
+		e.state = StateRegistration
+		return nil
+	}
+	if l.GameType != e.gameType || l.Seed != e.cfg.League.Seed {
+		return fmt.Errorf("database league %q plays %s with seed %d, config says %s with seed %d", e.leagueID, l.GameType, l.Seed, e.gameType, e.cfg.League.Seed)
+	}
+	e.state = l.Status
+	if l.FirstPlayerAt != "" {
+		e.firstPlayerAt, _ = protocol.ParseTime(l.FirstPlayerAt)
+	}
+	agents, err := e.store.Agents()
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if err := e.agents.load(a); err != nil {
+			return err
+		}
+	}
+	rounds, err := e.store.Schedule()
+	if err != nil {
+		return err
+	}
+	if err := e.fx.load(rounds, e.agents.playerIDs(), e.state == StateCompleted); err != nil {
+		return err
+	}
+	if e.fx.updatedAt, err = e.store.LastReportedAt(); err != nil {
+		return err
+	}
+	// Statistics are derived data: recounted from the stored results.
+	for _, r := range rounds {
+		for _, sm := range r.Matches {
+			if sm.Result != nil {
+				e.stats.count(e.fx.matches[sm.ID], readFacts(sm.Players, sm.Result.Metadata))
+			}
+		}
+	}
+	return nil
+}
+
+// start resumes the league (Manager.Start).
+func (e *engine) start() error {
+	if err := e.resumeAfterShutdown(); err != nil {
+		return err
+	}
+	defer e.armNextDeadline(false)
+	switch e.state {
+	case StateRegistration:
+		e.armWindow()
+		return e.maybeCloseRegistration("resume")
+	case StateScheduling:
+		return e.activate()
+	case StateActive:
+		if err := e.failInFlight(); err != nil {
+			return err
+		}
+		// The process may have stopped after the last result of a round was stored but
+		// before the round was completed (or before round 1): settle completes it.
+		return e.settle()
+	}
+	return nil
+}
+
+// failInFlight marks matches that were assigned before a restart FAILED so they are
+// assigned again under the same match_id, to another referee when one is free.
+func (e *engine) failInFlight() error {
+	stale := e.fx.where((*match).inFlight)
+	if len(stale) == 0 {
+		return nil
+	}
+	ids := make([]string, len(stale))
+	for i, mt := range stale {
+		ids[i] = mt.id
+	}
+	if err := e.store.SetMatchStatus(MatchFailed, ids...); err != nil {
+		return fmt.Errorf("fail in-flight matches: %w", err)
+	}
+	for _, mt := range stale {
+		mt.status = MatchFailed
+		if mt.referee != "" {
+			mt.takenFrom(mt.referee)
+		}
+		e.log.Warn().Str("match_id", mt.id).Str("referee_id", mt.referee).Msg("match was in flight at restart: failed, to be assigned again")
+	}
+	return nil
+}
+
+// stopTimers stops the registration window and the alarm (Close).
+func (e *engine) stopTimers() {
+	if e.windowTimer != nil {
+		e.windowTimer.Stop()
+	}
+	e.alarm.stop()
+}
+
+// close ends the background calls and waits for them. It runs without Manager.mu, since
+// the calls take it to apply their answers.
+func (e *engine) close() { e.notices.close() }
+
+// auditNote records a League Manager event in the audit log, if there is one. A failure
+// is logged: the event already happened in the database.
+func (e *engine) auditNote(kind audit.Event, body map[string]any) {
+	if e.opt.Audit == nil {
+		return
+	}
+	if err := e.opt.Audit.Note(kind, body); err != nil {
+		e.log.Error().Err(err).Str("event", string(kind)).Msg("audit note")
+	}
+}
+
+// publish hands an event to the hub, which never blocks. It runs under Manager.mu, so
+// the order of events is the order of the decisions and a view read under mu carries the
+// id of the last event it reflects.
+func (e *engine) publish(typ, matchID string, data any) {
+	e.hub.Publish(typ, matchID, data)
+}

@@ -1,0 +1,118 @@
+package league
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/rs/zerolog"
+)
+
+// notifier owns the League Manager's outbound calls: each runs on a goroutine of its own
+// that ends when the call ends or when close cancels it, and close waits for all of them.
+// A call that must act on its answer takes Manager.mu (lock) to do so.
+type notifier struct {
+	client   *protocol.Client
+	log      zerolog.Logger
+	timeout  time.Duration // of a best-effort notice
+	leagueID string
+	gameType string
+	lock     sync.Locker
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newNotifier(opt Options, lock sync.Locker) *notifier {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &notifier{client: opt.Client, log: opt.Log, timeout: opt.NotifyTimeout, leagueID: opt.Config.League.LeagueID,
+		gameType: opt.Config.League.GameType, lock: lock, ctx: ctx, cancel: cancel}
+}
+
+// message builds a League Manager message to agent a, signed with a's token; mt, when
+// not nil, is the match it is about.
+func (n *notifier) message(a *agent, mt *match, messageType string, payload any) (*protocol.Message, error) {
+	msg, err := protocol.NewMessage(messageType, protocol.SenderLeagueManager, payload)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", messageType, err)
+	}
+	e := &msg.Envelope
+	e.AuthToken, e.LeagueID = a.token, n.leagueID
+	if mt != nil {
+		e.RoundID, e.MatchID, e.GameType = mt.roundID, mt.id, n.gameType
+	}
+	return msg, nil
+}
+
+// call sends msg to a with opt and returns the answer; it ends with close.
+func (n *notifier) call(ctx context.Context, a *agent, msg *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
+	opt.Peer = a.sender()
+	return n.client.Call(ctx, a.endpoint, msg, opt)
+}
+
+// send sends a best-effort notice: one attempt bounded by the notice timeout and by the
+// Manager's life. The answer does not matter (an agent that does not know the notice
+// answers UNSUPPORTED_MESSAGE); it is logged.
+func (n *notifier) send(a *agent, msg *protocol.Message) {
+	ctx, cancel := context.WithTimeout(n.ctx, n.timeout)
+	defer cancel()
+	_, err := n.call(ctx, a, msg, protocol.CallOptions{Retry: protocol.RetryPolicy{Attempts: 1}})
+	ev := n.log.Debug()
+	if err != nil && protocol.ReasonOf(err) != protocol.ReasonUnsupportedMessage {
+		ev = n.log.Info()
+	}
+	ev.Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("to", a.sender()).Str("message_type", msg.Envelope.MessageType).Msg("notice sent")
+}
+
+// goSend sends a best-effort notice in the background, then runs after (if not nil)
+// under Manager.mu.
+func (n *notifier) goSend(a *agent, msg *protocol.Message, after func()) {
+	n.wg.Go(func() {
+		n.send(a, msg)
+		if after != nil {
+			n.lock.Lock()
+			defer n.lock.Unlock()
+			after()
+		}
+	})
+}
+
+// goCall runs fn in the background; fn must end when ctx does.
+func (n *notifier) goCall(fn func(ctx context.Context)) {
+	n.wg.Go(func() { fn(n.ctx) })
+}
+
+// later runs fn under Manager.mu once d has passed, unless close comes first.
+func (n *notifier) later(d time.Duration, fn func()) {
+	n.wg.Go(func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-n.ctx.Done():
+		case <-t.C:
+			n.lock.Lock()
+			defer n.lock.Unlock()
+			fn()
+		}
+	})
+}
+
+// cancelled sends MATCH_CANCELLED to a player in the background: one attempt, a short
+// deadline, any answer accepted.
+func (n *notifier) cancelled(mt *match, pl *agent, why string) {
+	msg, err := n.message(pl, mt, protocol.MatchCancelled, map[string]string{"match_id": mt.id, "reason": why})
+	if err != nil {
+		n.log.Error().Err(err).Str("match_id", mt.id).Msg("build MATCH_CANCELLED")
+		return
+	}
+	n.goSend(pl, msg, nil)
+}
+
+// close cancels the calls in flight and waits for them.
+func (n *notifier) close() {
+	n.cancel()
+	n.wg.Wait()
+}

@@ -1,0 +1,172 @@
+package league
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
+
+	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// reportResult takes a referee's MATCH_RESULT_REPORT: checked against the match and the
+// scoring, stored exactly once, acknowledged again when repeated.
+func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error) {
+	start := time.Now()
+	env := &msg.Envelope
+	var p protocol.ResultReport
+	if err := msg.Decode(&p); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonInvalidResult, "result payload cannot be read")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.e
+	if e.stop.stopped {
+		return nil, errShuttingDown()
+	}
+	ref, err := e.agents.authenticate(env)
+	if err != nil {
+		return nil, m.refusedAuth(limitResults, env.Sender, err)
+	}
+	if ref.kind != store.KindReferee {
+		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only referees report results")
+	}
+	if err := m.rateLimit(limitResults, ref.sender(), true); err != nil {
+		return nil, err
+	}
+	mt := e.fx.matches[env.MatchID]
+	if mt == nil {
+		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", env.MatchID)
+	}
+	ack := protocol.MatchAck{MatchID: mt.id, Status: protocol.StatusAcknowledged}
+	if mt.result != nil {
+		if maps.Equal(mt.result.outcome, p.Outcome) && maps.Equal(mt.result.points, p.Points) && mt.referee == ref.id {
+			return m.matchReply(msg, protocol.MatchResultAck, mt, ack)
+		}
+		return nil, protocol.Errorf(protocol.ReasonDuplicateResult, "match %s already has a different result", mt.id)
+	}
+	if mt.referee != ref.id {
+		if mt.previousReferees[ref.id] {
+			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match %s was reassigned to another referee", mt.id)
+		}
+		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not assigned to %s", mt.id, env.Sender)
+	}
+	if e.state != StateActive || !mt.inFlight() {
+		if mt.status == MatchFailed || mt.status == MatchPending || mt.status == MatchAbandoned {
+			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match %s is no longer assigned to %s", mt.id, env.Sender)
+		}
+		return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "match %s cannot take a result now (league %s, match %s)", mt.id, e.state, mt.status)
+	}
+	if err := checkResult(env, mt, &p, e.gameType, e.scoring); err != nil {
+		return nil, err
+	}
+	if err := e.recordResult(mt, ref.id, &p); err != nil {
+		return nil, err
+	}
+	if err := e.settle(); err != nil {
+		return nil, err
+	}
+	ans, err := m.matchReply(msg, protocol.MatchResultAck, mt, ack)
+	m.metrics.resultSeconds.Observe(time.Since(start).Seconds())
+	return ans, err
+}
+
+// checkResult validates a report against the match and the game's scoring.
+func checkResult(env *protocol.Envelope, mt *match, p *protocol.ResultReport, gameType string, scoring protocol.Scoring) error {
+	invalid := func(format string, args ...any) error {
+		return protocol.Errorf(protocol.ReasonInvalidResult, format, args...)
+	}
+	if env.RoundID != "" && env.RoundID != mt.roundID {
+		return invalid("match %s belongs to round %s, not %s", mt.id, mt.roundID, env.RoundID)
+	}
+	if p.GameType != gameType || (env.GameType != "" && env.GameType != p.GameType) {
+		return invalid("game_type must be %s", gameType)
+	}
+	want := []string{mt.players[0], mt.players[1]}
+	got := slices.Clone(p.Players)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		return invalid("players must be %s and %s", mt.players[0], mt.players[1])
+	}
+	for _, id := range mt.players {
+		o, ok := p.Outcome[id]
+		if !ok {
+			return invalid("outcome of %s is missing", id)
+		}
+		pts, ok := p.Points[id]
+		if !ok {
+			return invalid("points of %s are missing", id)
+		}
+		if due := scoring.Points(protocol.Outcome(o)); pts != due {
+			return invalid("%s with outcome %s scores %d points, not %d", id, o, due, pts)
+		}
+	}
+	if len(p.Outcome) != 2 || len(p.Points) != 2 {
+		return invalid("outcome and points must name exactly the two players")
+	}
+	// A decided game, a draw, or a double forfeit (both lose).
+	a, b := protocol.Outcome(p.Outcome[mt.players[0]]), protocol.Outcome(p.Outcome[mt.players[1]])
+	if !a.Valid() || !b.Valid() || !protocol.Consistent(a, b) {
+		return invalid("outcomes %s/%s are not consistent", a, b)
+	}
+	return nil
+}
+
+// recordResult is the one route by which a match gets its result: a referee's report
+// (refereeID set) or a forfeit the League Manager decided ("" referee). It writes the
+// result, the match status and the players' violations in one transaction, then applies
+// them in memory (standings, statistics, suspensions) and publishes match_finished and
+// standings_changed. The caller settles.
+func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultReport) error {
+	next := e.fx.table.Clone()
+	if err := next.Apply(p.Outcome, p.Points); err != nil {
+		return protocol.Errorf(protocol.ReasonInvalidResult, "result does not fit the standings")
+	}
+	now := e.opt.Now()
+	facts := readFacts(mt.players, p.GameMetadata)
+	var changes []agentChange
+	var records []store.AgentChange
+	for _, id := range mt.players {
+		if n := facts.count(id); n > 0 {
+			c := addViolations(e.cfg, e.agents.players[id], n, now)
+			changes, records = append(changes, c), append(records, c.record())
+		}
+	}
+	reportedAt := protocol.Now(now)
+	res := store.Result{Outcome: p.Outcome, Points: p.Points, Metadata: p.GameMetadata, Referee: refereeID, ReportedAt: reportedAt}
+	if err := e.store.RecordResult(mt.id, MatchCompleted, res, records); err != nil {
+		return fmt.Errorf("store result: %w", err)
+	}
+	mt.status, mt.deadline = MatchCompleted, time.Time{}
+	mt.result = &resultRecord{outcome: maps.Clone(p.Outcome), points: maps.Clone(p.Points)}
+	// The match view re-plays the stored moves from now on.
+	mt.live, mt.liveMoves = nil, 0
+	e.fx.table = next
+	e.fx.updatedAt = reportedAt
+	e.stats.count(mt, facts)
+	for _, kinds := range facts.violations {
+		for kind, n := range kinds {
+			e.metrics.violations.WithLabelValues(kind).Add(float64(n))
+		}
+	}
+	for _, c := range changes {
+		e.applyChange(c)
+	}
+	if refereeID == "" {
+		e.auditNote(audit.EventResultRecorded, map[string]any{
+			"match_id": mt.id, "game_type": p.GameType, "players": p.Players,
+			"outcome": p.Outcome, "points": p.Points, "game_metadata": p.GameMetadata,
+		})
+	}
+	e.publish(events.MatchFinished, mt.id, map[string]any{
+		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,
+		"outcome": p.Outcome, "points": p.Points, "termination": protocol.ReadGameMetadata(p.GameMetadata).Ending(),
+	})
+	e.publish(events.StandingsChanged, "", map[string]any{"standings": e.fx.table.Rows()})
+	return nil
+}
