@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 func ticTacToeRecords(moves ...string) []Record {
@@ -30,7 +32,7 @@ func TestReplay(t *testing.T) {
 		}
 		steps = append(steps, step)
 	})
-	if err != nil || !final.Terminal() || final.Outcomes() != [2]Outcome{Win, Loss} || len(steps) != 5 {
+	if err != nil || !final.Terminal() || final.Outcomes() != [2]protocol.Outcome{protocol.Win, protocol.Loss} || len(steps) != 5 {
 		t.Fatalf("Replay = %v, %v (steps %v), want x to win in 5", final, err, steps)
 	}
 	tests := []struct {

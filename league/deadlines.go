@@ -167,8 +167,8 @@ func (e *engine) matchDue(mt *match, now time.Time) bool {
 // sendReminder sends RESULT_REMINDER in the background. An answer saying the referee
 // does not hold the match fails it at once.
 func (e *engine) sendReminder(mt *match, ref *agent) {
-	msg, err := e.notices.message(ref, mt, protocol.ResultReminder, map[string]any{
-		"match_id": mt.id, "attempt": mt.reminders, "reason": fmt.Sprintf("play ended and no result came within %d ms", e.cfg.Timeouts.LeagueLevel.ResultReport),
+	msg, err := e.notices.message(ref, mt, protocol.ResultReminder, protocol.Reminder{
+		MatchID: mt.id, Attempt: mt.reminders, Reason: fmt.Sprintf("play ended and no result came within %d ms", e.cfg.Timeouts.LeagueLevel.ResultReport),
 	})
 	if err != nil {
 		e.log.Error().Err(err).Str("match_id", mt.id).Msg("build RESULT_REMINDER")
@@ -184,10 +184,7 @@ func (e *engine) sendReminder(mt *match, ref *agent) {
 			log.Info().Err(err).Msg("result reminder not answered")
 			return
 		}
-		var ack struct {
-			Phase  string `json:"phase"`
-			Resent bool   `json:"resent"`
-		}
+		var ack protocol.ReminderAck
 		_ = ans.Decode(&ack)
 		log.Info().Str("phase", ack.Phase).Bool("resent", ack.Resent).Msg("result reminder answered")
 		if ack.Phase != protocol.PhaseUnknown {
@@ -262,7 +259,7 @@ func (e *engine) cancelAtReferee(mt *match, ref *agent, why string, hold bool) {
 	if e.closed || !ref.has(protocol.FeatureMatchCancellation) {
 		return
 	}
-	msg, err := e.notices.message(ref, mt, protocol.MatchCancelled, map[string]string{"match_id": mt.id, "reason": why})
+	msg, err := e.notices.message(ref, mt, protocol.MatchCancelled, protocol.Cancellation{MatchID: mt.id, Reason: why})
 	if err != nil {
 		e.log.Error().Err(err).Str("match_id", mt.id).Msg("build MATCH_CANCELLED")
 		return

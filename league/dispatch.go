@@ -9,23 +9,6 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// assignmentPayload is the MATCH_ASSIGNMENT payload.
-type assignmentPayload struct {
-	MatchID          string            `json:"match_id"`
-	RoundID          string            `json:"round_id"`
-	GameType         string            `json:"game_type"`
-	Players          [2]string         `json:"players"`
-	PlayerEndpoints  map[string]string `json:"player_endpoints"`
-	MatchSeed        int64             `json:"match_seed"`
-	MatchCredentials map[string]string `json:"match_credentials"`
-	GameParams       map[string]any    `json:"game_params"`
-	Scoring          map[string]int    `json:"scoring"`
-	Deadlines        map[string]int    `json:"deadlines"`
-	// IllegalMovePolicy and Penalties make the league's rules the referee's rules.
-	IllegalMovePolicy string         `json:"illegal_move_policy"`
-	Penalties         map[string]int `json:"penalties"`
-}
-
 // dispatch offers every pending or failed match of the active round to an available
 // referee that supports the game, least loaded first. Only settle calls it.
 func (e *engine) dispatch() {
@@ -103,16 +86,17 @@ func (e *engine) assign(mt *match, ref *agent) error {
 
 func (e *engine) assignmentMessage(mt *match, ref *agent) (*protocol.Message, error) {
 	ml := e.cfg.Timeouts.MatchLevel
-	p := assignmentPayload{
-		MatchID: mt.id, RoundID: mt.roundID, GameType: e.gameType, Players: mt.players,
+	scoring := e.scoring
+	p := protocol.Assignment{
+		MatchID: mt.id, RoundID: mt.roundID, GameType: e.gameType, Players: mt.players[:],
 		PlayerEndpoints:   map[string]string{},
 		MatchSeed:         mt.seed,
 		MatchCredentials:  map[string]string{},
 		GameParams:        e.params,
-		Scoring:           map[string]int{"win": e.scoring.Win, "draw": e.scoring.Draw, "loss": e.scoring.Loss},
-		Deadlines:         map[string]int{"join_ack_ms": ml.GameJoinAck, "move_ms": ml.MoveResponse},
+		Scoring:           &scoring,
+		Deadlines:         &protocol.Deadlines{JoinAckMS: ml.GameJoinAck, MoveMS: ml.MoveResponse},
 		IllegalMovePolicy: e.cfg.IllegalMovePolicy,
-		Penalties:         map[string]int{"move_warnings": ml.MoveWarnings, "forced_moves": ml.ForcedMoves},
+		Penalties:         &protocol.Penalties{MoveWarnings: ml.MoveWarnings, ForcedMoves: ml.ForcedMoves},
 	}
 	if p.GameParams == nil {
 		p.GameParams = map[string]any{}
@@ -135,10 +119,8 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 		return
 	}
 	if err == nil {
-		var ack struct {
-			Status string `json:"status"`
-		}
-		if ans.Decode(&ack) == nil && ack.Status == "acknowledged" {
+		var ack protocol.MatchAck
+		if ans.Decode(&ack) == nil && ack.Status == protocol.StatusAcknowledged {
 			if mt.status == MatchAssigned {
 				e.setMatchStatus(mt, MatchInProgress)
 			}

@@ -51,25 +51,23 @@ func (m *Manager) hasStopped() bool {
 	return m.e.stop.stopped
 }
 
+// registration is what a registration asks, from either kind of request.
 type registration struct {
-	RefereeID            string   `json:"referee_id"`
-	PlayerID             string   `json:"player_id"`
-	EndpointURL          string   `json:"endpoint_url"`
-	GameTypes            []string `json:"game_types"`
-	MaxConcurrentMatches int      `json:"max_concurrent_matches"`
-	DisplayName          string   `json:"display_name"`
-	Features             []string `json:"features"`
+	id, endpoint, displayName string
+	games, features           []string
+	maxMatches                int
 }
 
-type registrationAnswer struct {
-	Status              string   `json:"status"`
-	AuthToken           string   `json:"auth_token"`
-	LeagueID            string   `json:"league_id"`
-	RefereeID           string   `json:"referee_id,omitempty"`
-	PlayerID            string   `json:"player_id,omitempty"`
-	Features            []string `json:"features"`
-	HeartbeatIntervalMS int      `json:"heartbeat_interval_ms,omitempty"`
-	LeaseMS             int      `json:"lease_ms,omitempty"`
+// decodeRegistration reads a registration of an agent of kind.
+func decodeRegistration(msg *protocol.Message, kind string) (registration, error) {
+	if kind == store.KindReferee {
+		var p protocol.RefereeRegistration
+		err := msg.Decode(&p)
+		return registration{id: p.RefereeID, endpoint: p.EndpointURL, displayName: p.DisplayName, games: p.GameTypes, features: p.Features, maxMatches: p.MaxConcurrentMatches}, err
+	}
+	var p protocol.PlayerRegistration
+	err := msg.Decode(&p)
+	return registration{id: p.PlayerID, endpoint: p.EndpointURL, displayName: p.DisplayName, games: p.GameTypes, features: p.Features}, err
 }
 
 // register takes REGISTER_REFEREE_REQUEST and REGISTER_PLAYER_REQUEST. A retried
@@ -88,7 +86,7 @@ func (m *Manager) register(msg *protocol.Message) (*protocol.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans := registrationAnswer{Status: "registered", AuthToken: a.token, LeagueID: m.leagueID, Features: Features}
+	ans := protocol.RegistrationAnswer{Status: protocol.StatusRegistered, AuthToken: a.token, LeagueID: m.leagueID, Features: Features}
 	if kind == store.KindReferee {
 		lease := m.e.cfg.Timeouts.LeagueLevel
 		ans.RefereeID, ans.HeartbeatIntervalMS, ans.LeaseMS = a.id, lease.HeartbeatIntervalMS, lease.LeaseMS
@@ -101,13 +99,13 @@ func (m *Manager) register(msg *protocol.Message) (*protocol.Message, error) {
 // admit checks a registration, stores a new agent and counts it in; it returns the
 // agent, new or registered before by the same conversation.
 func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
-	var p registration
-	if err := msg.Decode(&p); err != nil {
+	p, err := decodeRegistration(msg, kind)
+	if err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid registration payload")
 	}
-	id, sender := p.PlayerID, protocol.PlayerSender(p.PlayerID)
+	id, sender := p.id, protocol.PlayerSender(p.id)
 	if kind == store.KindReferee {
-		id, sender = p.RefereeID, protocol.RefereeSender(p.RefereeID)
+		sender = protocol.RefereeSender(p.id)
 	}
 	if msg.Envelope.Sender != sender {
 		return nil, protocol.Errorf(protocol.ReasonSenderMismatch, "sender %s does not match %s_id %q", msg.Envelope.Sender, kind, id)
@@ -128,19 +126,19 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 		group = e.agents.referees
 	}
 	if a := group[id]; a != nil {
-		if a.conversationID == msg.Envelope.ConversationID && a.endpoint == p.EndpointURL {
+		if a.conversationID == msg.Envelope.ConversationID && a.endpoint == p.endpoint {
 			return a, nil
 		}
 		return nil, protocol.Errorf(protocol.ReasonDuplicateRegistration, "%s %q is already registered", a.kind, a.id)
 	}
-	a := &agent{id: id, kind: kind, token: uuid.NewString(), endpoint: p.EndpointURL, status: AgentRegistered,
-		conversationID: msg.Envelope.ConversationID, features: features(p.Features), registeredAt: e.now()}
+	a := &agent{id: id, kind: kind, token: uuid.NewString(), endpoint: p.endpoint, status: AgentRegistered,
+		conversationID: msg.Envelope.ConversationID, features: features(p.features), registeredAt: e.now()}
 	if err := m.admissible(a, &p); err != nil {
 		return nil, err
 	}
 	first := kind == store.KindPlayer && e.firstPlayerAt.IsZero()
 	rec := a.record()
-	rec.DisplayName = p.DisplayName
+	rec.DisplayName = p.displayName
 	if err := e.store.AddAgent(m.leagueID, rec, first); err != nil {
 		return nil, err
 	}
@@ -169,7 +167,7 @@ func (m *Manager) admissible(a *agent, p *registration) error {
 		if len(e.agents.referees) == 0 {
 			return protocol.Errorf(protocol.ReasonNoRefereeRegistered, "no referee is registered yet; retry later")
 		}
-		if len(p.GameTypes) > 0 && !slices.Contains(p.GameTypes, e.gameType) {
+		if len(p.games) > 0 && !slices.Contains(p.games, e.gameType) {
 			return protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s, which the player does not play", e.gameType)
 		}
 		return nil
@@ -180,7 +178,7 @@ func (m *Manager) admissible(a *agent, p *registration) error {
 	if len(e.agents.referees) >= e.cfg.Registration.MaxReferees {
 		return protocol.Errorf(protocol.ReasonRegistrationClosed, "the league has its maximum of %d referees", e.cfg.Registration.MaxReferees)
 	}
-	a.games = p.GameTypes
+	a.games = p.games
 	if len(a.games) == 0 {
 		if e.external {
 			// Only a referee that knows the game can play it: none is assumed to.
@@ -191,7 +189,7 @@ func (m *Manager) admissible(a *agent, p *registration) error {
 	if !slices.Contains(a.games, e.gameType) {
 		return protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s, which the referee does not support", e.gameType)
 	}
-	a.maxMatches = p.MaxConcurrentMatches
+	a.maxMatches = p.maxMatches
 	if a.maxMatches == 0 {
 		a.maxMatches = e.cfg.Referees.MaxConcurrentMatches
 	}
@@ -220,8 +218,8 @@ func (m *Manager) agentReady(msg *protocol.Message) (*protocol.Message, error) {
 			return nil, err
 		}
 	}
-	return m.reply(msg, protocol.AgentReadyResponse, map[string]string{
-		"status": "acknowledged", "agent_id": a.id, "agent_type": a.kind, "agent_state": a.status,
+	return m.reply(msg, protocol.AgentReadyResponse, protocol.AgentReadyAnswer{
+		Status: protocol.StatusAcknowledged, AgentID: a.id, AgentType: a.kind, AgentState: a.status,
 	})
 }
 
@@ -309,14 +307,9 @@ func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
 	})
 }
 
-type heartbeat struct {
-	ActiveMatches []string                 `json:"active_matches"`
-	MatchProgress []protocol.MatchProgress `json:"match_progress"`
-}
-
 // heartbeat renews a referee's lease and brings a lost referee back.
 func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
-	var p heartbeat
+	var p protocol.Heartbeat
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid heartbeat payload")
 	}
@@ -343,16 +336,7 @@ func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 		}
 	}
 	log.Str("conversation_id", msg.Envelope.ConversationID).Str("referee_id", ref.id).Int("active_matches", len(p.ActiveMatches)).Msg("heartbeat: lease renewed")
-	return m.reply(msg, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": e.cfg.Timeouts.LeagueLevel.LeaseMS})
-}
-
-// matchInfo is the MATCH_INFO payload. RefereeID is nil when no referee holds the match.
-type matchInfo struct {
-	MatchID   string    `json:"match_id"`
-	RoundID   string    `json:"round_id"`
-	Players   [2]string `json:"players"`
-	RefereeID *string   `json:"referee_id"`
-	Status    string    `json:"status"`
+	return m.reply(msg, protocol.HeartbeatResponse, protocol.HeartbeatAnswer{Status: protocol.StatusAcknowledged, LeaseMS: e.cfg.Timeouts.LeagueLevel.LeaseMS})
 }
 
 // queryMatch answers QUERY_MATCH: a player confirms which referee holds one of its
@@ -360,9 +344,7 @@ type matchInfo struct {
 // match's own players learn anything about it.
 func (m *Manager) queryMatch(msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
-	var p struct {
-		MatchID string `json:"match_id"`
-	}
+	var p protocol.MatchQuery
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid QUERY_MATCH payload")
 	}
@@ -387,7 +369,7 @@ func (m *Manager) queryMatch(msg *protocol.Message) (*protocol.Message, error) {
 	if mt.players[0] != pl.id && mt.players[1] != pl.id {
 		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "%s is not a player of match %s", env.Sender, mt.id)
 	}
-	info := matchInfo{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players, Status: mt.status}
+	info := protocol.MatchDetails{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players[:], Status: mt.status}
 	// A referee holds the match only while it is assigned: a match sent back to the pool
 	// keeps its former referee in mt.referee.
 	if mt.inFlight() {

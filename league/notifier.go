@@ -103,7 +103,7 @@ func (n *notifier) later(d time.Duration, fn func()) {
 // cancelled sends MATCH_CANCELLED to a player in the background: one attempt, a short
 // deadline, any answer accepted.
 func (n *notifier) cancelled(mt *match, pl *agent, why string) {
-	msg, err := n.message(pl, mt, protocol.MatchCancelled, map[string]string{"match_id": mt.id, "reason": why})
+	msg, err := n.message(pl, mt, protocol.MatchCancelled, protocol.Cancellation{MatchID: mt.id, Reason: why})
 	if err != nil {
 		n.log.Error().Err(err).Str("match_id", mt.id).Msg("build MATCH_CANCELLED")
 		return

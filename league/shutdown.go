@@ -82,7 +82,7 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	// Every registered agent gets LEAGUE_SHUTDOWN with its own token (our agents require
 	// it once signed_assignments was announced).
 	for _, a := range e.agents.all() {
-		msg, err := e.notices.message(a, nil, protocol.LeagueShutdown, map[string]string{"reason": reason, "league_id": m.leagueID})
+		msg, err := e.notices.message(a, nil, protocol.LeagueShutdown, protocol.Shutdown{LeagueID: m.leagueID, Reason: reason})
 		if err != nil {
 			m.mu.Unlock()
 			return err

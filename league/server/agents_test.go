@@ -54,7 +54,7 @@ func TestLeagueWithRealAgents(t *testing.T) {
 		id := fmt.Sprintf("ref%d", i)
 		log := &syncBuffer{}
 		ref, err := referee.New(referee.Config{ID: id, Addr: "127.0.0.1:0", LeagueURL: lm.url, Stdout: io.Discard,
-			Penalties: referee.Penalties{MoveWarnings: 1, ForcedMoves: 1}}, zerolog.New(log))
+			Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1}}, zerolog.New(log))
 		if err != nil {
 			t.Fatal(err)
 		}
