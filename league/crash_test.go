@@ -22,7 +22,7 @@ func (h *harness) inFlight() map[string]flight {
 	out := map[string]flight{}
 	_, ms := h.round()
 	for _, mt := range ms {
-		if mt.Status == MatchAssigned || mt.Status == MatchInProgress {
+		if mt.Status == protocol.MatchStateAssigned || mt.Status == protocol.MatchStateInProgress {
 			out[mt.ID] = flight{mt.Referee, h.assignments(mt.ID)}
 		}
 	}
@@ -91,7 +91,7 @@ func TestCrashRecovery(t *testing.T) {
 			moved := 0
 			for id, f := range flying {
 				got := l.match(id)
-				if got.Status != MatchInProgress || l.assignments(id) != f.assignments+1 {
+				if got.Status != protocol.MatchStateInProgress || l.assignments(id) != f.assignments+1 {
 					t.Errorf("match %s in flight at the crash: %+v assigned %d times, want in progress, assigned once more", id, got, l.assignments(id))
 				}
 				if got.Referee == f.referee {

@@ -129,7 +129,7 @@ func (e *engine) applyProgress(ref *agent, entries []protocol.MatchProgress) {
 		if mt == nil {
 			continue
 		}
-		if mt.referee != ref.id || !(mt.inFlight() || mt.status == MatchCompleted) {
+		if mt.referee != ref.id || !(mt.inFlight() || mt.status == protocol.MatchStateCompleted) {
 			// Taken from ref (or abandoned): the first MATCH_CANCELLED may have been lost.
 			e.cancelAtReferee(mt, ref, "the match was taken from this referee", false)
 			continue
@@ -212,9 +212,9 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 	}
 	status := func(mt *match) string {
 		if counts && mt.failures+1 >= e.cfg.Retries.MaxMatchAttempts {
-			return MatchAbandoned
+			return protocol.MatchStateAbandoned
 		}
-		return MatchFailed
+		return protocol.MatchStateFailed
 	}
 	if err := e.store.FailMatches(failures(list, status), counts); err != nil {
 		e.log.Error().Err(err).Str("why", why).Msg("fail matches")
@@ -234,7 +234,7 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 		}
 		e.auditNote(audit.EventMatchFailed, note)
 		notice := why + "; the match is assigned again"
-		if st == MatchAbandoned {
+		if st == protocol.MatchStateAbandoned {
 			notice = why + "; the match is abandoned"
 			e.log.Error().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match abandoned: it failed retries.max_match_attempts times")
 			e.auditNote(audit.EventMatchAbandoned, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
@@ -243,7 +243,7 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 			e.log.Warn().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match failed; it is assigned again")
 		}
 		if ref := e.agents.referees[mt.referee]; ref != nil {
-			e.cancelAtReferee(mt, ref, notice, st == MatchFailed)
+			e.cancelAtReferee(mt, ref, notice, st == protocol.MatchStateFailed)
 		}
 		for _, id := range mt.players {
 			if pl := e.agents.players[id]; !e.closed && pl.has(protocol.FeatureMatchCancellation) {

@@ -102,7 +102,7 @@ func (e *engine) reinstateDue(now time.Time) bool {
 func (e *engine) forfeitSuspended() bool {
 	recorded := false
 	for _, mt := range e.fx.active().matches {
-		if mt.status != MatchPending && mt.status != MatchFailed {
+		if mt.status != protocol.MatchStatePending && mt.status != protocol.MatchStateFailed {
 			continue
 		}
 		var suspended []string

@@ -22,7 +22,7 @@ func (e *engine) dispatch() {
 		loads[mt.referee]++
 	}
 	for _, mt := range r.matches {
-		if (mt.status != MatchPending && mt.status != MatchFailed) || mt.cancelling {
+		if (mt.status != protocol.MatchStatePending && mt.status != protocol.MatchStateFailed) || mt.cancelling {
 			continue
 		}
 		var best *agent
@@ -56,13 +56,13 @@ func (e *engine) assign(mt *match, ref *agent) error {
 	if err != nil {
 		return err
 	}
-	if err := e.store.AssignMatch(mt.id, ref.id, MatchAssigned, now); err != nil {
+	if err := e.store.AssignMatch(mt.id, ref.id, protocol.MatchStateAssigned, now); err != nil {
 		return err
 	}
 	if mt.referee != "" && mt.referee != ref.id {
 		mt.previousReferees[mt.referee] = true
 	}
-	mt.status, mt.referee, mt.assignedAt = MatchAssigned, ref.id, now
+	mt.status, mt.referee, mt.assignedAt = protocol.MatchStateAssigned, ref.id, now
 	// The referee plays the match from its start: moves from an earlier run are gone.
 	mt.live, mt.liveMoves = nil, 0
 	mt.progress, mt.reminders = progress{since: e.opt.Now()}, 0
@@ -121,8 +121,8 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 	if err == nil {
 		var ack protocol.MatchAck
 		if ans.Decode(&ack) == nil && ack.Status == protocol.StatusAcknowledged {
-			if mt.status == MatchAssigned {
-				e.setMatchStatus(mt, MatchInProgress)
+			if mt.status == protocol.MatchStateAssigned {
+				e.setMatchStatus(mt, protocol.MatchStateInProgress)
 			}
 			return
 		}
@@ -135,7 +135,7 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 		mt.refusedBy = map[string]bool{}
 	}
 	mt.refusedBy[ref.id] = true
-	e.setMatchStatus(mt, MatchPending)
+	e.setMatchStatus(mt, protocol.MatchStatePending)
 	mt.deadline = time.Time{}
 	if undelivered(err) {
 		e.metrics.timeouts.WithLabelValues("assignment").Inc()

@@ -173,11 +173,11 @@ func (e *engine) failInFlight() error {
 	for i, mt := range stale {
 		ids[i] = mt.id
 	}
-	if err := e.store.SetMatchStatus(MatchFailed, ids...); err != nil {
+	if err := e.store.SetMatchStatus(protocol.MatchStateFailed, ids...); err != nil {
 		return fmt.Errorf("fail in-flight matches: %w", err)
 	}
 	for _, mt := range stale {
-		mt.status = MatchFailed
+		mt.status = protocol.MatchStateFailed
 		if mt.referee != "" {
 			mt.takenFrom(mt.referee)
 		}

@@ -59,7 +59,7 @@ func TestExternalGameLeague(t *testing.T) {
 			_, all := h.round()
 			ms = ms[:0]
 			for _, mt := range all {
-				if mt.Status == MatchInProgress {
+				if mt.Status == protocol.MatchStateInProgress {
 					ms = append(ms, mt)
 				}
 			}

@@ -207,7 +207,7 @@ func (l *testLeague) playOut() {
 		var ms []liveMatch
 		waitFor(l.t, "matches in progress", func() bool {
 			_, all := l.round()
-			ms = slices.DeleteFunc(all, func(mt liveMatch) bool { return mt.Status != MatchInProgress })
+			ms = slices.DeleteFunc(all, func(mt liveMatch) bool { return mt.Status != protocol.MatchStateInProgress })
 			return len(ms) > 0 || l.m.State() != StateActive
 		})
 		for _, mt := range ms {

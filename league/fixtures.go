@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // fixtures are the schedule, the matches and the live standings in memory. They are part
@@ -125,7 +126,7 @@ func (f *fixtures) where(keep func(*match) bool) []*match {
 // counts counts the matches by status, every status present.
 func (f *fixtures) counts() map[string]int {
 	out := map[string]int{}
-	for _, st := range []string{MatchPending, MatchAssigned, MatchInProgress, MatchCompleted, MatchFailed, MatchCancelled, MatchAbandoned} {
+	for _, st := range []string{protocol.MatchStatePending, protocol.MatchStateAssigned, protocol.MatchStateInProgress, protocol.MatchStateCompleted, protocol.MatchStateFailed, protocol.MatchStateCancelled, protocol.MatchStateAbandoned} {
 		out[st] = 0
 	}
 	for _, mt := range f.matches {

@@ -388,7 +388,7 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 func (h *harness) settle() {
 	h.t.Helper()
 	waitFor(h.t, "assignments to be delivered", func() bool {
-		return h.m.Status().MatchesByStatus[MatchAssigned] == 0
+		return h.m.Status().MatchesByStatus[protocol.MatchStateAssigned] == 0
 	})
 }
 

@@ -102,7 +102,7 @@ func TestLeaseExpiryReassignsMatches(t *testing.T) {
 	clock.Advance(5 * time.Second)
 	h.ok(heartbeatMsg(t, "ref1", l.refTokens["ref1"], first.ID))
 	clock.Advance(5 * time.Second)
-	if mt := h.match(first.ID); mt.Referee != "ref1" || mt.Status != MatchInProgress || h.agentStatus("referee", "ref1").Lost {
+	if mt := h.match(first.ID); mt.Referee != "ref1" || mt.Status != protocol.MatchStateInProgress || h.agentStatus("referee", "ref1").Lost {
 		t.Fatalf("10 s after the first heartbeat, 5 s after the second: %+v, want it still at ref1", mt)
 	}
 
@@ -112,7 +112,7 @@ func TestLeaseExpiryReassignsMatches(t *testing.T) {
 	}
 	h.settle()
 	moved := h.match(first.ID)
-	if moved.Referee != "ref2" || moved.Status != MatchInProgress {
+	if moved.Referee != "ref2" || moved.Status != protocol.MatchStateInProgress {
 		t.Fatalf("after the lease: %+v, want the match in progress at ref2", moved)
 	}
 	l.refs["ref2"].assignment(t, first.ID)
@@ -165,13 +165,13 @@ func TestResultDeadlineReassignsMatches(t *testing.T) {
 	}
 
 	clock.Advance(deadline - time.Millisecond)
-	if got := h.match(mt.ID); got.Status != MatchInProgress || got.Referee != "ref1" || h.agentStatus("referee", "ref1").Lost {
+	if got := h.match(mt.ID); got.Status != protocol.MatchStateInProgress || got.Referee != "ref1" || h.agentStatus("referee", "ref1").Lost {
 		t.Fatalf("just before result_report_ms: %+v, want it still in progress at ref1", got)
 	}
 	clock.Advance(time.Millisecond)
 	h.settle()
 	moved := h.match(mt.ID)
-	if moved.Referee != "ref2" || moved.Status != MatchInProgress {
+	if moved.Referee != "ref2" || moved.Status != protocol.MatchStateInProgress {
 		t.Fatalf("after result_report_ms: %+v, want it in progress at ref2", moved)
 	}
 	if h.agentStatus("referee", "ref1").Lost {

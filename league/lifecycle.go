@@ -63,7 +63,7 @@ func (e *engine) closeRegistration(why string) error {
 	for _, r := range sched.Rounds {
 		sr := store.Round{ID: r.ID, Number: r.Number, Cycle: r.Cycle, Status: store.RoundPending, Bye: r.Bye}
 		for _, mt := range r.Matches {
-			sr.Matches = append(sr.Matches, store.Match{ID: mt.ID, RoundID: r.ID, Status: MatchPending, Players: mt.Players, Seed: mt.Seed, Index: mt.Index})
+			sr.Matches = append(sr.Matches, store.Match{ID: mt.ID, RoundID: r.ID, Status: protocol.MatchStatePending, Players: mt.Players, Seed: mt.Seed, Index: mt.Index})
 		}
 		rounds = append(rounds, sr)
 	}

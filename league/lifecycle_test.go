@@ -104,7 +104,7 @@ func TestLifecycleVisibleInStatus(t *testing.T) {
 		}
 	}
 	s = getStatus(t, h, web.URL)
-	if s.State != StateCompleted || s.MatchesByStatus[MatchCompleted] != 3 || s.CurrentRound != 3 {
+	if s.State != StateCompleted || s.MatchesByStatus[protocol.MatchStateCompleted] != 3 || s.CurrentRound != 3 {
 		t.Fatalf("final status %+v, want COMPLETED with 3 completed matches", s)
 	}
 	p := decodeStandings(t, h.ok(standingsQuery(t, "player:p1", l.playerTokens["p1"], "")))
@@ -424,7 +424,7 @@ func checkDatabase(t *testing.T, h *harness, players []string, sched schedule.Sc
 				t.Fatal(err)
 			}
 			_, reported := results[mt.ID]
-			if (status == MatchCompleted) != reported {
+			if (status == protocol.MatchStateCompleted) != reported {
 				t.Errorf("match %s status %s, reported %v", mt.ID, status, reported)
 			}
 		}
@@ -607,7 +607,7 @@ func TestRejectedAssignmentIsStale(t *testing.T) {
 	l.refs["ref1"].setReject(true)
 	l.start()
 	_, ms := h.round()
-	waitFor(t, "the rejected match to return to the pool", func() bool { return h.match(ms[0].ID).Status == MatchPending })
+	waitFor(t, "the rejected match to return to the pool", func() bool { return h.match(ms[0].ID).Status == protocol.MatchStatePending })
 	mt := h.match(ms[0].ID)
 	h.unchanged("report of a rejected match", func() {
 		h.refused(h.report("ref1", l.refTokens["ref1"], mt, decided(mt, 0)), protocol.ReasonStaleAssignment)
@@ -709,7 +709,7 @@ func TestUnavailableRefereeDoesNotStallTheLeague(t *testing.T) {
 			_, ms := h.round()
 			waitFor(t, "the match to reach ref2", func() bool {
 				mt := h.match(ms[0].ID)
-				return mt.Referee == "ref2" && mt.Status == MatchInProgress
+				return mt.Referee == "ref2" && mt.Status == protocol.MatchStateInProgress
 			})
 			l.refs["ref2"].assignment(t, ms[0].ID)
 			// ref1 had the match once: a report from it is stale.

@@ -88,7 +88,7 @@ func TestLongMatchWithProgressNeverFails(t *testing.T) {
 		step++
 		l.ok(progressBeat(t, ref, token, mt.ID, step, protocol.PhasePlaying))
 	}
-	if got := l.match(mt.ID); got.Referee != ref || got.Status != MatchInProgress {
+	if got := l.match(mt.ID); got.Referee != ref || got.Status != protocol.MatchStateInProgress {
 		t.Fatalf("after two hours of steady progress: %+v, want it still in progress at %s", got, ref)
 	}
 	if n := auditEvents(t, l.harness, "MATCH_FAILED"); n != 0 {
@@ -103,11 +103,14 @@ func TestLongMatchWithProgressNeverFails(t *testing.T) {
 		clock.Advance(20 * time.Second)
 		l.ok(progressBeat(t, ref, token, mt.ID, step, protocol.PhasePlaying))
 	}
-	if got := l.match(mt.ID); got.Referee != ref || got.Status != MatchInProgress {
+	if got := l.match(mt.ID); got.Referee != ref || got.Status != protocol.MatchStateInProgress {
 		t.Fatalf("%s after the last step: %+v, want it still at %s", clock.Now().Sub(stalled), got, ref)
 	}
 	clock.Advance(stalled.Add(gap).Sub(clock.Now()))
-	waitFor(t, "the match at "+other, func() bool { m := l.match(mt.ID); return m.Referee == other && m.Status == MatchInProgress })
+	waitFor(t, "the match at "+other, func() bool {
+		m := l.match(mt.ID)
+		return m.Referee == other && m.Status == protocol.MatchStateInProgress
+	})
 	cancels := l.refs[ref].received(protocol.MatchCancelled)
 	if len(cancels) != 1 || cancels[0].Envelope.AuthToken != token || cancels[0].Envelope.MatchID != mt.ID {
 		t.Fatalf("MATCH_CANCELLED at %s: %d, want one with its own token", ref, len(cancels))
@@ -155,7 +158,7 @@ func TestResultRemindersThenFailed(t *testing.T) {
 			if err := r.Decode(&p); err != nil || p.MatchID != mt.ID || p.Attempt != i || r.Envelope.AuthToken != token {
 				t.Fatalf("reminder %d: %s (token ok %v), want match %s attempt %d", i, r.Payload, r.Envelope.AuthToken == token, mt.ID, i)
 			}
-			if got := l.match(mt.ID); got.Status != MatchInProgress || got.Referee != ref {
+			if got := l.match(mt.ID); got.Status != protocol.MatchStateInProgress || got.Referee != ref {
 				t.Fatalf("after reminder %d: %+v, want it still at %s", i, got, ref)
 			}
 		}
@@ -226,7 +229,7 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 	clock.Advance(lease)
 	waitFor(t, "the match at the other referee", func() bool {
 		m := l.match(mt.ID)
-		return m.Referee != first && m.Status == MatchInProgress
+		return m.Referee != first && m.Status == protocol.MatchStateInProgress
 	})
 
 	// A restart fails the match in flight without counting it.
@@ -240,12 +243,12 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 	// Failure 2: no progress at all from the referee that has it now.
 	l.ok(progressBeat(t, second, l.refTokens[second], mt.ID, 0, protocol.PhaseJoining))
 	clock.Advance(lease)
-	waitFor(t, "the match abandoned", func() bool { return l.match(mt.ID).Status == MatchAbandoned })
+	waitFor(t, "the match abandoned", func() bool { return l.match(mt.ID).Status == protocol.MatchStateAbandoned })
 	if got := l.m.State(); got != StateCompleted {
 		t.Fatalf("state %s, want %s: the abandoned match completes its round", got, StateCompleted)
 	}
-	if st := l.m.Status(); st.MatchesByStatus[MatchAbandoned] != 1 || len(st.Abandoned) != 1 || st.Abandoned[0].MatchID != mt.ID || st.Abandoned[0].Failures != 2 {
-		t.Errorf("/status: %d abandoned, list %+v, want match %s with 2 failures", st.MatchesByStatus[MatchAbandoned], st.Abandoned, mt.ID)
+	if st := l.m.Status(); st.MatchesByStatus[protocol.MatchStateAbandoned] != 1 || len(st.Abandoned) != 1 || st.Abandoned[0].MatchID != mt.ID || st.Abandoned[0].Failures != 2 {
+		t.Errorf("/status: %d abandoned, list %+v, want match %s with 2 failures", st.MatchesByStatus[protocol.MatchStateAbandoned], st.Abandoned, mt.ID)
 	}
 	if v, err := l.m.LeagueView(); err != nil || len(v.Abandoned) != 1 || v.Abandoned[0].MatchID != mt.ID {
 		t.Errorf("dashboard view: %+v (%v), want the abandoned match listed", v.Abandoned, err)
@@ -292,6 +295,6 @@ func (l *testLeague) waitReassigned() {
 	l.t.Helper()
 	l.settle()
 	waitFor(l.t, "the match assigned again after the restart", func() bool {
-		return l.m.Status().MatchesByStatus[MatchInProgress] == 1
+		return l.m.Status().MatchesByStatus[protocol.MatchStateInProgress] == 1
 	})
 }

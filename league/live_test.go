@@ -221,7 +221,7 @@ func TestMatchViews(t *testing.T) {
 		h.ok(h.moveEventMsg(mt.Referee, l.refTokens[mt.Referee], mt, i+1, mt.Players[i%2], moves[i], views[i]))
 	}
 	running := view(mt.ID)
-	if running.Status != MatchInProgress || running.Referee != mt.Referee || running.Outcome != nil || running.LastEventID != h.m.hub.LastID() {
+	if running.Status != protocol.MatchStateInProgress || running.Referee != mt.Referee || running.Outcome != nil || running.LastEventID != h.m.hub.LastID() {
 		t.Errorf("running match view %+v", running)
 	}
 	if got, want := stepsOf(t, running.Steps), wantSteps(t, mt.Players, moves[:3], views[:3]); got != want {
@@ -251,7 +251,7 @@ func TestMatchViews(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := view(tc.mt.ID)
 			want := decided(tc.mt, tc.winner)
-			if v.Status != MatchCompleted || v.Termination != tc.termination || !maps.Equal(v.Outcome, want.Outcome) || !maps.Equal(v.Points, want.Points) {
+			if v.Status != protocol.MatchStateCompleted || v.Termination != tc.termination || !maps.Equal(v.Outcome, want.Outcome) || !maps.Equal(v.Points, want.Points) {
 				t.Errorf("finished match view %+v", v)
 			}
 			if got := stepsOf(t, v.Steps); got != tc.steps {
@@ -267,7 +267,7 @@ func TestMatchViews(t *testing.T) {
 	h.m.mu.Lock()
 	pending = h.m.e.fx.rounds[len(h.m.e.fx.rounds)-1].matches[0].id
 	h.m.mu.Unlock()
-	if v := view(pending); v.Status != MatchPending || len(v.Steps) != 0 || !reflect.DeepEqual(asJSON(t, v.Initial), empty) {
+	if v := view(pending); v.Status != protocol.MatchStatePending || len(v.Steps) != 0 || !reflect.DeepEqual(asJSON(t, v.Initial), empty) {
 		t.Errorf("pending match view %+v", v)
 	}
 	if _, err := h.m.MatchView("r09-m09-000000000000"); !errors.Is(err, web.ErrNotFound) {
@@ -336,10 +336,10 @@ func TestLeagueView(t *testing.T) {
 		t.Fatalf("round %+v", v.Round)
 	}
 	first := v.Round.Matches[0]
-	if first.MatchID != ms[0].ID || first.Status != MatchCompleted || first.Referee != ms[0].Referee || !maps.Equal(first.Outcome, decided(ms[0], 0).Outcome) {
+	if first.MatchID != ms[0].ID || first.Status != protocol.MatchStateCompleted || first.Referee != ms[0].Referee || !maps.Equal(first.Outcome, decided(ms[0], 0).Outcome) {
 		t.Errorf("first match %+v", first)
 	}
-	if second := v.Round.Matches[1]; second.Status != MatchInProgress || second.Outcome != nil {
+	if second := v.Round.Matches[1]; second.Status != protocol.MatchStateInProgress || second.Outcome != nil {
 		t.Errorf("second match %+v", second)
 	}
 }

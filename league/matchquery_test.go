@@ -62,13 +62,13 @@ func TestQueryMatchAnswersThePlayersOfTheMatch(t *testing.T) {
 	_, ms := h.round()
 	mt := ms[0]
 	for _, id := range mt.Players {
-		checkInfo(t, l.queryMatchInfo(id, mt.ID), mt, MatchInProgress, mt.Referee)
+		checkInfo(t, l.queryMatchInfo(id, mt.ID), mt, protocol.MatchStateInProgress, mt.Referee)
 	}
 	// Asking changes nothing.
 	h.unchanged("QUERY_MATCH", func() { l.queryMatchInfo(mt.Players[0], mt.ID) })
 
 	l.reportOK(mt, decided(mt, 0))
-	checkInfo(t, l.queryMatchInfo(mt.Players[1], mt.ID), mt, MatchCompleted, nil)
+	checkInfo(t, l.queryMatchInfo(mt.Players[1], mt.ID), mt, protocol.MatchStateCompleted, nil)
 
 }
 
@@ -79,8 +79,8 @@ func TestQueryMatchOfAMatchBackInThePool(t *testing.T) {
 	l.refs["ref1"].setReject(true)
 	l.start()
 	_, ms := h.round()
-	waitFor(t, "the refused match to return to the pool", func() bool { return h.match(ms[0].ID).Status == MatchPending })
-	checkInfo(t, l.queryMatchInfo("p1", ms[0].ID), ms[0], MatchPending, nil)
+	waitFor(t, "the refused match to return to the pool", func() bool { return h.match(ms[0].ID).Status == protocol.MatchStatePending })
+	checkInfo(t, l.queryMatchInfo("p1", ms[0].ID), ms[0], protocol.MatchStatePending, nil)
 }
 
 // Every refused QUERY_MATCH gets its specific reason and changes nothing.

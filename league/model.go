@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/league/web"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // League lifecycle states.
@@ -16,18 +17,7 @@ const (
 	StateCompleted    = "COMPLETED"
 )
 
-// Match states.
-const (
-	MatchPending    = "PENDING"
-	MatchAssigned   = "ASSIGNED"
-	MatchInProgress = "IN_PROGRESS"
-	MatchCompleted  = "COMPLETED"
-	MatchFailed     = "FAILED"
-	MatchCancelled  = "CANCELLED"
-	// MatchAbandoned: the match failed retries.max_match_attempts times and is not played
-	// again; it has no result and gives no points, and its round completes without it.
-	MatchAbandoned = "ABANDONED"
-)
+// Match states are the protocol's MatchState* values (MATCH_INFO reports them).
 
 // Agent states.
 const (
@@ -93,11 +83,13 @@ type match struct {
 }
 
 // inFlight reports whether a match waits for its referee.
-func (mt *match) inFlight() bool { return mt.status == MatchAssigned || mt.status == MatchInProgress }
+func (mt *match) inFlight() bool {
+	return mt.status == protocol.MatchStateAssigned || mt.status == protocol.MatchStateInProgress
+}
 
 // finished reports whether a match needs nothing more for its round to complete.
 func (mt *match) finished() bool {
-	return mt.status == MatchCompleted || mt.status == MatchCancelled || mt.status == MatchAbandoned
+	return mt.status == protocol.MatchStateCompleted || mt.status == protocol.MatchStateCancelled || mt.status == protocol.MatchStateAbandoned
 }
 
 // takenFrom records that mt's referee no longer holds it: the match prefers another

@@ -113,7 +113,7 @@ func TestEveryErrorReason(t *testing.T) {
 			l.refs["ref1"].setReject(true)
 			l.start()
 			_, ms := h.round()
-			waitFor(t, "the match to return to the pool", func() bool { return h.match(ms[0].ID).Status == MatchPending })
+			waitFor(t, "the match to return to the pool", func() bool { return h.match(ms[0].ID).Status == protocol.MatchStatePending })
 			_, e := h.call(h.report("ref1", l.refTokens["ref1"], ms[0], decided(ms[0], 0)))
 			return e
 		},

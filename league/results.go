@@ -56,7 +56,7 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not assigned to %s", mt.id, env.Sender)
 	}
 	if e.state != StateActive || !mt.inFlight() {
-		if mt.status == MatchFailed || mt.status == MatchPending || mt.status == MatchAbandoned {
+		if mt.status == protocol.MatchStateFailed || mt.status == protocol.MatchStatePending || mt.status == protocol.MatchStateAbandoned {
 			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match %s is no longer assigned to %s", mt.id, env.Sender)
 		}
 		return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "match %s cannot take a result now (league %s, match %s)", mt.id, e.state, mt.status)
@@ -139,10 +139,10 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 	}
 	reportedAt := protocol.Now(now)
 	res := store.Result{Outcome: p.Outcome, Points: p.Points, Metadata: p.GameMetadata, Referee: refereeID, ReportedAt: reportedAt}
-	if err := e.store.RecordResult(mt.id, MatchCompleted, res, records); err != nil {
+	if err := e.store.RecordResult(mt.id, protocol.MatchStateCompleted, res, records); err != nil {
 		return fmt.Errorf("store result: %w", err)
 	}
-	mt.status, mt.deadline = MatchCompleted, time.Time{}
+	mt.status, mt.deadline = protocol.MatchStateCompleted, time.Time{}
 	mt.result = &resultRecord{outcome: maps.Clone(p.Outcome), points: maps.Clone(p.Points)}
 	// The match view re-plays the stored moves from now on.
 	mt.live, mt.liveMoves = nil, 0

@@ -136,11 +136,11 @@ func (e *engine) cancelUnfinished(reason string) error {
 	for _, mt := range open {
 		ids = append(ids, mt.id)
 	}
-	if err := e.store.CancelUnfinished(MatchCancelled, ids, e.now(), reason); err != nil {
+	if err := e.store.CancelUnfinished(protocol.MatchStateCancelled, ids, e.now(), reason); err != nil {
 		return err
 	}
 	for _, mt := range open {
-		mt.status, mt.deadline = MatchCancelled, time.Time{}
+		mt.status, mt.deadline = protocol.MatchStateCancelled, time.Time{}
 	}
 	e.log.Info().Str("reason", reason).Int("cancelled", len(ids)).Str("league_status", e.state).Msg("league shut down before completion")
 	e.auditNote(audit.EventLeagueShutdown, map[string]any{"reason": reason, "league_status": e.state, "cancelled": ids})
@@ -154,15 +154,15 @@ func (e *engine) resumeAfterShutdown() error {
 	if err != nil {
 		return err
 	}
-	cancelled := e.fx.where(func(mt *match) bool { return mt.status == MatchCancelled })
+	cancelled := e.fx.where(func(mt *match) bool { return mt.status == protocol.MatchStateCancelled })
 	if at == "" && len(cancelled) == 0 {
 		return nil
 	}
-	if err := e.store.Resume(MatchCancelled, MatchPending); err != nil {
+	if err := e.store.Resume(protocol.MatchStateCancelled, protocol.MatchStatePending); err != nil {
 		return err
 	}
 	for _, mt := range cancelled {
-		mt.status = MatchPending
+		mt.status = protocol.MatchStatePending
 	}
 	e.log.Info().Str("shutdown_at", at).Str("shutdown_reason", reason).Int("reopened", len(cancelled)).Msg("league resumed after a graceful shutdown")
 	e.auditNote(audit.EventLeagueResumed, map[string]any{"shutdown_at": at, "shutdown_reason": reason, "reopened": len(cancelled)})

@@ -111,7 +111,7 @@ func TestGracefulShutdownDrainsMatchesInFlight(t *testing.T) {
 	if err := wait(); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if got, want := matchesByStatus(t, h), map[string]int{MatchCompleted: 2, MatchCancelled: 4}; !maps.Equal(got, want) {
+	if got, want := matchesByStatus(t, h), map[string]int{protocol.MatchStateCompleted: 2, protocol.MatchStateCancelled: 4}; !maps.Equal(got, want) {
 		t.Errorf("matches %v, want %v", got, want)
 	}
 	if got := h.m.State(); got != StateActive {
@@ -147,15 +147,15 @@ func TestShutdownDeadlineThenRestartResumes(t *testing.T) {
 	if err := wait(); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if got := h.match(mt.ID).Status; got != MatchCancelled {
-		t.Errorf("match in flight at the deadline is %s, want %s", got, MatchCancelled)
+	if got := h.match(mt.ID).Status; got != protocol.MatchStateCancelled {
+		t.Errorf("match in flight at the deadline is %s, want %s", got, protocol.MatchStateCancelled)
 	}
 	h.unchanged("late report", func() {
 		h.refused(h.report("ref1", l.refTokens["ref1"], mt, decided(mt, 0)), protocol.ReasonShuttingDown)
 	})
 
 	h.restart()
-	if got, want := matchesByStatus(t, h)[MatchCancelled], 0; got != want {
+	if got, want := matchesByStatus(t, h)[protocol.MatchStateCancelled], 0; got != want {
 		t.Errorf("%d matches CANCELLED after restart, want %d", got, want)
 	}
 	if metaValue(t, h, "shutdown_at") != "" || metaValue(t, h, "shutdown_reason") != "" {
@@ -165,7 +165,7 @@ func TestShutdownDeadlineThenRestartResumes(t *testing.T) {
 		t.Errorf("%d LEAGUE_RESUMED events, want 1", n)
 	}
 	h.settle()
-	if got := h.match(mt.ID); got.Status != MatchInProgress || got.Referee != "ref1" {
+	if got := h.match(mt.ID); got.Status != protocol.MatchStateInProgress || got.Referee != "ref1" {
 		t.Fatalf("after restart %+v, want the same match in progress at ref1", got)
 	}
 	l.playOut()

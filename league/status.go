@@ -114,4 +114,4 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func isAbandoned(mt *match) bool { return mt.status == MatchAbandoned }
+func isAbandoned(mt *match) bool { return mt.status == protocol.MatchStateAbandoned }

@@ -278,7 +278,7 @@ func TestStalledStreamDoesNotSlowTheLeague(t *testing.T) {
 		var ms []liveMatch
 		waitFor(t, "matches in progress", func() bool {
 			_, all := h.round()
-			ms = slices.DeleteFunc(all, func(mt liveMatch) bool { return mt.Status != MatchInProgress })
+			ms = slices.DeleteFunc(all, func(mt liveMatch) bool { return mt.Status != protocol.MatchStateInProgress })
 			return len(ms) > 0 || h.m.State() != StateActive
 		})
 		for _, mt := range ms {

@@ -168,7 +168,7 @@ func TestSuspendedPlayersForfeit(t *testing.T) {
 		var ms []liveMatch
 		waitFor(t, "a match in progress", func() bool {
 			_, all := h.round()
-			ms = slices.DeleteFunc(all, func(mt liveMatch) bool { return mt.Status != MatchInProgress })
+			ms = slices.DeleteFunc(all, func(mt liveMatch) bool { return mt.Status != protocol.MatchStateInProgress })
 			return len(ms) > 0 || h.m.State() != StateActive
 		})
 		for _, mt := range ms {
@@ -296,7 +296,7 @@ func TestUndeliverableRefereeIsSuspended(t *testing.T) {
 			_, ms := h.round()
 			waitFor(t, "both assignments to fail", func() bool {
 				for _, mt := range ms {
-					if got := h.match(mt.ID); got.Status != MatchPending {
+					if got := h.match(mt.ID); got.Status != protocol.MatchStatePending {
 						return false
 					}
 				}
@@ -321,7 +321,7 @@ func TestUndeliverableRefereeIsSuspended(t *testing.T) {
 					waiting = got
 				}
 			}
-			if playing.ID == "" || waiting.Status != MatchPending || h.assignments(waiting.ID) != 1 {
+			if playing.ID == "" || waiting.Status != protocol.MatchStatePending || h.assignments(waiting.ID) != 1 {
 				t.Fatalf("after ref2 registered: %+v and %+v (assigned %d times), want one at ref2 and one pending, never offered to ref1 again",
 					playing, waiting, h.assignments(waiting.ID))
 			}

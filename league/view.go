@@ -207,7 +207,7 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 	if mt == nil {
 		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", env.MatchID)
 	}
-	late := mt.referee == ref.id && mt.status == MatchCompleted
+	late := mt.referee == ref.id && mt.status == protocol.MatchStateCompleted
 	if !late && (mt.referee != ref.id || !mt.inFlight()) {
 		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not in progress at %s", mt.id, env.Sender)
 	}

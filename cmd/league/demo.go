@@ -155,14 +155,14 @@ func demo(ctx context.Context, args []string) error {
 			return false
 		}
 		last = s
-		if done := s.MatchesByStatus[league.MatchCompleted]; done != lastShown {
+		if done := s.MatchesByStatus[protocol.MatchStateCompleted]; done != lastShown {
 			lastShown = done
 			fmt.Printf("round %d/%d  matches %d/%d\n", s.CurrentRound, s.TotalRounds, done, s.MatchesTotal)
 		}
 		return s.State == league.StateCompleted
 	})
 	if err != nil {
-		return fmt.Errorf("league did not complete (%d of %d matches): %w", last.MatchesByStatus[league.MatchCompleted], last.MatchesTotal, err)
+		return fmt.Errorf("league did not complete (%d of %d matches): %w", last.MatchesByStatus[protocol.MatchStateCompleted], last.MatchesTotal, err)
 	}
 	wall := time.Since(started)
 	ans, err := adminCall(ctx, lmURL, adminToken, protocol.QueryStandings, map[string]any{})

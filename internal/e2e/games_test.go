@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/internal/pgnextract"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/pgnextract"
 	"github.com/corentings/chess/v2"
 )
 
