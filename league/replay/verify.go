@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -160,43 +161,17 @@ func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, m
 		return fail(0, "game %s: %v", gameType, err)
 	}
 	seat := map[string]int{m.Players[0]: 0, m.Players[1]: 1}
-	state := g.NewState(m.Seed)
-	for i := 0; i < len(md.Moves); {
-		step := md.Moves[i].Step
-		if state.Terminal() {
-			return fail(i+1, "move after the game was over")
-		}
-		movers := state.ToMove()
-		batch := map[int]json.RawMessage{}
-		first := i
-		for ; i < len(md.Moves) && md.Moves[i].Step == step; i++ {
-			mv := md.Moves[i]
-			s, ok := seat[mv.Player]
-			if !ok {
-				return fail(i+1, "moved by %s, who is not in the match", mv.Player)
-			}
-			parsed, err := state.ParseMove(s, mv.Move)
-			if err != nil {
-				return fail(i+1, "%s's move %s is refused by the rules: %v", mv.Player, mv.Move, err)
-			}
-			batch[s] = parsed
-		}
-		moves := make([]json.RawMessage, len(movers))
-		for k, s := range movers {
-			mv, ok := batch[s]
-			if !ok {
-				return fail(first+1, "step %d lacks the move of %s", step, m.Players[s])
-			}
-			moves[k] = mv
-		}
-		if len(batch) != len(movers) {
-			return fail(first+1, "step %d has a move from a player not to move", step)
-		}
-		next, err := state.Apply(moves)
-		if err != nil {
-			return fail(first+1, "cannot apply step %d: %v", step, err)
-		}
-		state = next
+	records := make([]game.Record, len(md.Moves))
+	for i, mv := range md.Moves {
+		records[i] = game.Record{Step: mv.Step, Player: mv.Player, Move: mv.Move}
+	}
+	state, err := game.Replay(g, m.Seed, m.Players, records, nil)
+	var re *game.ReplayError
+	if errors.As(err, &re) {
+		return fail(re.Move, "%s", re.Msg)
+	}
+	if err != nil {
+		return fail(0, "%v", err)
 	}
 	switch {
 	case md.Termination == protocol.TerminationDoubleNoShow:
