@@ -149,7 +149,7 @@ func TestStandingsAreCountedFromResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := fmt.Sprint(rows)
-	want := "[{1 p2 3 1 0 0 1} {2 p1 0 0 0 1 1} {3 p3 0 0 0 0 0}]"
+	want := "[{1 p2 3 1 0 0 1 false} {2 p1 0 0 0 1 1 false} {3 p3 0 0 0 0 0 false}]"
 	if got != want {
 		t.Errorf("Standings = %s, want %s", got, want)
 	}
