@@ -125,13 +125,11 @@ func (e *engine) load() error {
 	if err := e.fx.load(rounds, e.agents.playerIDs(), e.state == StateCompleted); err != nil {
 		return err
 	}
-	if e.fx.updatedAt, err = e.store.LastReportedAt(); err != nil {
-		return err
-	}
-	// Statistics are derived data: recounted from the stored results.
+	// Statistics and the time of the last result are derived from the stored results.
 	for _, r := range rounds {
 		for _, sm := range r.Matches {
 			if sm.Result != nil {
+				e.fx.updatedAt = max(e.fx.updatedAt, sm.Result.ReportedAt)
 				e.stats.count(e.fx.matches[sm.ID], readFacts(sm.Players, sm.Result.Metadata))
 			}
 		}

@@ -54,7 +54,6 @@ type Storage interface {
 	FailMatches(fails []store.Failure, counted bool) error
 	RecordResult(matchID, status string, r store.Result, changes []store.AgentChange) error
 	GameMetadata(matchID string) (json.RawMessage, error)
-	LastReportedAt() (string, error)
 	CancelUnfinished(status string, matchIDs []string, at, reason string) error
 	ShutdownRecord() (at, reason string, err error)
 	Resume(from, to string) error

@@ -283,29 +283,47 @@ func (s *Store) ShutdownRecord() (at, reason string, err error) {
 // Standings counts the live standings of every registered player from the stored
 // results: the one source no partial write can make disagree.
 func (s *Store) Standings() ([]protocol.StandingsRow, error) {
-	agents, err := s.Agents()
-	if err != nil {
-		return nil, err
-	}
 	var players []string
-	for _, a := range agents {
-		if a.Kind == KindPlayer {
-			players = append(players, a.ID)
-		}
-	}
-	rounds, err := s.Schedule()
+	prows, err := s.db.Query(`SELECT player_id FROM players ORDER BY player_id`)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("count standings: %w", err)
+	}
+	defer prows.Close()
+	for prows.Next() {
+		var id string
+		if err := prows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("count standings: %w", err)
+		}
+		players = append(players, id)
+	}
+	if err := prows.Err(); err != nil {
+		return nil, fmt.Errorf("count standings: %w", err)
 	}
 	table := standings.New(players)
-	for _, r := range rounds {
-		for _, m := range r.Matches {
-			if m.Result != nil {
-				if err := table.Apply(m.Result.Outcome, m.Result.Points); err != nil {
-					return nil, fmt.Errorf("count standings: result of %s: %w", m.ID, err)
-				}
-			}
+	// Only outcomes and points: game_metadata, the bulk of a result, is not read.
+	rrows, err := s.db.Query(`SELECT match_id, outcome, points FROM match_results`)
+	if err != nil {
+		return nil, fmt.Errorf("count standings: %w", err)
+	}
+	defer rrows.Close()
+	for rrows.Next() {
+		var id, outcome, points string
+		var r Result
+		if err := rrows.Scan(&id, &outcome, &points); err != nil {
+			return nil, fmt.Errorf("count standings: %w", err)
 		}
+		if err := json.Unmarshal([]byte(outcome), &r.Outcome); err != nil {
+			return nil, fmt.Errorf("count standings: result of %s: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(points), &r.Points); err != nil {
+			return nil, fmt.Errorf("count standings: result of %s: %w", id, err)
+		}
+		if err := table.Apply(r.Outcome, r.Points); err != nil {
+			return nil, fmt.Errorf("count standings: result of %s: %w", id, err)
+		}
+	}
+	if err := rrows.Err(); err != nil {
+		return nil, fmt.Errorf("count standings: %w", err)
 	}
 	return table.Rows(), nil
 }

@@ -312,15 +312,6 @@ func (s *Store) GameMetadata(matchID string) (json.RawMessage, error) {
 	return json.RawMessage(meta.String), nil
 }
 
-// LastReportedAt is when the last result was stored, "" before the first.
-func (s *Store) LastReportedAt() (string, error) {
-	var at sql.NullString
-	if err := s.db.QueryRow(`SELECT max(reported_at) FROM match_results`).Scan(&at); err != nil {
-		return "", fmt.Errorf("read results: %w", err)
-	}
-	return at.String, nil
-}
-
 // CancelUnfinished marks matches cancelled and records a graceful shutdown at at with
 // reason.
 func (s *Store) CancelUnfinished(status string, matchIDs []string, at, reason string) error {
