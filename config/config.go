@@ -40,6 +40,7 @@ type Config struct {
 	League         League         `yaml:"league"`
 	Registration   Registration   `yaml:"registration"`
 	Scheduling     Scheduling     `yaml:"scheduling"`
+	Ranking        Ranking        `yaml:"ranking"`
 	LeagueTimeouts LeagueTimeouts `yaml:"timeouts"`
 	Retries        Retries        `yaml:"retries"`
 	RateLimits     RateLimits     `yaml:"rate_limits"`
@@ -84,13 +85,38 @@ type Registration struct {
 	MaxReferees   int     `yaml:"max_referees"`
 }
 
-// Scheduling selects how matches are scheduled.
+// Scheduling selects the format of the league and how its matches are scheduled.
 type Scheduling struct {
-	// Algorithm is "round_robin", the only supported value.
+	// Algorithm is "round_robin" (the default), "swiss", "knockout" or "gauntlet".
 	Algorithm string `yaml:"algorithm"`
 	// Cycles is 1 (single round robin) or 2 (double: every pair plays twice).
-	Cycles                    int  `yaml:"cycles"`
+	Cycles int `yaml:"cycles"`
+	// Rounds is the number of Swiss rounds; 0 plays ceil(log2(players)) rounds.
+	Rounds int `yaml:"rounds"`
+	// ByePoints is what a Swiss bye scores; unset (nil) scores the game's win points.
+	ByePoints *int `yaml:"bye_points"`
+	// BestOf is the number of games of each knockout pairing.
+	BestOf int `yaml:"best_of"`
+	// TieRule breaks a knockout pairing still level after BestOf games: "higher_seed",
+	// "coin_toss" or "sudden_death".
+	TieRule string `yaml:"tie_rule"`
+	// Seeding is a given ranking, best first, that seeds a knockout bracket or the Swiss
+	// pairing numbers; players not in it follow in an order drawn from the league seed.
+	Seeding []string `yaml:"seeding"`
+	// Candidates are the players who, in a gauntlet, each play every other player.
+	Candidates []string `yaml:"candidates"`
+	// GamesPerPair is how often a gauntlet candidate plays each other player.
+	GamesPerPair              int  `yaml:"games_per_pair"`
 	ConcurrentMatchesPerRound bool `yaml:"concurrent_matches_per_round"`
+}
+
+// Ranking says how the standings are ordered and rated.
+type Ranking struct {
+	// Tiebreaks, when set, replace wins and draws after points in the official order
+	// ("sonneborn_berger", "head_to_head"); player id stays last.
+	Tiebreaks []string `yaml:"tiebreaks"`
+	// RatingSamples is the number of bootstrap resamples behind the rating intervals.
+	RatingSamples int `yaml:"rating_samples"`
 }
 
 // LeagueTimeouts is the timeouts section of league.yaml, in milliseconds.
@@ -247,7 +273,9 @@ func defaults() *Config {
 			Seed:     1,
 		},
 		Registration: Registration{WindowSeconds: 60, MinPlayers: 2, MaxPlayers: 100, MinReferees: 1, MaxReferees: 20},
-		Scheduling:   Scheduling{Algorithm: "round_robin", Cycles: 1, ConcurrentMatchesPerRound: true},
+		Scheduling: Scheduling{Algorithm: "round_robin", Cycles: 1, BestOf: 1, TieRule: "higher_seed",
+			Seeding: []string{}, Candidates: []string{}, GamesPerPair: 2, ConcurrentMatchesPerRound: true},
+		Ranking: Ranking{Tiebreaks: []string{}, RatingSamples: 1000},
 		// The four timeouts both files may hold start unset; shareTimeouts fills them.
 		LeagueTimeouts: LeagueTimeouts{RegistrationResponseMS: unset, MatchJoinAckMS: unset, MoveResponseMS: unset, ResultReportMS: unset},
 		Retries:        Retries{MaxAttempts: 3, BackoffMS: 1000, MaxMatchAttempts: 3},

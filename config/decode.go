@@ -15,7 +15,7 @@ import (
 // DecodeYAML parses one YAML document from data and decodes it into into, a pointer to a
 // struct already holding the defaults. The configuration files use it, and so may other
 // YAML files of the project (agent profiles) whose fields are strings, ints, float64s,
-// bools, structs, lists of structs or maps. It walks the node tree itself instead of
+// bools, pointers to those (optional values, nil unless set), structs, lists or maps. It walks the node tree itself instead of
 // using yaml.Decoder.KnownFields, so that every unknown field and mistyped value is
 // reported, with its field path, rather than yaml's "field x not found in type y".
 // Scalars must carry the YAML type of their field: yaml.v3 alone would truncate 2.5 into
@@ -96,8 +96,16 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	switch {
 	case t.Kind() == reflect.Struct:
 		d.mapping(n, v, path)
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+	case t.Kind() == reflect.Slice:
 		d.list(n, v, path)
+	case t.Kind() == reflect.Pointer:
+		// An optional value: nil stays nil (null or missing), anything else is decoded.
+		p := reflect.New(t.Elem())
+		before := len(d.problems)
+		d.value(n, p.Elem(), path)
+		if len(d.problems) == before {
+			v.Set(p)
+		}
 	case t.Kind() == reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			d.add(path, n, "must be a mapping, got %s", describe(n))
@@ -130,7 +138,8 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// list decodes the sequence n into the slice of structs v, replacing its elements.
+// list decodes the sequence n into the slice v (of structs or scalars), replacing its
+// elements.
 func (d *decoder) list(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.SequenceNode {
 		d.add(path, n, "must be a list, got %s", describe(n))

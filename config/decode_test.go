@@ -6,7 +6,8 @@ import (
 )
 
 // TestScalarKindsCoverConfigTypes guards the decoder: every field of the files' root
-// types must be a struct, a slice of structs, a map, or a scalar kind it knows.
+// types must be a struct, a map, or a scalar kind it knows, or a slice of or pointer to
+// one of those.
 func TestScalarKindsCoverConfigTypes(t *testing.T) {
 	var check func(t *testing.T, typ reflect.Type, path string)
 	check = func(t *testing.T, typ reflect.Type, path string) {
@@ -16,11 +17,13 @@ func TestScalarKindsCoverConfigTypes(t *testing.T) {
 				continue
 			}
 			p := path + "." + f.Name
-			switch ft := f.Type; {
+			ft := f.Type
+			if ft.Kind() == reflect.Slice || ft.Kind() == reflect.Pointer {
+				ft, p = ft.Elem(), p+"[]"
+			}
+			switch {
 			case ft.Kind() == reflect.Struct:
 				check(t, ft, p)
-			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
-				check(t, ft.Elem(), p+"[]")
 			case ft.Kind() == reflect.Map:
 			default:
 				if _, ok := scalarKinds[ft.Kind()]; !ok {

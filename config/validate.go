@@ -73,6 +73,10 @@ const (
 	maxRate              = 1e6
 	maxConcurrentMatches = 64
 	maxPoints            = 1000
+	maxSwissRounds       = 999
+	maxBestOf            = 99
+	maxGamesPerPair      = 100
+	maxRatingSamples     = 100000
 	maxNameLength        = 200
 	maxEscalationSteps   = 10
 	maxViolations        = 100
@@ -157,10 +161,32 @@ func (k *checker) atLeast(file, path string, v int, loName string, lo, hi int) {
 	}
 }
 
-// oneOf checks that v is one of allowed.
-func (k *checker) oneOf(file, path, v string, allowed ...string) {
+// oneOf checks that v is one of allowed and reports whether it is.
+func (k *checker) oneOf(file, path, v string, allowed ...string) bool {
 	if !slices.Contains(allowed, v) {
 		k.add(file, path, "must be %s, got %q", quotedList(allowed), v)
+		return false
+	}
+	return true
+}
+
+// ids checks a list of player ids: each matches idPattern and none is repeated.
+func (k *checker) ids(file, path string, vs []string) {
+	if len(vs) > maxPlayers {
+		k.add(file, path, "must list at most %d players, got %d", maxPlayers, len(vs))
+		return
+	}
+	seen := map[string]int{}
+	for i, v := range vs {
+		p := index(path, i)
+		if !k.id(file, p, v) {
+			continue
+		}
+		if j, dup := seen[v]; dup {
+			k.add(file, p, "%q is already listed as %s", v, index(path, j))
+			continue
+		}
+		seen[v] = i
 	}
 }
 
@@ -227,8 +253,7 @@ func (c *Config) checkLeague(k *checker) {
 		k.atLeast(f, "registration.max_referees", r.MaxReferees, "min_referees", r.MinReferees, maxReferees)
 	}
 
-	k.oneOf(f, "scheduling.algorithm", c.Scheduling.Algorithm, "round_robin")
-	k.between(f, "scheduling.cycles", c.Scheduling.Cycles, 1, 2)
+	c.checkScheduling(k)
 
 	t := c.LeagueTimeouts
 	for _, v := range []struct {
@@ -258,6 +283,35 @@ func (c *Config) checkLeague(k *checker) {
 	k.between(f, "referees.max_concurrent_matches", c.Referees.MaxConcurrentMatches, 1, maxConcurrentMatches)
 
 	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, protocol.PolicyLoss)
+}
+
+// checkScheduling checks the scheduling and ranking sections of league.yaml.
+func (c *Config) checkScheduling(k *checker) {
+	f, s := c.Sources.League, c.Scheduling
+	k.oneOf(f, "scheduling.algorithm", s.Algorithm, "round_robin", "swiss", "knockout", "gauntlet")
+	k.between(f, "scheduling.cycles", s.Cycles, 1, 2)
+	k.between(f, "scheduling.rounds", s.Rounds, 0, maxSwissRounds)
+	if s.ByePoints != nil {
+		k.between(f, "scheduling.bye_points", *s.ByePoints, 0, maxPoints)
+	}
+	k.between(f, "scheduling.best_of", s.BestOf, 1, maxBestOf)
+	k.oneOf(f, "scheduling.tie_rule", s.TieRule, "higher_seed", "coin_toss", "sudden_death")
+	k.ids(f, "scheduling.seeding", s.Seeding)
+	k.ids(f, "scheduling.candidates", s.Candidates)
+	if s.Algorithm == "gauntlet" && len(s.Candidates) == 0 {
+		k.add(f, "scheduling.candidates", "a gauntlet needs at least one candidate")
+	}
+	k.between(f, "scheduling.games_per_pair", s.GamesPerPair, 1, maxGamesPerPair)
+
+	seen := map[string]bool{}
+	for i, tb := range c.Ranking.Tiebreaks {
+		p := index("ranking.tiebreaks", i)
+		if k.oneOf(f, p, tb, "sonneborn_berger", "head_to_head") && seen[tb] {
+			k.add(f, p, "%q is listed twice", tb)
+		}
+		seen[tb] = true
+	}
+	k.between(f, "ranking.rating_samples", c.Ranking.RatingSamples, 1, maxRatingSamples)
 }
 
 // checkGames checks game_registry.yaml and runs every entry's params through GameParams.
