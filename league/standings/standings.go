@@ -1,6 +1,8 @@
 // Package standings ranks league players from match results. Ranking follows the
 // architecture's tie-breaks: points, then wins, then draws, all descending, then player id
-// ascending, so the order is total and repeatable from persisted results.
+// ascending, so the order is total and repeatable from persisted results. A table may
+// instead order by tie-break columns after points (ranking.tiebreaks): Sonneborn-Berger
+// and head-to-head, which every table computes and shows either way.
 package standings
 
 import (
@@ -20,22 +22,56 @@ type Result struct {
 	Points   map[string]int
 }
 
+// Tie-break columns, as ranking.tiebreaks names them.
+const (
+	// SonnebornBerger is the sum of the final points of the opponents a player beat,
+	// plus half those of the opponents it drew with.
+	SonnebornBerger = "sonneborn_berger"
+	// HeadToHead is the points a player scored in its games against the players level
+	// with it on points.
+	HeadToHead = "head_to_head"
+)
+
+// Tiebreaks lists the tie-break names a table accepts.
+var Tiebreaks = []string{SonnebornBerger, HeadToHead}
+
+// Row is a standings row with its tie-break columns.
+type Row struct {
+	protocol.StandingsRow
+	SonnebornBerger float64 `json:"sonneborn_berger"`
+	HeadToHead      int     `json:"head_to_head"`
+	// ByePoints is the part of Points that byes scored.
+	ByePoints int `json:"bye_points,omitempty"`
+}
+
 // Table keeps standings up to date as results arrive. A Table is not safe for concurrent
 // use; guard it, or hand readers a Clone.
 type Table struct {
 	index map[string]int          // player id -> position in rows
 	rows  []protocol.StandingsRow // in New's order; Rank is unset
+	byes  []int                   // bye points, by position
+	games []Result                // every applied result, in order
+	// tiebreaks replace wins and draws after points in the order; nil keeps the seed's.
+	tiebreaks []string
 }
 
-// New returns a table in which every player has played nothing. A repeated id counts once.
-func New(players []string) *Table {
-	t := &Table{index: make(map[string]int, len(players))}
+// New returns a table in which every player has played nothing, ranked by points, then
+// tiebreaks (any of Tiebreaks) when given, else wins and draws, then player id. A
+// repeated id counts once; an unknown tie-break panics, as configuration checks names.
+func New(players []string, tiebreaks ...string) *Table {
+	for _, tb := range tiebreaks {
+		if !slices.Contains(Tiebreaks, tb) {
+			panic(fmt.Sprintf("standings: unknown tie-break %q", tb))
+		}
+	}
+	t := &Table{index: make(map[string]int, len(players)), tiebreaks: slices.Clone(tiebreaks)}
 	for _, p := range players {
 		if _, ok := t.index[p]; ok {
 			continue
 		}
 		t.index[p] = len(t.rows)
 		t.rows = append(t.rows, protocol.StandingsRow{PlayerID: p})
+		t.byes = append(t.byes, 0)
 	}
 	return t
 }
@@ -52,20 +88,139 @@ func (t *Table) Apply(outcomes map[string]string, points map[string]int) error {
 	for p, o := range outcomes {
 		add(&t.rows[t.index[p]], o, points[p])
 	}
+	t.games = append(t.games, Result{Outcomes: maps.Clone(outcomes), Points: maps.Clone(points)})
+	return nil
+}
+
+// Bye adds the points of a bye (a round without a game) to player: no match is played.
+func (t *Table) Bye(player string, points int) error {
+	i, ok := t.index[player]
+	switch {
+	case !ok:
+		return fmt.Errorf("bye of unknown player %q", player)
+	case points < 0:
+		return fmt.Errorf("bye of %q: negative points %d", player, points)
+	}
+	t.rows[i].Points += points
+	t.byes[i] += points
 	return nil
 }
 
 // Rows returns the ranked standings as a new slice the caller may keep. Ranks run 1..N
-// without ties: players level on points, wins and draws are ranked by player id.
+// without ties: players level on every key are ranked by player id.
 func (t *Table) Rows() []protocol.StandingsRow {
-	rows := slices.Clone(t.rows)
-	Sort(rows)
+	detailed := t.Detailed()
+	rows := make([]protocol.StandingsRow, len(detailed))
+	for i, r := range detailed {
+		rows[i] = r.StandingsRow
+	}
 	return rows
+}
+
+// Detailed returns the ranked standings with their tie-break columns.
+func (t *Table) Detailed() []Row {
+	rows := make([]Row, len(t.rows))
+	for i, r := range t.rows {
+		rows[i] = Row{StandingsRow: r, ByePoints: t.byes[i]}
+	}
+	t.columns(rows)
+	slices.SortFunc(rows, func(a, b Row) int {
+		if c := cmp.Compare(b.Points, a.Points); c != 0 {
+			return c
+		}
+		if len(t.tiebreaks) == 0 {
+			if c := cmp.Or(cmp.Compare(b.Wins, a.Wins), cmp.Compare(b.Draws, a.Draws)); c != 0 {
+				return c
+			}
+		}
+		for _, tb := range t.tiebreaks {
+			var c int
+			switch tb {
+			case SonnebornBerger:
+				c = cmp.Compare(b.SonnebornBerger, a.SonnebornBerger)
+			case HeadToHead:
+				c = cmp.Compare(b.HeadToHead, a.HeadToHead)
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a.PlayerID, b.PlayerID)
+	})
+	for i := range rows {
+		rows[i].Rank = i + 1
+	}
+	return rows
+}
+
+// columns fills the tie-break columns of rows, which are in New's order.
+func (t *Table) columns(rows []Row) {
+	for _, g := range t.games {
+		for p, o := range g.Outcomes {
+			opp, ok := opponent(g, p)
+			if !ok {
+				continue
+			}
+			me, them := &rows[t.index[p]], rows[t.index[opp]]
+			switch protocol.Outcome(o) {
+			case protocol.Win:
+				me.SonnebornBerger += float64(them.Points)
+			case protocol.Draw:
+				me.SonnebornBerger += float64(them.Points) / 2
+			}
+			if me.Points == them.Points {
+				me.HeadToHead += g.Points[p]
+			}
+		}
+	}
+}
+
+// opponent is the other player of a two-player result.
+func opponent(g Result, p string) (string, bool) {
+	if len(g.Outcomes) != 2 {
+		return "", false
+	}
+	for q := range g.Outcomes {
+		if q != p {
+			return q, true
+		}
+	}
+	return "", false
+}
+
+// Crosstable is every pairing's games: Cells[i][j] lists the scores of Players[i]
+// against Players[j] ("1", "½" or "0"), in the order the results were applied.
+type Crosstable struct {
+	Players []string     `json:"players"`
+	Cells   [][][]string `json:"cells"`
+}
+
+// Crosstable returns the crosstable with players in rank order.
+func (t *Table) Crosstable() Crosstable {
+	ranked := t.Detailed()
+	ct := Crosstable{Players: make([]string, len(ranked)), Cells: make([][][]string, len(ranked))}
+	at := make(map[string]int, len(ranked))
+	for i, r := range ranked {
+		ct.Players[i] = r.PlayerID
+		at[r.PlayerID] = i
+		ct.Cells[i] = make([][]string, len(ranked))
+	}
+	score := map[string]string{string(protocol.Win): "1", string(protocol.Draw): "½", string(protocol.Loss): "0"}
+	for _, g := range t.games {
+		for _, p := range slices.Sorted(maps.Keys(g.Outcomes)) {
+			if opp, ok := opponent(g, p); ok {
+				i, j := at[p], at[opp]
+				ct.Cells[i][j] = append(ct.Cells[i][j], score[g.Outcomes[p]])
+			}
+		}
+	}
+	return ct
 }
 
 // Clone returns an independent copy of the table.
 func (t *Table) Clone() *Table {
-	return &Table{index: maps.Clone(t.index), rows: slices.Clone(t.rows)}
+	return &Table{index: maps.Clone(t.index), rows: slices.Clone(t.rows), byes: slices.Clone(t.byes),
+		games: slices.Clone(t.games), tiebreaks: t.tiebreaks}
 }
 
 // Sort orders rows by points, wins and draws (descending), then player id (ascending), and

@@ -267,3 +267,137 @@ func benchmarkRows(b *testing.B, n int) {
 		table.Rows()
 	}
 }
+
+// tiebreakResults: a 7, b and c 4, d 1.
+func tiebreakResults() []Result {
+	return []Result{
+		result("a", "b", win),  // a 3, b 0
+		result("b", "c", win),  // b 3, c 0
+		result("c", "a", draw), // c 1, a 1
+		result("c", "d", win),  // c 3
+		result("d", "a", loss), // a 3
+		result("b", "d", draw), // b 1, d 1
+	}
+}
+
+func TestTiebreakColumns(t *testing.T) {
+	tb := New([]string{"a", "b", "c", "d"})
+	for _, r := range tiebreakResults() {
+		if err := tb.Apply(r.Outcomes, r.Points); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Points: a 7, b 4, c 4, d 1.
+	got := map[string]Row{}
+	for _, r := range tb.Detailed() {
+		got[r.PlayerID] = r
+	}
+	want := map[string][2]float64{
+		// a beat b (4) and d (1), drew c (4/2): 7.
+		"a": {7, 0},
+		// b beat c (4), drew d (1/2): 4.5; level with c on 4, scored 3 against c.
+		"b": {4.5, 3},
+		// c beat d (1), drew a (7/2): 4.5; scored 0 against b.
+		"c": {4.5, 0},
+		// d drew b (4/2): 2.
+		"d": {2, 0},
+	}
+	for p, w := range want {
+		if got[p].SonnebornBerger != w[0] || float64(got[p].HeadToHead) != w[1] {
+			t.Errorf("%s: sonneborn_berger %v head_to_head %d, want %v and %v", p, got[p].SonnebornBerger, got[p].HeadToHead, w[0], w[1])
+		}
+	}
+}
+
+func TestTiebreakOrder(t *testing.T) {
+	results := []Result{
+		result("a", "b", win),
+		result("b", "c", win),
+		result("b", "d", win),
+		result("a", "c", loss),
+		result("a", "d", draw),
+		result("c", "d", draw),
+	}
+	// b 6; a and c 4 with a win, a draw and a loss each; d 2. Head-to-head: c beat a.
+	// Sonneborn-Berger: a beat b (6) and drew d (1) = 7; c beat a (4) and drew d = 5.
+	order := func(tbs ...string) []string {
+		tb := New([]string{"a", "b", "c", "d"}, tbs...)
+		for _, r := range results {
+			if err := tb.Apply(r.Outcomes, r.Points); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ids []string
+		for _, r := range tb.Rows() {
+			ids = append(ids, r.PlayerID)
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		tiebreaks []string
+		want      []string
+	}{
+		{nil, []string{"b", "a", "c", "d"}}, // wins and draws level: player id
+		{[]string{}, []string{"b", "a", "c", "d"}},
+		{[]string{HeadToHead}, []string{"b", "c", "a", "d"}},
+		{[]string{SonnebornBerger}, []string{"b", "a", "c", "d"}},
+		{[]string{HeadToHead, SonnebornBerger}, []string{"b", "c", "a", "d"}},
+		{[]string{SonnebornBerger, HeadToHead}, []string{"b", "a", "c", "d"}},
+	} {
+		if got := order(tc.tiebreaks...); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("tiebreaks %v: order %v, want %v", tc.tiebreaks, got, tc.want)
+		}
+	}
+	tb := New([]string{"a", "c"}, SonnebornBerger)
+	if err := tb.Apply(results[3].Outcomes, results[3].Points); err != nil {
+		t.Fatal(err)
+	}
+	if rows := tb.Detailed(); rows[0].PlayerID != "c" || rows[0].SonnebornBerger != 0 {
+		t.Errorf("rows %+v: c beat a, who has 0 points", rows)
+	}
+}
+
+func TestByePointsCountWithoutAGame(t *testing.T) {
+	tb := New([]string{"a", "b", "c"})
+	if err := tb.Bye("c", 3); err != nil {
+		t.Fatal(err)
+	}
+	r := result("a", "b", draw)
+	if err := tb.Apply(r.Outcomes, r.Points); err != nil {
+		t.Fatal(err)
+	}
+	rows := tb.Detailed()
+	if rows[0].PlayerID != "c" || rows[0].Points != 3 || rows[0].MatchesPlayed != 0 || rows[0].Wins != 0 || rows[0].ByePoints != 3 {
+		t.Errorf("first row %+v, want c with 3 bye points and no match", rows[0])
+	}
+	if err := tb.Bye("zed", 3); err == nil {
+		t.Error("a bye of an unknown player was accepted")
+	}
+	if err := tb.Bye("a", -1); err == nil {
+		t.Error("a negative bye was accepted")
+	}
+	if rows := tb.Rows(); rows[1].Points != 1 || rows[2].Points != 1 {
+		t.Errorf("a refused bye changed the table: %+v", rows)
+	}
+}
+
+func TestCrosstable(t *testing.T) {
+	tb := New([]string{"a", "b", "c"})
+	for _, r := range []Result{result("a", "b", win), result("b", "a", draw), result("c", "a", loss)} {
+		if err := tb.Apply(r.Outcomes, r.Points); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ct := tb.Crosstable()
+	if want := []string{"a", "b", "c"}; !reflect.DeepEqual(ct.Players, want) {
+		t.Fatalf("players %v, want %v", ct.Players, want)
+	}
+	want := [][][]string{
+		{nil, {"1", "½"}, {"1"}},
+		{{"0", "½"}, nil, nil},
+		{{"0"}, nil, nil},
+	}
+	if !reflect.DeepEqual(ct.Cells, want) {
+		t.Errorf("cells %q, want %q", ct.Cells, want)
+	}
+}
