@@ -53,6 +53,20 @@ func ladder(n int, gap float64) []float64 {
 	return elo
 }
 
+// spearman is the rank correlation between the true order (p000 strongest) and the rows'
+// order. Rows are already sorted by rating, so there are no ties to share.
+func spearman(rows []Rating) float64 {
+	n := float64(len(rows))
+	var d2 float64
+	for pos, r := range rows {
+		var truth int
+		fmt.Sscanf(r.PlayerID, "p%d", &truth)
+		d := float64(pos - truth)
+		d2 += d * d
+	}
+	return 1 - 6*d2/(n*(n*n-1))
+}
+
 // check asserts what must hold for any output: one row per player, no NaN or Inf, the
 // point inside its interval, rows sorted, each row's position inside its rank range, the
 // rank range matching its definition, and a mean rating of 1500.
@@ -105,6 +119,91 @@ func check(t *testing.T, players []string, rows []Rating) {
 	}
 	if len(rows) > 0 && math.Abs(sum/float64(len(rows))-anchor) > 1e-9 {
 		t.Errorf("mean rating %v, want 1500", sum/float64(len(rows)))
+	}
+}
+
+// meanWidth is the mean interval width.
+func meanWidth(rows []Rating) float64 {
+	var w float64
+	for _, r := range rows {
+		w += r.High - r.Low
+	}
+	return w / float64(len(rows))
+}
+
+// TestComputeRecoversOrder simulates leagues of players with set strengths and checks the
+// estimated order against the true one, for five simulated leagues per league length.
+func TestComputeRecoversOrder(t *testing.T) {
+	// Ten players 60 Elo apart: neighbours score 58.5% against each other.
+	elo := ladder(10, 60)
+	const leagues = 5
+	tests := []struct {
+		cycles  int
+		minRho  float64 // floor for the mean Spearman rank correlation
+		maxRank int     // widest rank range allowed at the end
+	}{
+		{cycles: 2, minRho: 0.8, maxRank: 10},
+		{cycles: 8, minRho: 0.9, maxRank: 10},
+		{cycles: 32, minRho: 0.95, maxRank: 6},
+		{cycles: 128, minRho: 0.98, maxRank: 4},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d cycles", tt.cycles), func(t *testing.T) {
+			var rhos []float64
+			var sum float64
+			var widest, covered, total int
+			for seed := range uint64(leagues) {
+				players, games := simulate(elo, tt.cycles, 100+seed)
+				rows, err := Compute(players, games, Options{Samples: 400, Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(t, players, rows)
+				rho := spearman(rows)
+				rhos = append(rhos, rho)
+				sum += rho
+				for _, r := range rows {
+					widest = max(widest, r.RankHigh-r.RankLow+1)
+					var truth int
+					fmt.Sscanf(r.PlayerID, "p%d", &truth)
+					if r.RankLow <= truth+1 && truth+1 <= r.RankHigh {
+						covered++
+					}
+					total++
+				}
+			}
+			mean := sum / leagues
+			t.Logf("%d games a league: mean Spearman rho %.3f (leagues %.3f); true rank inside the rank range for %d of %d players; widest rank range %d",
+				len(elo)*(len(elo)-1)/2*tt.cycles, mean, rhos, covered, total, widest)
+			if mean < tt.minRho {
+				t.Errorf("mean Spearman rho %.3f, want at least %.2f", mean, tt.minRho)
+			}
+			if widest > tt.maxRank {
+				t.Errorf("widest rank range %d, want at most %d", widest, tt.maxRank)
+			}
+			// Ranges come from 95% intervals, so nearly every true rank should be inside.
+			if float64(covered) < 0.9*float64(total) {
+				t.Errorf("true rank inside the rank range for only %d of %d players", covered, total)
+			}
+		})
+	}
+}
+
+func TestComputeIntervalsShrink(t *testing.T) {
+	elo := ladder(10, 60)
+	prev := math.Inf(1)
+	for _, cycles := range []int{2, 8, 32, 128} {
+		players, games := simulate(elo, cycles, 11)
+		rows, err := Compute(players, games, Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := meanWidth(rows)
+		t.Logf("%d cycles, %d games: mean interval width %.1f Elo", cycles, len(games), w)
+		if !(w < prev) {
+			t.Errorf("%d cycles: mean width %.1f, not below %.1f with fewer games", cycles, w, prev)
+		}
+		prev = w
 	}
 }
 
@@ -417,6 +516,38 @@ func TestBoundedIsUniform(t *testing.T) {
 		// Expected 10000 each; 5 standard deviations is about 470.
 		if math.Abs(float64(c)-draws/n) > 500 {
 			t.Errorf("value %d drawn %d times of %d", i, c, draws)
+		}
+	}
+}
+
+func ExampleCompute() {
+	players := []string{"ada", "bob", "cy"}
+	var games []Game
+	for range 10 {
+		games = append(games, Game{"ada", "bob", 1}, Game{"bob", "cy", 0.5}, Game{"cy", "ada", 0})
+	}
+	games = append(games, Game{"bob", "ada", 1}, Game{"cy", "bob", 1})
+	rows, _ := Compute(players, games, Options{Seed: 1})
+	for _, r := range rows {
+		fmt.Printf("%s %4.0f  ranks %d-%d  %d games\n", r.PlayerID, r.Rating, r.RankLow, r.RankHigh, r.Games)
+	}
+	// Output:
+	// ada 1782  ranks 1-1  21 games
+	// cy 1360  ranks 2-3  21 games
+	// bob 1358  ranks 2-3  22 games
+}
+
+func BenchmarkCompute100Players(b *testing.B) {
+	elo := make([]float64, 100)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range elo {
+		elo[i] = 1500 + 200*r.NormFloat64()
+	}
+	players, games := simulate(elo, 1, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compute(players, games, Options{Seed: 1}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
