@@ -8,8 +8,9 @@
 // Prior. Every player gets one virtual win and one virtual loss against a virtual opponent
 // of fixed strength 1. This is a logistic prior on each player's log-strength, centred on
 // the virtual opponent with a standard deviation of about 315 Elo: weak next to a few
-// dozen real games, but it keeps the rating of a player who won or lost everything finite,
-// and it ties together groups of players that never met.
+// dozen real games, but it keeps the rating of a player who won or lost everything finite.
+// It is also the only link between groups of players that never met, so ratings across
+// such groups compare little more than each group's results against the virtual opponent.
 //
 // Scale. A strength becomes 400*log10(pi) Elo, shifted so that the mean over the players
 // with games is exactly 1500. A player without games has no evidence either way and sits
@@ -71,8 +72,8 @@ type Game struct {
 }
 
 // Options tune Compute. The zero value takes the defaults: DefaultSamples resamples and
-// seed 0, which is a seed like any other. Time and memory grow as Samples times the
-// number of players.
+// seed 0, which is a seed like any other. Time grows as Samples times the number of
+// games, memory as Samples times the number of players.
 type Options struct {
 	Samples int    // bootstrap resamples; 0 means DefaultSamples, negative is an error
 	Seed    uint64 // seeds the bootstrap (math/rand/v2 PCG), so the same input gives the same numbers
