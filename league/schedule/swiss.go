@@ -1,0 +1,352 @@
+package schedule
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Swiss pairing, Dutch style.
+//
+// Ranking: score (points from results plus ByePoints per bye) descending, then initial
+// order (Seeding, then the league-seed shuffle).
+//
+// Bye (odd player count): among the players with the fewest byes so far, the lowest-ranked
+// whose removal lets the others be paired with the fewest repeat pairings — in particular,
+// one whose removal allows a repeat-free pairing whenever there is such a player.
+//
+// Pairing: the top unpaired player picks an opponent in Dutch preference order (the bottom
+// half of its score group in order, then the top half from the bottom up, then lower score
+// groups from the top), taking the first choice that keeps the rest of the round
+// completable at the best level available. The level is decided once per round with an
+// exact matching oracle (matcher):
+//
+//  1. if the players can be paired with no repeat pairing and no pair of players who both
+//     need the same first-move role absolutely, the round is such a pairing;
+//  2. otherwise the round has the fewest repeat pairings possible (none whenever a
+//     repeat-free pairing exists).
+//
+// A repeat pairing is a pair that was paired in any earlier round, whoever moved first and
+// whether or not the game was played.
+//
+// First move: a player's colour history is the sequence of roles (first or second mover)
+// in games it actually played. Its preference is absolute for the other role when it has
+// moved first two more times than second (or vice versa) or had the same role in its last
+// two games; strong for the role it had less when the counts differ by one; mild for the
+// role it did not have last when they are equal; none before its first game. A pairing
+// grants both preferences when they differ, else the stronger one (between two absolute
+// ones, the larger imbalance), ties to the higher-ranked player. When neither player has a
+// preference, the higher-ranked moves first on odd boards and second on even ones.
+
+// colour roles.
+const (
+	first  = 1
+	second = -1
+)
+
+// preference strengths.
+const (
+	prefNone = iota
+	prefMild
+	prefStrong
+	prefAbsolute
+)
+
+type colourPref struct {
+	want     int // first, second or 0
+	strength int
+}
+
+type swissPlayer struct {
+	id        string
+	order     int // index in the initial order
+	score     int
+	byes      int
+	roles     []int // first or second per game played, in order
+	rankPos   int   // position in this round's ranking
+	pref      colourPref
+	imbalance int // firsts - seconds
+}
+
+func nextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([]Round, error) {
+	if len(played) >= f.Rounds {
+		return nil, nil
+	}
+	order := initialOrder(f.Seeding, players, leagueSeed)
+	n := len(order)
+	index := make(map[string]int, n)
+	ps := make([]*swissPlayer, n)
+	for i, id := range order {
+		index[id] = i
+		ps[i] = &swissPlayer{id: id, order: i}
+	}
+	meetings := make([]int, n*n)
+	for _, pr := range played {
+		if i, ok := index[pr.Round.Bye]; ok {
+			ps[i].byes++
+			ps[i].score += f.ByePoints
+		}
+		for _, m := range pr.Round.Matches {
+			a, okA := index[m.Players[0]]
+			b, okB := index[m.Players[1]]
+			if !okA || !okB || a == b {
+				continue
+			}
+			meetings[a*n+b]++
+			meetings[b*n+a]++
+			res, ok := pr.Results[m.ID]
+			if !ok {
+				continue // abandoned: not played
+			}
+			ps[a].score += res.Points[ps[a].id]
+			ps[b].score += res.Points[ps[b].id]
+			ps[a].roles = append(ps[a].roles, first)
+			ps[b].roles = append(ps[b].roles, second)
+		}
+	}
+	for _, p := range ps {
+		p.pref, p.imbalance = preferenceOf(p.roles)
+	}
+
+	ranked := slices.Clone(ps)
+	slices.SortFunc(ranked, func(a, b *swissPlayer) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	for i, p := range ranked {
+		p.rankPos = i
+	}
+	met := func(a, b *swissPlayer) int { return meetings[a.order*n+b.order] }
+
+	bye := ""
+	if n%2 == 1 {
+		b := chooseBye(ranked, met)
+		bye = b.id
+		ranked = slices.DeleteFunc(ranked, func(p *swissPlayer) bool { return p == b })
+	}
+
+	pairs := pairSwiss(ranked, met)
+	slices.SortFunc(pairs, func(x, y [2]*swissPlayer) int {
+		if c := cmp.Compare(max(y[0].score, y[1].score), max(x[0].score, x[1].score)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y[0].score+y[1].score, x[0].score+x[1].score); c != 0 {
+			return c
+		}
+		return cmp.Compare(min(x[0].rankPos, x[1].rankPos), min(y[0].rankPos, y[1].rankPos))
+	})
+	boards := make([][2]string, len(pairs))
+	for i, p := range pairs {
+		hi, lo := p[0], p[1]
+		if lo.rankPos < hi.rankPos {
+			hi, lo = lo, hi
+		}
+		if hiMovesFirst(hi, lo, i+1) {
+			boards[i] = [2]string{hi.id, lo.id}
+		} else {
+			boards[i] = [2]string{lo.id, hi.id}
+		}
+	}
+	r := newRound(leagueSeed, len(played)+1, boards)
+	r.Bye = bye
+	return []Round{r}, nil
+}
+
+// preferenceOf derives a colour preference and the imbalance firsts - seconds from the
+// roles of the games a player played.
+func preferenceOf(roles []int) (colourPref, int) {
+	d := 0
+	for _, r := range roles {
+		d += r
+	}
+	k := len(roles)
+	switch {
+	case k == 0:
+		return colourPref{}, 0
+	case d >= 2:
+		return colourPref{second, prefAbsolute}, d
+	case d <= -2:
+		return colourPref{first, prefAbsolute}, d
+	case k >= 2 && roles[k-1] == roles[k-2]:
+		return colourPref{-roles[k-1], prefAbsolute}, d
+	case d == 1:
+		return colourPref{second, prefStrong}, d
+	case d == -1:
+		return colourPref{first, prefStrong}, d
+	default:
+		return colourPref{-roles[k-1], prefMild}, d
+	}
+}
+
+// absoluteConflict reports whether a and b both need the same role absolutely, so one of
+// them must be refused.
+func absoluteConflict(a, b *swissPlayer) bool {
+	return a.pref.strength == prefAbsolute && b.pref.strength == prefAbsolute && a.pref.want == b.pref.want
+}
+
+// colourClash reports whether a and b prefer the same role, however strongly.
+func colourClash(a, b *swissPlayer) bool {
+	return a.pref.want != 0 && a.pref.want == b.pref.want
+}
+
+// hiMovesFirst allocates the first move between the higher-ranked hi and lo on board.
+func hiMovesFirst(hi, lo *swissPlayer, board int) bool {
+	ph, pl := hi.pref, lo.pref
+	switch {
+	case ph.want == 0 && pl.want == 0:
+		return board%2 == 1
+	case ph.want == 0:
+		return pl.want == second
+	case pl.want == 0 || ph.want != pl.want:
+		return ph.want == first
+	}
+	// Both want the same role: the stronger preference, then the larger imbalance
+	// between absolute ones, then the higher-ranked player gets it.
+	hiGets := true
+	switch {
+	case ph.strength != pl.strength:
+		hiGets = ph.strength > pl.strength
+	case ph.strength == prefAbsolute && abs(hi.imbalance) != abs(lo.imbalance):
+		hiGets = abs(hi.imbalance) > abs(lo.imbalance)
+	}
+	if hiGets {
+		return ph.want == first
+	}
+	return pl.want == second
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// chooseBye picks the bye among the ranked players (odd count), as described above.
+func chooseBye(ranked []*swissPlayer, met func(a, b *swissPlayer) int) *swissPlayer {
+	n := len(ranked)
+	fewest := ranked[0].byes
+	for _, p := range ranked {
+		fewest = min(fewest, p.byes)
+	}
+	m := newMatcher(n, func(i, j int) bool { return met(ranked[i], ranked[j]) == 0 })
+	var buf []int
+	best, bestSize := -1, -1
+	for i := n - 1; i >= 0; i-- {
+		if ranked[i].byes != fewest {
+			continue
+		}
+		s := m.snapshot(buf)
+		buf = s.mate
+		m.remove(i, i, m.size)
+		size := m.size
+		m.restore(s, i, i)
+		if size > bestSize {
+			best, bestSize = i, size
+		}
+		if size == (n-1)/2 {
+			break
+		}
+	}
+	return ranked[best]
+}
+
+// pairSwiss pairs the ranked players (even count) as described above.
+func pairSwiss(ranked []*swissPlayer, met func(a, b *swissPlayer) int) [][2]*swissPlayer {
+	n := len(ranked)
+	m := newMatcher(n, func(i, j int) bool {
+		return met(ranked[i], ranked[j]) == 0 && !absoluteConflict(ranked[i], ranked[j])
+	})
+	if m.size < n/2 {
+		m = newMatcher(n, func(i, j int) bool { return met(ranked[i], ranked[j]) == 0 })
+	}
+
+	remaining := make([]int, n) // positions in ranked, in rank order
+	for i := range remaining {
+		remaining[i] = i
+	}
+	var pairs [][2]*swissPlayer
+	var buf []int
+	for len(remaining) > 0 {
+		p := remaining[0]
+		chosen := -1
+		for _, q := range dutchChoices(ranked, remaining, met) {
+			target := m.size
+			s := m.snapshot(buf)
+			buf = s.mate
+			gain := 0
+			if m.edge(p, q) {
+				gain = 1
+			}
+			// Without p and q at most target-gain pairs can be allowed ones.
+			m.remove(p, q, target-gain)
+			if gain+m.size == target {
+				chosen = q
+				break
+			}
+			m.restore(s, p, q)
+		}
+		if chosen < 0 {
+			// The matching theory above says some choice always keeps the level.
+			panic(fmt.Sprintf("schedule: swiss pairing found no opponent for %s", ranked[p].id))
+		}
+		pairs = append(pairs, [2]*swissPlayer{ranked[p], ranked[chosen]})
+		remaining = slices.DeleteFunc(remaining, func(x int) bool { return x == p || x == chosen })
+	}
+	return pairs
+}
+
+// dutchChoices lists the possible opponents of the top remaining player, best first.
+// remaining holds positions in ranked, in rank order.
+func dutchChoices(ranked []*swissPlayer, remaining []int, met func(a, b *swissPlayer) int) []int {
+	p := ranked[remaining[0]]
+	group := 1
+	for group < len(remaining) && ranked[remaining[group]].score == p.score {
+		group++
+	}
+	type choice struct {
+		pos  int
+		tier int // 0 bottom half, 1 top half, 2+ lower score groups
+		rank int // order within the tier
+	}
+	choices := make([]choice, 0, len(remaining)-1)
+	half := group / 2
+	if group >= 2 {
+		for k, q := range remaining[half:group] {
+			choices = append(choices, choice{q, 0, k})
+		}
+		for k, q := range remaining[1:half] {
+			choices = append(choices, choice{q, 1, half - k})
+		}
+	}
+	tier, last := 1, p.score
+	for k, q := range remaining[group:] {
+		if s := ranked[q].score; s != last || tier == 1 {
+			tier, last = tier+1, s
+		}
+		choices = append(choices, choice{q, tier, k})
+	}
+	bool01 := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(choices, func(x, y choice) int {
+		qx, qy := ranked[x.pos], ranked[y.pos]
+		return cmp.Or(
+			cmp.Compare(x.tier, y.tier),
+			cmp.Compare(bool01(absoluteConflict(p, qx)), bool01(absoluteConflict(p, qy))),
+			cmp.Compare(met(p, qx), met(p, qy)),
+			cmp.Compare(bool01(colourClash(p, qx)), bool01(colourClash(p, qy))),
+			cmp.Compare(x.rank, y.rank),
+		)
+	})
+	out := make([]int, len(choices))
+	for i, c := range choices {
+		out[i] = c.pos
+	}
+	return out
+}
