@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/schedule"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
@@ -44,9 +45,11 @@ type engine struct {
 	windowTimer   Timer
 	agents        roster
 	fx            fixtures
-	stats         statsBook
-	alarm         alarm
-	stop          shutdownState
+	// format is fixed when registration closes (read back on a restart).
+	format store.Format
+	stats  statsBook
+	alarm  alarm
+	stop   shutdownState
 	// closed is set by Close: no timer is armed and no call started after it.
 	closed bool
 }
@@ -122,7 +125,19 @@ func (e *engine) load() error {
 	if err != nil {
 		return err
 	}
-	if err := e.fx.load(rounds, e.agents.playerIDs(), e.state == StateCompleted); err != nil {
+	f, found, err := storedFormat(e.store, e.cfg)
+	if err != nil {
+		return err
+	}
+	if !found {
+		f = formatFor(e.cfg, len(e.agents.players), e.scoring)
+		if len(rounds) > 0 {
+			// A database from before formats: a round robin, ranked the seed's way.
+			f.Algorithm, f.Tiebreaks = schedule.RoundRobin, nil
+		}
+	}
+	e.format = f
+	if err := e.fx.load(rounds, e.agents.playerIDs(), e.state == StateCompleted, f.Tiebreaks); err != nil {
 		return err
 	}
 	// Statistics and the time of the last result are derived from the stored results.

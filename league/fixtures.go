@@ -26,15 +26,35 @@ func newFixtures() fixtures {
 }
 
 // load takes the schedule read from the database and counts the standings of players
-// from its results.
-func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted bool) error {
+// from its results and byes, ordered by tiebreaks.
+func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted bool, tiebreaks []string) error {
+	f.table = standings.New(players, tiebreaks...)
+	if err := f.add(rounds); err != nil {
+		return err
+	}
+	if f.current < 0 && leagueCompleted && len(f.rounds) > 0 {
+		f.current = len(f.rounds) - 1
+	}
+	return nil
+}
+
+// add appends stored rounds, counting their results and byes into the standings.
+func (f *fixtures) add(rounds []store.Round) error {
 	for _, sr := range rounds {
 		r := &round{id: sr.ID, number: sr.Number, cycle: sr.Cycle, status: sr.Status, bye: sr.Bye}
+		if sr.ByePoints > 0 {
+			if err := f.table.Bye(sr.Bye, sr.ByePoints); err != nil {
+				return fmt.Errorf("recount standings: %w", err)
+			}
+		}
 		for _, sm := range sr.Matches {
 			mt := &match{id: sm.ID, roundID: sm.RoundID, referee: sm.Referee, status: sm.Status, assignedAt: sm.AssignedAt, players: sm.Players,
 				seed: sm.Seed, index: sm.Index, failures: sm.Failures, previousReferees: map[string]bool{}}
 			if sm.Result != nil {
-				mt.result = &resultRecord{outcome: sm.Result.Outcome, points: sm.Result.Points}
+				mt.result = newResultRecord(sm.Result.Outcome, sm.Result.Points, sm.Result.Metadata)
+				if err := f.table.Apply(mt.result.outcome, mt.result.points); err != nil {
+					return fmt.Errorf("recount standings: %w", err)
+				}
 			}
 			r.matches = append(r.matches, mt)
 			f.matches[mt.id] = mt
@@ -44,20 +64,16 @@ func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted 
 		}
 		f.rounds = append(f.rounds, r)
 	}
-	if f.current < 0 && leagueCompleted && len(f.rounds) > 0 {
-		f.current = len(f.rounds) - 1
-	}
-	f.table = standings.New(players)
-	for _, r := range f.rounds {
-		for _, mt := range r.matches {
-			if mt.result != nil {
-				if err := f.table.Apply(mt.result.outcome, mt.result.points); err != nil {
-					return fmt.Errorf("recount standings: %w", err)
-				}
-			}
-		}
-	}
 	return nil
+}
+
+// roundAt is round i of the schedule, counting added rounds after the stored ones.
+func (f *fixtures) roundAt(i int, added []store.Round) store.Round {
+	if i < len(f.rounds) {
+		r := f.rounds[i]
+		return store.Round{ID: r.id, Number: r.number}
+	}
+	return added[i-len(f.rounds)]
 }
 
 // active is the active round, nil before the first one.

@@ -52,48 +52,33 @@ func (e *engine) maybeCloseRegistration(why string) error {
 	return e.closeRegistration(why)
 }
 
-// closeRegistration builds and stores the schedule, then activates round 1.
+// closeRegistration fixes the format, stores the rounds it decides at once (all of a
+// round robin or gauntlet, the first of a Swiss or knockout), then activates round 1.
 func (e *engine) closeRegistration(why string) error {
 	ids := e.agents.playerIDs()
-	sched, err := schedule.Build(ids, e.cfg.Scheduling.Cycles, e.cfg.League.Seed)
+	f := formatFor(e.cfg, len(ids), e.scoring)
+	next, err := schedule.Next(f.Format, ids, e.cfg.League.Seed, nil)
 	if err != nil {
 		return fmt.Errorf("build schedule: %w", err)
 	}
-	rounds := make([]store.Round, 0, len(sched.Rounds))
-	for _, r := range sched.Rounds {
-		sr := store.Round{ID: r.ID, Number: r.Number, Cycle: r.Cycle, Status: store.RoundPending, Bye: r.Bye}
-		for _, mt := range r.Matches {
-			sr.Matches = append(sr.Matches, store.Match{ID: mt.ID, RoundID: r.ID, Status: protocol.MatchStatePending, Players: mt.Players, Seed: mt.Seed, Index: mt.Index})
-		}
-		rounds = append(rounds, sr)
-	}
-	if err := e.store.SaveSchedule(e.leagueID, StateScheduling, e.gameType, e.now(), rounds); err != nil {
+	rounds := storeRounds(f, next)
+	if err := e.store.SaveSchedule(e.leagueID, StateScheduling, e.gameType, e.now(), f, rounds); err != nil {
 		return err
 	}
 	e.state = StateScheduling
+	e.format = f
 	if e.windowTimer != nil {
 		e.windowTimer.Stop()
 	}
-	if err := e.fx.load(rounds, ids, false); err != nil {
+	if err := e.fx.load(rounds, ids, false, f.Tiebreaks); err != nil {
 		return err
 	}
-	e.log.Info().Str("why", why).Int("players", len(ids)).Int("rounds", len(sched.Rounds)).Int("matches", sched.TotalMatches()).Msg("registration closed, schedule built")
+	e.log.Info().Str("why", why).Str("format", f.Algorithm).Int("players", len(ids)).Int("rounds", len(rounds)).Int("matches", len(e.fx.matches)).Msg("registration closed, schedule built")
 	// The schedule is committed: a failed note must not stall the league until a
 	// restart. The league goes on; replay will name the missing schedule.
-	e.auditNote(audit.EventSchedule, scheduleNote(e.leagueID, e.gameType, e.cfg.League.Seed, ids, sched))
+	e.auditNote(audit.EventSchedule, map[string]any{"league_id": e.leagueID, "game_type": e.gameType, "seed": e.cfg.League.Seed,
+		"players": ids, "format": f, "rounds": roundsNote(rounds)})
 	return e.activate()
-}
-
-func scheduleNote(leagueID, gameType string, seed int64, players []string, s schedule.Schedule) map[string]any {
-	rounds := make([]map[string]any, 0, len(s.Rounds))
-	for _, r := range s.Rounds {
-		ms := make([]map[string]any, 0, len(r.Matches))
-		for _, mt := range r.Matches {
-			ms = append(ms, map[string]any{"match_id": mt.ID, "players": mt.Players, "match_seed": mt.Seed})
-		}
-		rounds = append(rounds, map[string]any{"round_id": r.ID, "round_number": r.Number, "cycle": r.Cycle, "bye": r.Bye, "matches": ms})
-	}
-	return map[string]any{"league_id": leagueID, "game_type": gameType, "seed": seed, "players": players, "rounds": rounds}
 }
 
 // activate moves SCHEDULING to ACTIVE and settles, which starts the first unfinished
@@ -130,7 +115,9 @@ func (e *engine) settle() error {
 }
 
 // completeRounds completes the active round while all its matches are finished (with its
-// standings snapshot) and starts the next one, or completes the league.
+// standings snapshot) and starts the next one, or completes the league. When no stored
+// round is left, the format decides the next from the results so far (a Swiss or
+// knockout round); it is stored in the same transaction that starts it, then announced.
 func (e *engine) completeRounds() error {
 	for e.state == StateActive {
 		done := e.fx.active()
@@ -138,19 +125,33 @@ func (e *engine) completeRounds() error {
 			return nil
 		}
 		next := e.fx.current + 1
-		adv := store.Advance{LeagueID: e.leagueID, At: e.now(), Completed: StateCompleted, Rounds: len(e.fx.rounds)}
+		adv := store.Advance{LeagueID: e.leagueID, At: e.now(), Completed: StateCompleted, GameType: e.gameType}
 		if done != nil {
 			adv.Done = &store.Snapshot{RoundID: done.id, Rows: e.fx.table.Rows()}
 		}
-		if next < len(e.fx.rounds) {
-			r := e.fx.rounds[next]
-			adv.Next = &store.Round{ID: r.id, Number: r.number}
+		if next == len(e.fx.rounds) && done != nil {
+			more, err := schedule.Next(e.format.Format, e.agents.playerIDs(), e.cfg.League.Seed, e.fx.played())
+			if err != nil {
+				return fmt.Errorf("pair round %d: %w", next+1, err)
+			}
+			adv.Add = storeRounds(e.format, more)
+		}
+		adv.Rounds = len(e.fx.rounds) + len(adv.Add)
+		if next < adv.Rounds {
+			r := e.fx.roundAt(next, adv.Add)
+			adv.Next = &store.Round{ID: r.ID, Number: r.Number}
 		}
 		if err := e.store.AdvanceRound(adv); err != nil {
 			return fmt.Errorf("advance round: %w", err)
 		}
 		if done != nil {
 			done.status = store.RoundCompleted
+		}
+		if err := e.fx.add(adv.Add); err != nil {
+			return err
+		}
+		for _, r := range roundsNote(adv.Add) {
+			e.auditNote(audit.EventRoundPaired, r)
 		}
 		if adv.Next == nil {
 			e.state = StateCompleted
@@ -172,7 +173,7 @@ func (e *engine) completeRounds() error {
 func (e *engine) registered(a *agent, first bool) {
 	e.agents.add(a)
 	if a.kind == store.KindPlayer {
-		e.fx.table = standings.New(e.agents.playerIDs())
+		e.fx.table = standings.New(e.agents.playerIDs(), e.cfg.Ranking.Tiebreaks...)
 		if first {
 			e.firstPlayerAt, _ = protocol.ParseTime(a.registeredAt)
 			e.armWindow()

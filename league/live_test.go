@@ -327,7 +327,7 @@ func TestLeagueView(t *testing.T) {
 		t.Errorf("league view %s", b)
 	}
 	h.m.mu.Lock()
-	rows := h.m.e.fx.table.Rows()
+	rows := h.m.e.fx.table.Detailed()
 	h.m.mu.Unlock()
 	if !slices.Equal(v.Standings, rows) {
 		t.Errorf("standings %v, want %v", v.Standings, rows)

@@ -45,7 +45,8 @@ type Storage interface {
 	AddAgent(leagueID string, a store.Agent, firstPlayer bool) error
 	SetAgentStatus(kind, id, status string) error
 	ChangeAgent(c store.AgentChange) error
-	SaveSchedule(leagueID, status, gameType, at string, rounds []store.Round) error
+	SaveSchedule(leagueID, status, gameType, at string, format store.Format, rounds []store.Round) error
+	Format() (store.Format, bool, error)
 	Schedule() ([]store.Round, error)
 	AdvanceRound(a store.Advance) error
 	Snapshot(roundID string) ([]protocol.StandingsRow, string, bool, error)
@@ -104,6 +105,9 @@ type Manager struct {
 	mu     sync.Mutex // guards e and limits
 	e      *engine
 	limits *limiters
+	// ratings caches the live view's ratings; it has a lock of its own, never taken
+	// while mu is held.
+	ratings ratingsCache
 }
 
 // NewManager loads the league from the database, creating it on first start.

@@ -1,9 +1,12 @@
 package league
 
 import (
+	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/agentleague/agentleague/league/ratings"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
@@ -105,6 +108,15 @@ func (mt *match) takenFrom(refereeID string) {
 type resultRecord struct {
 	outcome map[string]string
 	points  map[string]int
+	// game is what the result counts for in the ratings; rated is false for a result
+	// that rates nobody (a forfeit, a no-show).
+	game  ratings.Game
+	rated bool
+}
+
+func newResultRecord(outcome map[string]string, points map[string]int, metadata json.RawMessage) *resultRecord {
+	g, ok := ratings.FromResult(outcome, metadata)
+	return &resultRecord{outcome: maps.Clone(outcome), points: maps.Clone(points), game: g, rated: ok}
 }
 
 // progress is what a match's referee last reported of it.

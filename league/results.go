@@ -123,8 +123,7 @@ func checkResult(env *protocol.Envelope, mt *match, p *protocol.ResultReport, ga
 // them in memory (standings, statistics, suspensions) and publishes match_finished and
 // standings_changed. The caller settles.
 func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultReport) error {
-	next := e.fx.table.Clone()
-	if err := next.Apply(p.Outcome, p.Points); err != nil {
+	if err := e.fx.table.Check(p.Outcome, p.Points); err != nil {
 		return protocol.Errorf(protocol.ReasonInvalidResult, "result does not fit the standings")
 	}
 	now := e.opt.Now()
@@ -143,10 +142,11 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 		return fmt.Errorf("store result: %w", err)
 	}
 	mt.status, mt.deadline = protocol.MatchStateCompleted, time.Time{}
-	mt.result = &resultRecord{outcome: maps.Clone(p.Outcome), points: maps.Clone(p.Points)}
+	mt.result = newResultRecord(p.Outcome, p.Points, p.GameMetadata)
 	// The match view re-plays the stored moves from now on.
 	mt.live, mt.liveMoves = nil, 0
-	e.fx.table = next
+	// Checked above, so it cannot fail.
+	_ = e.fx.table.Apply(p.Outcome, p.Points)
 	e.fx.updatedAt = reportedAt
 	e.stats.count(mt, facts)
 	for _, kinds := range facts.violations {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -49,19 +50,41 @@ const maxLiveMoves = 5000
 // maxLiveView bounds the state kept with one move event.
 const maxLiveView = 16 << 10
 
-// LeagueView implements web.Source: the league, its standings and the active round.
+// LeagueView implements web.Source: the league, its standings with tie-breaks, the
+// crosstable, the ratings, the bracket of a knockout and the active round.
 func (m *Manager) LeagueView() (web.LeagueView, error) {
+	v, in, err := m.leagueView()
+	if err != nil {
+		return v, err
+	}
+	// The ratings are computed outside the lock: results are never changed once stored.
+	if v.Ratings, err = m.ratings.get(in); err != nil {
+		return web.LeagueView{}, fmt.Errorf("league view: %w", err)
+	}
+	return v, nil
+}
+
+func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.e
 	v := web.LeagueView{
 		LeagueID: m.leagueID, GameType: e.gameType, State: e.state,
 		TotalRounds: len(e.fx.rounds), Referees: len(e.agents.referees), Players: len(e.agents.players),
-		ByStatus: e.fx.counts(), MatchesTotal: len(e.fx.matches),
-		Standings: e.fx.table.Rows(), LastEventID: m.hub.LastID(),
+		ByStatus: e.fx.counts(), MatchesTotal: len(e.fx.matches), Format: e.format,
+		Standings: e.fx.table.Detailed(), Crosstable: e.fx.table.Crosstable(), LastEventID: m.hub.LastID(),
 	}
-	if v.Standings == nil {
-		v.Standings = []protocol.StandingsRow{}
+	players := e.agents.playerIDs()
+	if e.format.Algorithm == schedule.Knockout && len(e.fx.rounds) > 0 {
+		b, err := schedule.Bracket(e.format.Format, players, e.cfg.League.Seed, e.fx.played())
+		if err != nil {
+			return web.LeagueView{}, ratingsInput{}, fmt.Errorf("league view: bracket: %w", err)
+		}
+		v.Bracket = b
+	}
+	in := ratingsInput{players: players, samples: e.format.RatingSamples, seed: e.cfg.League.Seed}
+	for _, mt := range e.fx.where(func(mt *match) bool { return mt.result != nil && mt.result.rated }) {
+		in.games = append(in.games, mt.result.game)
 	}
 	v.Abandoned = []web.MatchSummary{}
 	for _, mt := range e.fx.where(isAbandoned) {
@@ -79,7 +102,7 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 		}
 		v.Round = rv
 	}
-	return v, nil
+	return v, in, nil
 }
 
 // MatchView implements web.Source: a match with the state after each of its steps. A

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/league"
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -69,17 +71,24 @@ func standingsCmd(ctx context.Context, args []string) error {
 	asJSON := fset.Bool("json", false, "print the STANDINGS_RESPONSE payload as JSON")
 	round := fset.String("round", "", "standings snapshot of a completed round")
 	withStats := fset.Bool("stats", false, "add each player's statistics (illegal moves, timeouts, thinking time) from GET /status of the same server")
+	withRatings := fset.Bool("ratings", false, "add tie-break columns and each player's rating with its 95% interval and rank range, from GET /api/league of the same server")
+	withCross := fset.Bool("crosstable", false, "print the crosstable after the standings, from GET /api/league of the same server")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
-	var statusURL string
-	if *withStats {
-		base, ok := strings.CutSuffix(*url, "/mcp")
-		if !ok {
-			return usageError{fmt.Errorf("--stats reads GET /status beside the JSON-RPC endpoint, so --league must end with /mcp, got %s", *url)}
+	base, onMCP := strings.CutSuffix(*url, "/mcp")
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{*withStats, "--stats"}, {*withRatings, "--ratings"}, {*withCross, "--crosstable"}} {
+		if f.set && !onMCP {
+			return usageError{fmt.Errorf("%s reads the live view beside the JSON-RPC endpoint, so --league must end with /mcp, got %s", f.name, *url)}
 		}
-		statusURL = base + "/status"
 	}
+	if (*withRatings || *withCross) && (*round != "" || *withStats) {
+		return usageError{errors.New("--ratings and --crosstable show the live league: not with --round or --stats")}
+	}
+	statusURL := base + "/status"
 	token, err := adminTokenFor(*dbPath)
 	if err != nil {
 		return err
@@ -91,6 +100,12 @@ func standingsCmd(ctx context.Context, args []string) error {
 	ans, err := adminCall(ctx, *url, token, protocol.QueryStandings, payload)
 	if err != nil {
 		return err
+	}
+	var view *web.LeagueView
+	if *withRatings || *withCross {
+		if view, err = leagueView(ctx, base+"/api/league"); err != nil {
+			return err
+		}
 	}
 	var stats map[string]*league.PlayerStats
 	if *withStats {
@@ -105,6 +120,12 @@ func standingsCmd(ctx context.Context, args []string) error {
 		}
 		if *withStats {
 			v["player_stats"] = stats
+		}
+		if *withRatings {
+			v["standings"], v["ratings"] = view.Standings, view.Ratings
+		}
+		if *withCross {
+			v["crosstable"] = view.Crosstable
 		}
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -123,12 +144,42 @@ func standingsCmd(ctx context.Context, args []string) error {
 		round0 = *p.RoundID
 	}
 	fmt.Printf("league %s, state %s, round %s\n", ans.Envelope.LeagueID, p.LeagueState, round0)
-	if *withStats {
+	switch {
+	case *withStats:
 		writeStatsTable(os.Stdout, p.Standings, stats)
-		return nil
+	case *withRatings:
+		standings.WriteRated(os.Stdout, view.Standings, view.Ratings)
+	default:
+		PrintTable(os.Stdout, p.Standings)
 	}
-	PrintTable(os.Stdout, p.Standings)
+	if *withCross {
+		fmt.Println()
+		standings.WriteCrosstable(os.Stdout, view.Crosstable)
+	}
 	return nil
+}
+
+// leagueView reads GET /api/league, the live view's snapshot of the league.
+func leagueView(ctx context.Context, url string) (*web.LeagueView, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read the league view: %w", err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read the league view: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read the league view: GET %s: %s", url, res.Status)
+	}
+	var v web.LeagueView
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+		return nil, fmt.Errorf("read the league view: %w", err)
+	}
+	return &v, nil
 }
 
 // playerStats reads every player's statistics from GET /status.

@@ -259,7 +259,7 @@ func TestServeRefusesDatabaseOfAnotherSchemaVersion(t *testing.T) {
 	if code != 1 || strings.Contains(stdout, "listening") {
 		t.Fatalf("exit %d stdout %q, want exit 1 without listening", code, stdout)
 	}
-	for _, want := range []string{"schema version mismatch", "user_version 7", "needs 3"} {
+	for _, want := range []string{"schema version mismatch", "user_version 7", "needs 4"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q does not say %q", stderr, want)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/export"
 	"github.com/agentleague/agentleague/league/replay"
+	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/store"
 )
 
@@ -21,13 +22,15 @@ import (
 func replayCmd(args []string) error {
 	fset := flag.NewFlagSet("league replay", flag.ContinueOnError)
 	rounds := fset.Bool("rounds", false, "print the standings after every round")
-	check := fset.String("check", "", "compare every round snapshot and the final standings with this database")
+	check := fset.String("check", "", "compare every round snapshot, the final standings and the ratings with this database")
+	withRatings := fset.Bool("ratings", false, "print the tie-break columns and the ratings (with 95% intervals and rank ranges) computed from the log")
+	withCross := fset.Bool("crosstable", false, "print the crosstable")
 	pos, err := cli.Parse(fset, args)
 	if err != nil {
 		return usageError{err}
 	}
 	if len(pos) != 1 {
-		return usageError{errors.New("usage: league replay AUDIT [--rounds] [--check DB]")}
+		return usageError{errors.New("usage: league replay AUDIT [--rounds] [--ratings] [--crosstable] [--check DB]")}
 	}
 	entries, err := audit.Read(pos[0])
 	if err != nil {
@@ -40,6 +43,29 @@ func replayCmd(args []string) error {
 	if err := l.WriteReport(os.Stdout, *rounds); err != nil {
 		return err
 	}
+	n, err := l.CheckPairings()
+	if err != nil {
+		return fmt.Errorf("the log's rounds are not the format's: %w", err)
+	}
+	fmt.Printf("\npairings: %d rounds of the %s rebuilt identically from the log's results\n", n, l.Format.Algorithm)
+	if *withRatings || *withCross {
+		table, err := l.Table()
+		if err != nil {
+			return err
+		}
+		if *withRatings {
+			rated, err := l.Ratings()
+			if err != nil {
+				return err
+			}
+			fmt.Println("\nratings:")
+			standings.WriteRated(os.Stdout, table.Detailed(), rated)
+		}
+		if *withCross {
+			fmt.Println("\ncrosstable:")
+			standings.WriteCrosstable(os.Stdout, table.Crosstable())
+		}
+	}
 	if *check == "" {
 		return nil
 	}
@@ -51,7 +77,7 @@ func replayCmd(args []string) error {
 	if err := l.CheckDB(db); err != nil {
 		return fmt.Errorf("log and database differ: %w", err)
 	}
-	fmt.Printf("check: every round snapshot and the final standings match %s\n", *check)
+	fmt.Printf("check: every round snapshot, the final standings and the ratings match %s\n", *check)
 	return nil
 }
 

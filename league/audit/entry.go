@@ -57,6 +57,9 @@ const (
 	// EventSchedule is the schedule (players, rounds, match ids and seeds), noted when
 	// registration closes.
 	EventSchedule Event = "SCHEDULE"
+	// EventRoundPaired is a round a format decided after the schedule (a Swiss or knockout
+	// round), stored before it started; the body is shaped as a round of SCHEDULE.
+	EventRoundPaired Event = "ROUND_PAIRED"
 	// EventResultRecorded is a result the League Manager decided itself (e.g. a forfeit).
 	EventResultRecorded Event = "RESULT_RECORDED"
 	// EventMatchFailed is a match taken from its referee, to be assigned again or

@@ -7,19 +7,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/ratings"
+	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 )
 
 // Data is everything an export holds.
 type Data struct {
-	League    League                  `json:"league"`
-	Standings []protocol.StandingsRow `json:"standings"`
-	Results   []Result                `json:"results"`
+	League League `json:"league"`
+	// Standings are in the official order, with the tie-break columns.
+	Standings  []standings.Row      `json:"standings"`
+	Crosstable standings.Crosstable `json:"crosstable"`
+	// Ratings are computed from the stored results as the League Manager does.
+	Ratings []ratings.Rating `json:"ratings"`
+	Results []Result         `json:"results"`
 }
 
 // League describes the exported league.
@@ -32,6 +39,8 @@ type League struct {
 	Seed     int64  `json:"seed"`
 	// MoveResponseMS is the deadline of each move, from the same configuration.
 	MoveResponseMS int `json:"move_response_ms"`
+	// Format is how the league is played and ranked (absent before its schedule).
+	Format *store.Format `json:"format,omitempty"`
 }
 
 // Result is one match and its result (empty outcome for a match without one).
@@ -51,7 +60,7 @@ type Result struct {
 
 // Load reads the league from a League Manager database.
 func Load(db *store.Store) (*Data, error) {
-	d := &Data{Standings: []protocol.StandingsRow{}, Results: []Result{}}
+	d := &Data{Results: []Result{}}
 	l, err := db.TheLeague()
 	if err != nil {
 		return nil, err
@@ -64,10 +73,17 @@ func Load(db *store.Store) (*Data, error) {
 		return nil, fmt.Errorf("read league config: %w", err)
 	}
 	d.League.Name, d.League.MoveResponseMS = cfg.League.Name, cfg.Timeouts.MatchLevel.MoveResponse
+	samples := cfg.Ranking.RatingSamples
+	if f, found, err := db.Format(); err != nil {
+		return nil, err
+	} else if found {
+		d.League.Format, samples = &f, f.RatingSamples
+	}
 	rounds, err := db.Schedule()
 	if err != nil {
 		return nil, err
 	}
+	var games []ratings.Game
 	for _, rd := range rounds {
 		for _, m := range rd.Matches {
 			r := Result{MatchID: m.ID, RoundID: rd.ID, RoundNumber: rd.Number, Status: m.Status, Players: m.Players}
@@ -82,17 +98,30 @@ func Load(db *store.Store) (*Data, error) {
 				if md.Forfeit != "" {
 					r.Termination = "forfeit_" + md.Forfeit
 				}
+				if g, ok := ratings.FromResult(res.Outcome, res.Metadata); ok {
+					games = append(games, g)
+				}
 			}
 			d.Results = append(d.Results, r)
 		}
 	}
-	rows, err := db.Standings()
+	table, err := db.Table()
 	if err != nil {
 		return nil, err
 	}
-	d.Standings = append(d.Standings, rows...)
+	d.Standings, d.Crosstable = table.Detailed(), table.Crosstable()
+	players := make([]string, len(d.Standings))
+	for i, r := range d.Standings {
+		players[i] = r.PlayerID
+	}
+	if d.Ratings, err = ratings.League(players, games, samples, l.Seed); err != nil {
+		return nil, fmt.Errorf("rate players: %w", err)
+	}
 	return d, nil
 }
+
+// num writes a rating or a tie-break with one decimal at most.
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
 // WriteJSON writes the whole export as one JSON document.
 func WriteJSON(w io.Writer, d *Data) error {
@@ -105,9 +134,16 @@ func WriteJSON(w io.Writer, d *Data) error {
 // per match with its result.
 func WriteCSV(w io.Writer, d *Data) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"rank", "player_id", "points", "wins", "draws", "losses", "matches_played"})
+	_ = cw.Write([]string{"rank", "player_id", "points", "wins", "draws", "losses", "matches_played", "sonneborn_berger", "head_to_head",
+		"rating", "rating_low", "rating_high", "rank_low", "rank_high"})
+	rated := map[string]ratings.Rating{}
+	for _, r := range d.Ratings {
+		rated[r.PlayerID] = r
+	}
 	for _, r := range d.Standings {
-		_ = cw.Write([]string{strconv.Itoa(r.Rank), r.PlayerID, strconv.Itoa(r.Points), strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses), strconv.Itoa(r.MatchesPlayed)})
+		rt := rated[r.PlayerID]
+		_ = cw.Write([]string{strconv.Itoa(r.Rank), r.PlayerID, strconv.Itoa(r.Points), strconv.Itoa(r.Wins), strconv.Itoa(r.Draws), strconv.Itoa(r.Losses), strconv.Itoa(r.MatchesPlayed),
+			num(r.SonnebornBerger), strconv.Itoa(r.HeadToHead), num(rt.Rating), num(rt.Low), num(rt.High), strconv.Itoa(rt.RankLow), strconv.Itoa(rt.RankHigh)})
 	}
 	cw.Flush()
 	if _, err := io.WriteString(w, "\n"); err != nil {

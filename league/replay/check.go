@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 
+	"github.com/agentleague/agentleague/league/export"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -41,7 +42,32 @@ func (l *League) CheckDB(db *store.Store) error {
 	if err != nil {
 		return err
 	}
-	return compareRows("final standings", final, want)
+	if err := compareRows("final standings", final, want); err != nil {
+		return err
+	}
+	return l.checkRatings(db)
+}
+
+// checkRatings compares the ratings of the database's results with the log's: the
+// same results must give the same numbers, bit for bit.
+func (l *League) checkRatings(db *store.Store) error {
+	d, err := export.Load(db)
+	if err != nil {
+		return err
+	}
+	want, err := l.Ratings()
+	if err != nil {
+		return err
+	}
+	if len(d.Ratings) != len(want) {
+		return fmt.Errorf("ratings: the database rates %d players, the log %d", len(d.Ratings), len(want))
+	}
+	for i := range want {
+		if d.Ratings[i] != want[i] {
+			return fmt.Errorf("ratings: rank %d is %+v from the database, %+v from the log", i+1, d.Ratings[i], want[i])
+		}
+	}
+	return nil
 }
 
 func compareRows(what string, db, log []protocol.StandingsRow) error {

@@ -11,32 +11,43 @@ import (
 	"sort"
 
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/ratings"
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 )
 
 // League is what the audit log says happened.
 type League struct {
-	LeagueID   string
-	GameType   string
-	Seed       int64
-	Players    []string
-	Referees   []string
-	Rounds     []Round
-	Results    map[string]*Result
-	Abandoned  map[string]int              // line of the audit.EventMatchAbandoned event, by match id
-	Scoring    map[string]protocol.Scoring // by match id, from its last assignment
-	Recoveries []int                       // lines of audit.EventAuditRecovery records
+	LeagueID string
+	GameType string
+	Seed     int64
+	Players  []string
+	// SchedulePlayers are the players the schedule was built for.
+	SchedulePlayers []string
+	Referees        []string
+	Rounds          []Round
+	Results         map[string]*Result
+	Abandoned       map[string]int              // line of the audit.EventMatchAbandoned event, by match id
+	Scoring         map[string]protocol.Scoring // by match id, from its last assignment
+	Recoveries      []int                       // lines of audit.EventAuditRecovery records
+	// Format is the one the schedule names; a log from before formats holds a round
+	// robin ranked the seed's way (Cycles from its rounds).
+	Format     store.Format
 	matchRound map[string]int
 }
 
 // Round is one scheduled round.
 type Round struct {
-	ID      string  `json:"round_id"`
-	Number  int     `json:"round_number"`
-	Cycle   int     `json:"cycle"`
-	Bye     string  `json:"bye"`
-	Matches []Match `json:"matches"`
+	ID        string  `json:"round_id"`
+	Number    int     `json:"round_number"`
+	Cycle     int     `json:"cycle"`
+	Bye       string  `json:"bye"`
+	ByePoints int     `json:"bye_points"`
+	Matches   []Match `json:"matches"`
+	// Line is where the log has the round: its SCHEDULE or ROUND_PAIRED event.
+	Line int `json:"-"`
 }
 
 // Match is one scheduled match, players in first-mover order.
@@ -66,11 +77,12 @@ type event struct {
 }
 
 type scheduleNote struct {
-	LeagueID string   `json:"league_id"`
-	GameType string   `json:"game_type"`
-	Seed     int64    `json:"seed"`
-	Players  []string `json:"players"`
-	Rounds   []Round  `json:"rounds"`
+	LeagueID string        `json:"league_id"`
+	GameType string        `json:"game_type"`
+	Seed     int64         `json:"seed"`
+	Players  []string      `json:"players"`
+	Format   *store.Format `json:"format"`
+	Rounds   []Round       `json:"rounds"`
 }
 
 // Rebuild reconstructs the league from the log alone: registrations, the schedule and
@@ -174,12 +186,35 @@ func (l *League) applyEvent(e *audit.Entry) error {
 		if len(l.Rounds) > 0 {
 			return &audit.LineError{Line: e.Line, Msg: "a second schedule"}
 		}
-		l.LeagueID, l.GameType, l.Seed, l.Rounds = s.LeagueID, s.GameType, s.Seed, s.Rounds
-		for i, r := range s.Rounds {
-			for _, m := range r.Matches {
-				l.matchRound[m.ID] = i
+		l.LeagueID, l.GameType, l.Seed, l.SchedulePlayers = s.LeagueID, s.GameType, s.Seed, s.Players
+		if s.Format != nil {
+			if err := s.Format.Check(); err != nil {
+				return &audit.LineError{Line: e.Line, Msg: "schedule format: " + err.Error()}
+			}
+			l.Format = *s.Format
+		} else {
+			l.Format = store.Format{Format: schedule.Format{Algorithm: schedule.RoundRobin, Cycles: 1}}
+			for _, r := range s.Rounds {
+				l.Format.Cycles = max(l.Format.Cycles, r.Cycle)
 			}
 		}
+		if len(s.Rounds) == 0 {
+			return &audit.LineError{Line: e.Line, Msg: "a schedule without rounds"}
+		}
+		for _, r := range s.Rounds {
+			if err := l.addRound(r, e.Line); err != nil {
+				return err
+			}
+		}
+	case audit.EventRoundPaired:
+		var r Round
+		if err := json.Unmarshal(ev.Body, &r); err != nil {
+			return &audit.LineError{Line: e.Line, Msg: "paired round cannot be read: " + err.Error()}
+		}
+		if len(l.Rounds) == 0 {
+			return &audit.LineError{Line: e.Line, Msg: "a round paired before the schedule"}
+		}
+		return l.addRound(r, e.Line)
 	case audit.EventResultRecorded:
 		var r Result
 		if err := json.Unmarshal(ev.Body, &r); err != nil {
@@ -207,6 +242,22 @@ func (l *League) applyEvent(e *audit.Entry) error {
 	return nil
 }
 
+// addRound appends the next round of the schedule.
+func (l *League) addRound(r Round, line int) error {
+	if r.Number != len(l.Rounds)+1 {
+		return &audit.LineError{Line: line, Msg: fmt.Sprintf("round %s is number %d, expected %d", r.ID, r.Number, len(l.Rounds)+1)}
+	}
+	for _, m := range r.Matches {
+		if _, dup := l.matchRound[m.ID]; dup {
+			return &audit.LineError{Line: line, Msg: fmt.Sprintf("match %s is scheduled twice", m.ID)}
+		}
+		l.matchRound[m.ID] = len(l.Rounds)
+	}
+	r.Line = line
+	l.Rounds = append(l.Rounds, r)
+	return nil
+}
+
 // addResult keeps the first acknowledgement of a match; an identical retry is the same
 // result, a different one means the log contradicts itself.
 func (l *League) addResult(r *Result) error {
@@ -231,6 +282,10 @@ func (l *League) scheduledPlayers() []string {
 		return l.Players
 	}
 	set := map[string]bool{}
+	// The schedule names its players: a knockout's first-round byes play no match.
+	for _, p := range l.SchedulePlayers {
+		set[p] = true
+	}
 	for _, r := range l.Rounds {
 		for _, m := range r.Matches {
 			set[m.Players[0]], set[m.Players[1]] = true, true
@@ -269,8 +324,22 @@ func (l *League) RoundComplete(i int) bool {
 // StandingsAfter is the standings once rounds 0..i are applied (results of later
 // rounds are left out, as in the League Manager's round snapshot).
 func (l *League) StandingsAfter(i int) ([]protocol.StandingsRow, error) {
-	t := standings.New(l.scheduledPlayers())
+	t, err := l.tableAfter(i)
+	if err != nil {
+		return nil, err
+	}
+	return t.Rows(), nil
+}
+
+// tableAfter is the standings table of rounds 0..i: their results and byes.
+func (l *League) tableAfter(i int) (*standings.Table, error) {
+	t := standings.New(l.scheduledPlayers(), l.Format.Tiebreaks...)
 	for r := 0; r <= i && r < len(l.Rounds); r++ {
+		if b := l.Rounds[r]; b.ByePoints > 0 {
+			if err := t.Bye(b.Bye, b.ByePoints); err != nil {
+				return nil, fmt.Errorf("bye of %s: %w", b.ID, err)
+			}
+		}
 		for _, m := range l.Rounds[r].Matches {
 			if res := l.Results[m.ID]; res != nil {
 				if err := t.Apply(res.Outcome, res.Points); err != nil {
@@ -279,7 +348,30 @@ func (l *League) StandingsAfter(i int) ([]protocol.StandingsRow, error) {
 			}
 		}
 	}
-	return t.Rows(), nil
+	return t, nil
+}
+
+// Table is the standings table with every acknowledged result and bye.
+func (l *League) Table() (*standings.Table, error) { return l.tableAfter(len(l.Rounds) - 1) }
+
+// Ratings rates the scheduled players from the log's results as the League Manager
+// does (forfeits and no-shows left out).
+func (l *League) Ratings() ([]ratings.Rating, error) {
+	var games []ratings.Game
+	for _, r := range l.Rounds {
+		for _, m := range r.Matches {
+			if res := l.Results[m.ID]; res != nil {
+				if g, ok := ratings.FromResult(res.Outcome, res.GameMetadata); ok {
+					games = append(games, g)
+				}
+			}
+		}
+	}
+	samples := l.Format.RatingSamples
+	if samples == 0 {
+		samples = ratings.DefaultSamples
+	}
+	return ratings.League(l.scheduledPlayers(), games, samples, l.Seed)
 }
 
 // Final is the standings with every acknowledged result.

@@ -36,25 +36,25 @@ const (
 // chosen algorithm are ignored.
 type Format struct {
 	// Algorithm is RoundRobin, Swiss, Knockout or Gauntlet.
-	Algorithm string
+	Algorithm string `json:"algorithm"`
 	// Cycles is, for round robin, 1 or 2.
-	Cycles int
+	Cycles int `json:"cycles"`
 	// Rounds is, for swiss, the number of rounds to play (>= 1).
-	Rounds int
+	Rounds int `json:"rounds"`
 	// ByePoints is, for swiss, what a bye scores (>= 0).
-	ByePoints int
+	ByePoints int `json:"bye_points"`
 	// BestOf is, for knockout, the number of games per pairing (>= 1).
-	BestOf int
+	BestOf int `json:"best_of"`
 	// TieRule is, for knockout, how a pairing still level after BestOf games is decided.
-	TieRule string
+	TieRule string `json:"tie_rule"`
 	// Seeding is, for knockout and swiss, a given ranking, best first. It may be empty or
 	// partial: players not in it follow in an order drawn from the league seed (never in
 	// registration order). Ids that are not registered players are ignored.
-	Seeding []string
+	Seeding []string `json:"seeding"`
 	// Candidates are, for gauntlet, the players who play everybody (>= 1, each registered).
-	Candidates []string
+	Candidates []string `json:"candidates"`
 	// GamesPerPair is, for gauntlet, how often a candidate meets each other player (>= 1).
-	GamesPerPair int
+	GamesPerPair int `json:"games_per_pair"`
 }
 
 // Result is what a stored match came to: each player's outcome ("win", "loss" or "draw")

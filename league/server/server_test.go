@@ -260,7 +260,7 @@ func TestStartFailsCleanly(t *testing.T) {
 		}
 		db.Close()
 		_, err = server.Start(context.Background(), baseOptions(t, dir, &syncBuffer{}))
-		for _, want := range []string{"schema version mismatch", "user_version 7", "needs 3"} {
+		for _, want := range []string{"schema version mismatch", "user_version 7", "needs 4"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("error %v does not say %q", err, want)
 			}

@@ -11,8 +11,11 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/agentleague/agentleague/league/ratings"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -90,6 +93,11 @@ func (t *Table) Apply(outcomes map[string]string, points map[string]int) error {
 	}
 	t.games = append(t.games, Result{Outcomes: maps.Clone(outcomes), Points: maps.Clone(points)})
 	return nil
+}
+
+// Check reports the error Apply would return, changing nothing.
+func (t *Table) Check(outcomes map[string]string, points map[string]int) error {
+	return validate(outcomes, points, func(p string) bool { _, ok := t.index[p]; return ok })
 }
 
 // Bye adds the points of a bye (a round without a game) to player: no match is played.
@@ -317,6 +325,55 @@ func WriteTable(w io.Writer, rows []protocol.StandingsRow) {
 	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\t")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t\n", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed)
+	}
+	tw.Flush()
+}
+
+// WriteCrosstable writes ct as an aligned table: row i, column j holds the scores of
+// player i against player j ("1 ½"), "x" on the diagonal, "." for no game.
+func WriteCrosstable(w io.Writer, ct Crosstable) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "\tplayer\t")
+	for i := range ct.Players {
+		fmt.Fprintf(tw, "%d\t", i+1)
+	}
+	fmt.Fprintln(tw)
+	for i, p := range ct.Players {
+		fmt.Fprintf(tw, "%d\t%s\t", i+1, p)
+		for j := range ct.Players {
+			switch {
+			case i == j:
+				fmt.Fprint(tw, "x\t")
+			case len(ct.Cells[i][j]) == 0:
+				fmt.Fprint(tw, ".\t")
+			default:
+				fmt.Fprintf(tw, "%s\t", strings.Join(ct.Cells[i][j], " "))
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// WriteRated writes rows (with their tie-break columns) beside each player's rating, its
+// 95% interval and the ranks the interval allows.
+func WriteRated(w io.Writer, rows []Row, rated []ratings.Rating) {
+	byID := make(map[string]ratings.Rating, len(rated))
+	for _, r := range rated {
+		byID[r.PlayerID] = r
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\tsb\th2h\trating\t95% interval\trank range\t")
+	for _, r := range rows {
+		rt, ok := byID[r.PlayerID]
+		rating, interval, ranks := "-", "-", "-"
+		if ok {
+			rating = fmt.Sprintf("%.0f", rt.Rating)
+			interval = fmt.Sprintf("%.0f..%.0f", rt.Low, rt.High)
+			ranks = fmt.Sprintf("%d-%d", rt.RankLow, rt.RankHigh)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t\n", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed,
+			strconv.FormatFloat(r.SonnebornBerger, 'f', -1, 64), r.HeadToHead, rating, interval, ranks)
 	}
 	tw.Flush()
 }

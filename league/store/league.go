@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -20,6 +22,9 @@ const (
 const (
 	metaShutdownAt     = "shutdown_at"
 	metaShutdownReason = "shutdown_reason"
+	// metaFormat is the league's format (schedule and ranking) as JSON, fixed when the
+	// schedule is stored.
+	metaFormat = "format"
 )
 
 // League is the league's row.
@@ -54,9 +59,11 @@ type Round struct {
 	ID            string
 	Number, Cycle int
 	Status        string
-	// Bye is the player who sits the round out, "" for none.
-	Bye     string
-	Matches []Match
+	// Bye is the player who sits the round out, "" for none, and ByePoints what the
+	// bye scores.
+	Bye       string
+	ByePoints int
+	Matches   []Match
 }
 
 // Match is a scheduled match.
@@ -283,6 +290,16 @@ func (s *Store) ShutdownRecord() (at, reason string, err error) {
 // Standings counts the live standings of every registered player from the stored
 // results: the one source no partial write can make disagree.
 func (s *Store) Standings() ([]protocol.StandingsRow, error) {
+	t, err := s.Table()
+	if err != nil {
+		return nil, err
+	}
+	return t.Rows(), nil
+}
+
+// Table is the standings table of every stored result and bye, ordered as the format
+// says: the source of Standings, and of the tie-break columns and the crosstable.
+func (s *Store) Table() (*standings.Table, error) {
 	var players []string
 	prows, err := s.db.Query(`SELECT player_id FROM players ORDER BY player_id`)
 	if err != nil {
@@ -299,7 +316,14 @@ func (s *Store) Standings() ([]protocol.StandingsRow, error) {
 	if err := prows.Err(); err != nil {
 		return nil, fmt.Errorf("count standings: %w", err)
 	}
-	table := standings.New(players)
+	format, _, err := s.Format()
+	if err != nil {
+		return nil, err
+	}
+	table := standings.New(players, format.Tiebreaks...)
+	if err := byePoints(s.db, table); err != nil {
+		return nil, err
+	}
 	// Only outcomes and points: game_metadata, the bulk of a result, is not read.
 	rrows, err := s.db.Query(`SELECT match_id, outcome, points FROM match_results`)
 	if err != nil {
@@ -325,5 +349,72 @@ func (s *Store) Standings() ([]protocol.StandingsRow, error) {
 	if err := rrows.Err(); err != nil {
 		return nil, fmt.Errorf("count standings: %w", err)
 	}
-	return table.Rows(), nil
+	return table, nil
+}
+
+// byePoints adds the points of every stored bye to table.
+func byePoints(db *sql.DB, table *standings.Table) error {
+	rows, err := db.Query(`SELECT player_id, points FROM byes WHERE points > 0 ORDER BY round_id, player_id`)
+	if err != nil {
+		return fmt.Errorf("count standings: byes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var points int
+		if err := rows.Scan(&id, &points); err != nil {
+			return fmt.Errorf("count standings: byes: %w", err)
+		}
+		if err := table.Bye(id, points); err != nil {
+			return fmt.Errorf("count standings: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("count standings: byes: %w", err)
+	}
+	return nil
+}
+
+// Format is how a league is played and ranked. It is fixed when registration closes
+// (stored with the schedule and in the audit log's SCHEDULE event), so a restart, an
+// export and a replay all use the one the league started with.
+type Format struct {
+	schedule.Format
+	// Tiebreaks replace wins and draws after points in the official order.
+	Tiebreaks []string `json:"tiebreaks"`
+	// RatingSamples is the number of bootstrap resamples of the rating intervals.
+	RatingSamples int `json:"rating_samples"`
+}
+
+// Check refuses a format no League Manager could have stored.
+func (f Format) Check() error {
+	for _, tb := range f.Tiebreaks {
+		if !slices.Contains(standings.Tiebreaks, tb) {
+			return fmt.Errorf("unknown tie-break %q", tb)
+		}
+	}
+	if f.RatingSamples < 0 {
+		return fmt.Errorf("negative rating_samples %d", f.RatingSamples)
+	}
+	return nil
+}
+
+// Format reads the league's format as SaveSchedule stored it; found is false before the
+// schedule, and in a database from before formats (a round robin ranked the seed's way).
+func (s *Store) Format() (f Format, found bool, err error) {
+	var v string
+	err = s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, metaFormat).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Format{}, false, nil
+	}
+	if err != nil {
+		return Format{}, false, fmt.Errorf("read the format: %w", err)
+	}
+	if err := json.Unmarshal([]byte(v), &f); err != nil {
+		return Format{}, false, fmt.Errorf("read the format: %w", err)
+	}
+	if err := f.Check(); err != nil {
+		return Format{}, false, fmt.Errorf("read the format: %w", err)
+	}
+	return f, true, nil
 }

@@ -17,33 +17,46 @@ const (
 	RoundCompleted = "COMPLETED"
 )
 
-// SaveSchedule stores the schedule built when registration closes, with the league in
-// status scheduling.
-func (s *Store) SaveSchedule(leagueID, status, gameType, at string, rounds []Round) error {
+// SaveSchedule stores the rounds known when registration closes (every round of a round
+// robin, the first of a Swiss) and the league's format, with the league in status
+// scheduling.
+func (s *Store) SaveSchedule(leagueID, status, gameType, at string, format Format, rounds []Round) error {
+	raw, err := json.Marshal(format)
+	if err != nil {
+		return fmt.Errorf("store the format: %w", err)
+	}
 	return s.tx(func(tx *sql.Tx) error {
 		if _, err := tx.Exec(`UPDATE leagues SET status = ?, registration_closed_at = ? WHERE league_id = ?`, status, at, leagueID); err != nil {
 			return fmt.Errorf("store schedule: %w", err)
 		}
-		for _, r := range rounds {
-			if _, err := tx.Exec(`INSERT INTO rounds (round_id, league_id, round_number, scheduled_at, status, cycle) VALUES (?, ?, ?, ?, ?, ?)`,
-				r.ID, leagueID, r.Number, at, r.Status, r.Cycle); err != nil {
-				return fmt.Errorf("store round %s: %w", r.ID, err)
-			}
-			for _, m := range r.Matches {
-				players, _ := json.Marshal(m.Players)
-				if _, err := tx.Exec(`INSERT INTO matches (match_id, round_id, game_type, players, status, match_seed, match_index) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-					m.ID, r.ID, gameType, string(players), m.Status, m.Seed, m.Index); err != nil {
-					return fmt.Errorf("store match %s: %w", m.ID, err)
-				}
-			}
-			if r.Bye != "" {
-				if _, err := tx.Exec(`INSERT INTO byes (round_id, player_id) VALUES (?, ?)`, r.ID, r.Bye); err != nil {
-					return fmt.Errorf("store bye of %s: %w", r.ID, err)
-				}
+		if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, metaFormat, string(raw)); err != nil {
+			return fmt.Errorf("store the format: %w", err)
+		}
+		return insertRounds(tx, leagueID, gameType, at, rounds)
+	})
+}
+
+// insertRounds stores new rounds with their matches and byes.
+func insertRounds(tx *sql.Tx, leagueID, gameType, at string, rounds []Round) error {
+	for _, r := range rounds {
+		if _, err := tx.Exec(`INSERT INTO rounds (round_id, league_id, round_number, scheduled_at, status, cycle) VALUES (?, ?, ?, ?, ?, ?)`,
+			r.ID, leagueID, r.Number, at, r.Status, r.Cycle); err != nil {
+			return fmt.Errorf("store round %s: %w", r.ID, err)
+		}
+		for _, m := range r.Matches {
+			players, _ := json.Marshal(m.Players)
+			if _, err := tx.Exec(`INSERT INTO matches (match_id, round_id, game_type, players, status, match_seed, match_index) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				m.ID, r.ID, gameType, string(players), m.Status, m.Seed, m.Index); err != nil {
+				return fmt.Errorf("store match %s: %w", m.ID, err)
 			}
 		}
-		return nil
-	})
+		if r.Bye != "" {
+			if _, err := tx.Exec(`INSERT INTO byes (round_id, player_id, points) VALUES (?, ?, ?)`, r.ID, r.Bye, r.ByePoints); err != nil {
+				return fmt.Errorf("store bye of %s: %w", r.ID, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Schedule reads every round in order with its matches, their results and its bye.
@@ -108,18 +121,19 @@ func (s *Store) Schedule() ([]Round, error) {
 	if err := mrows.Err(); err != nil {
 		return nil, fmt.Errorf("load matches: %w", err)
 	}
-	brows, err := s.db.Query(`SELECT round_id, player_id FROM byes`)
+	brows, err := s.db.Query(`SELECT round_id, player_id, points FROM byes`)
 	if err != nil {
 		return nil, fmt.Errorf("load byes: %w", err)
 	}
 	defer brows.Close()
 	for brows.Next() {
 		var rid, pid string
-		if err := brows.Scan(&rid, &pid); err != nil {
+		var points int
+		if err := brows.Scan(&rid, &pid, &points); err != nil {
 			return nil, fmt.Errorf("load byes: %w", err)
 		}
 		if i, ok := byID[rid]; ok {
-			rounds[i].Bye = pid
+			rounds[i].Bye, rounds[i].ByePoints = pid, points
 		}
 	}
 	if err := brows.Err(); err != nil {
@@ -129,11 +143,16 @@ func (s *Store) Schedule() ([]Round, error) {
 }
 
 // Advance is one step of the schedule: the active round completes with its standings
-// snapshot, and the next round starts or, without one, the league completes.
+// snapshot, rounds decided only now are added, and the next round starts or, without
+// one, the league completes.
 type Advance struct {
 	LeagueID, At string
 	// Done is the round that completes, nil before the first round.
 	Done *Snapshot
+	// Add are new rounds (of GameType) stored before Next starts: a Swiss or knockout
+	// round paired from the results so far.
+	Add      []Round
+	GameType string
 	// Next is the round that starts; nil completes the league with status Completed
 	// after Rounds rounds.
 	Next      *Round
@@ -154,6 +173,9 @@ func (s *Store) AdvanceRound(a Advance) error {
 			if err := completeRound(tx, a.LeagueID, a.At, a.Done); err != nil {
 				return fmt.Errorf("complete round %s: %w", a.Done.RoundID, err)
 			}
+		}
+		if err := insertRounds(tx, a.LeagueID, a.GameType, a.At, a.Add); err != nil {
+			return err
 		}
 		if a.Next == nil {
 			if _, err := tx.Exec(`UPDATE leagues SET status = ?, completed_at = ?, current_round = ? WHERE league_id = ?`, a.Completed, a.At, a.Rounds, a.LeagueID); err != nil {

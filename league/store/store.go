@@ -19,13 +19,13 @@ import (
 )
 
 // SchemaVersion must equal PRAGMA user_version set by sql/schema.sql.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 //go:embed sql/*.sql
 var sqlFiles embed.FS
 
 // migrations upgrade a database of the version they are keyed by to the next one.
-var migrations = map[int]string{2: "sql/migrate_3.sql"}
+var migrations = map[int]string{2: "sql/migrate_3.sql", 3: "sql/migrate_4.sql"}
 
 // ErrSchemaMismatch refuses a database written by another schema version.
 var ErrSchemaMismatch = errors.New("database schema version mismatch")

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/league/standings"
 )
 
 // makeDB creates a SQLite file holding the given statements.
@@ -36,9 +40,9 @@ func TestOpenStoreChecksSchemaVersion(t *testing.T) {
 		{"new file", nil, nil},
 		{"empty database with another user_version", []string{"PRAGMA user_version = 5"}, nil},
 		{"database of a newer League Manager", []string{"CREATE TABLE leagues (league_id TEXT)", "PRAGMA user_version = 7"},
-			[]string{"user_version 7", "needs 3", "new database"}},
+			[]string{"user_version 7", "needs 4", "new database"}},
 		{"database without a version", []string{"CREATE TABLE something (x)"},
-			[]string{"user_version 0", "needs 3"}},
+			[]string{"user_version 0", "needs 4"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +104,8 @@ func TestOpenMigratesVersion2(t *testing.T) {
 		"CREATE TABLE leagues (league_id TEXT PRIMARY KEY, status TEXT NOT NULL, created_at TEXT NOT NULL, config TEXT NOT NULL, game_type TEXT NOT NULL, seed INTEGER NOT NULL, first_player_at TEXT, registration_closed_at TEXT, completed_at TEXT, current_round INTEGER NOT NULL DEFAULT 0)",
 		"INSERT INTO leagues (league_id, status, created_at, config, game_type, seed) VALUES ('l1', 'ACTIVE', '2026-01-01T00:00:00Z', '{}', 'even_odd', 7)",
 		"CREATE TABLE standings (player_id TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0)",
+		"CREATE TABLE byes (round_id TEXT NOT NULL, player_id TEXT NOT NULL, PRIMARY KEY (round_id, player_id))",
+		"INSERT INTO byes (round_id, player_id) VALUES ('round-1', 'p3')",
 		"PRAGMA user_version = 2")
 	s, err := Open(path)
 	if err != nil {
@@ -113,6 +119,73 @@ func TestOpenMigratesVersion2(t *testing.T) {
 	l, found, err := s.LoadLeague("l1")
 	if err != nil || !found || l.GameType != "even_odd" || l.Seed != 7 || l.Status != "ACTIVE" {
 		t.Errorf("LoadLeague after migration = %+v, %v, %v", l, found, err)
+	}
+	// Version 4: a round-robin bye of before scores nothing.
+	var points int
+	if err := s.DB().QueryRow("SELECT points FROM byes WHERE player_id = 'p3'").Scan(&points); err != nil || points != 0 {
+		t.Errorf("bye points after migration = %d, %v; want 0", points, err)
+	}
+	if _, found, err := s.Format(); found || err != nil {
+		t.Errorf("Format of a database from before formats: found %v, %v", found, err)
+	}
+}
+
+// A Swiss bye scores its points in the standings without a match; rounds paired later
+// are stored with the step that starts them; the format is read back as stored.
+func TestSwissByesRoundsAddedAndFormat(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "league.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateLeague(League{ID: "l1", Status: "REGISTRATION", GameType: "even_odd", Seed: 1, Config: []byte("{}")}, "t0"); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"p1", "p2", "p3"} {
+		a := Agent{Kind: KindPlayer, ID: id, Token: "tok-" + id, Status: "ACTIVE", Endpoint: "http://x", ConversationID: "c", RegisteredAt: "t0"}
+		if err := s.AddAgent("l1", a, i == 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	format := Format{Format: schedule.Format{Algorithm: schedule.Swiss, Rounds: 2, ByePoints: 3, Seeding: []string{"p2"}}, Tiebreaks: []string{standings.SonnebornBerger}, RatingSamples: 50}
+	r1 := Round{ID: "round-1", Number: 1, Cycle: 1, Status: RoundPending, Bye: "p3", ByePoints: 3, Matches: []Match{{ID: "m1", RoundID: "round-1", Status: "PENDING", Players: [2]string{"p1", "p2"}, Seed: 5, Index: 1}}}
+	if err := s.SaveSchedule("l1", "SCHEDULING", "even_odd", "t1", format, []Round{r1}); err != nil {
+		t.Fatal(err)
+	}
+	got, found, err := s.Format()
+	if err != nil || !found || !reflect.DeepEqual(got, format) {
+		t.Errorf("Format = %+v, %v, %v; want %+v", got, found, err, format)
+	}
+	if err := s.AdvanceRound(Advance{LeagueID: "l1", At: "t2", Next: &Round{ID: "round-1", Number: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	res := Result{Outcome: map[string]string{"p1": "draw", "p2": "draw"}, Points: map[string]int{"p1": 1, "p2": 1}, ReportedAt: "t3"}
+	if err := s.RecordResult("m1", "COMPLETED", res, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Standings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rows) != "[{1 p3 3 0 0 0 0 false} {2 p1 1 0 1 0 1 false} {3 p2 1 0 1 0 1 false}]" {
+		t.Errorf("standings with a bye: %v", rows)
+	}
+	r2 := Round{ID: "round-2", Number: 2, Cycle: 1, Status: RoundPending, Bye: "p1", ByePoints: 3, Matches: []Match{{ID: "m2", RoundID: "round-2", Status: "PENDING", Players: [2]string{"p3", "p2"}, Seed: 6, Index: 1}}}
+	adv := Advance{LeagueID: "l1", At: "t4", Done: &Snapshot{RoundID: "round-1", Rows: rows}, Add: []Round{r2}, GameType: "even_odd", Next: &Round{ID: "round-2", Number: 2}, Rounds: 2}
+	if err := s.AdvanceRound(adv); err != nil {
+		t.Fatal(err)
+	}
+	sched, err := s.Schedule()
+	if err != nil || len(sched) != 2 || sched[1].Status != RoundActive || sched[1].Bye != "p1" || sched[1].ByePoints != 3 || len(sched[1].Matches) != 1 || sched[0].Status != RoundCompleted {
+		t.Fatalf("Schedule = %+v, %v", sched, err)
+	}
+	// A round stored twice is refused whole: the step that would add it changes nothing.
+	adv.Done = nil
+	if err := s.AdvanceRound(adv); err == nil {
+		t.Fatal("round-2 was added twice")
+	}
+	if sched, _ := s.Schedule(); len(sched) != 2 {
+		t.Errorf("a refused step changed the schedule: %d rounds", len(sched))
 	}
 }
 
@@ -133,7 +206,8 @@ func TestStandingsAreCountedFromResults(t *testing.T) {
 		}
 	}
 	rounds := []Round{{ID: "r1", Number: 1, Cycle: 1, Status: RoundPending, Bye: "p3", Matches: []Match{{ID: "m1", RoundID: "r1", Status: "PENDING", Players: [2]string{"p1", "p2"}, Seed: 5}}}}
-	if err := s.SaveSchedule("l1", "SCHEDULING", "even_odd", "t1", rounds); err != nil {
+	format := Format{Format: schedule.Format{Algorithm: schedule.RoundRobin, Cycles: 1}, Tiebreaks: []string{standings.HeadToHead}, RatingSamples: 10}
+	if err := s.SaveSchedule("l1", "SCHEDULING", "even_odd", "t1", format, rounds); err != nil {
 		t.Fatal(err)
 	}
 	res := Result{Outcome: map[string]string{"p1": "loss", "p2": "win"}, Points: map[string]int{"p1": 0, "p2": 3}, ReportedAt: "t2", Referee: ""}

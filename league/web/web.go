@@ -11,7 +11,10 @@ import (
 	"net/http"
 
 	"github.com/agentleague/agentleague/league/events"
-	"github.com/agentleague/agentleague/protocol"
+	"github.com/agentleague/agentleague/league/ratings"
+	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/league/store"
 )
 
 //go:embed static
@@ -22,17 +25,25 @@ var ErrNotFound = errors.New("not found")
 
 // LeagueView is the dashboard's snapshot of the league.
 type LeagueView struct {
-	LeagueID     string                  `json:"league_id"`
-	GameType     string                  `json:"game_type"`
-	State        string                  `json:"state"`
-	CurrentRound int                     `json:"current_round"`
-	TotalRounds  int                     `json:"total_rounds"`
-	Referees     int                     `json:"referees"`
-	Players      int                     `json:"players"`
-	ByStatus     map[string]int          `json:"matches_by_status"`
-	MatchesTotal int                     `json:"matches_total"`
-	Standings    []protocol.StandingsRow `json:"standings"`
-	Round        *RoundView              `json:"round,omitempty"`
+	LeagueID     string         `json:"league_id"`
+	GameType     string         `json:"game_type"`
+	State        string         `json:"state"`
+	CurrentRound int            `json:"current_round"`
+	TotalRounds  int            `json:"total_rounds"`
+	Referees     int            `json:"referees"`
+	Players      int            `json:"players"`
+	ByStatus     map[string]int `json:"matches_by_status"`
+	MatchesTotal int            `json:"matches_total"`
+	// Format is how the league is played and ranked.
+	Format store.Format `json:"format"`
+	// Standings are in the official order, with the tie-break columns.
+	Standings  []standings.Row      `json:"standings"`
+	Crosstable standings.Crosstable `json:"crosstable"`
+	// Ratings are Bradley-Terry ratings with bootstrap intervals, best first.
+	Ratings []ratings.Rating `json:"ratings"`
+	// Bracket is the knockout bracket so far (knockout only).
+	Bracket []schedule.Stage `json:"bracket,omitempty"`
+	Round   *RoundView       `json:"round,omitempty"`
 	// Abandoned lists every abandoned match of the league, for an operator.
 	Abandoned   []MatchSummary `json:"abandoned"`
 	LastEventID uint64         `json:"last_event_id"`

@@ -2,7 +2,7 @@
 -- are binding; this file only adds tables, columns and CHECK values.
 -- Bump user_version (and SchemaVersion in store.go) on any change, with a migrate_N.sql
 -- that brings a database of the version before to N.
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 CREATE TABLE IF NOT EXISTS leagues (
     league_id TEXT PRIMARY KEY,
@@ -114,6 +114,8 @@ CREATE TABLE IF NOT EXISTS player_rankings (
 CREATE TABLE IF NOT EXISTS byes (
     round_id TEXT NOT NULL,
     player_id TEXT NOT NULL,
+    -- What the bye scores: 0 in a round robin, scheduling.bye_points in a Swiss.
+    points INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (round_id, player_id),
     FOREIGN KEY (round_id) REFERENCES rounds(round_id),
     FOREIGN KEY (player_id) REFERENCES players(player_id)

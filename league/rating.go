@@ -1,0 +1,41 @@
+package league
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/agentleague/agentleague/league/ratings"
+)
+
+// ratingsInput is what the ratings are computed from: the players and their rated games
+// (results only grow, so their count tells a new input from an old one).
+type ratingsInput struct {
+	players []string
+	games   []ratings.Game
+	samples int
+	seed    int64
+}
+
+// ratingsCache keeps the last ratings computed, as a bootstrap of every result is too
+// costly to repeat for each dashboard refresh.
+type ratingsCache struct {
+	mu      sync.Mutex
+	players []string
+	games   int
+	rows    []ratings.Rating
+}
+
+// get returns the ratings of in, computing them only when players or results changed.
+func (c *ratingsCache) get(in ratingsInput) ([]ratings.Rating, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows != nil && c.games == len(in.games) && slices.Equal(c.players, in.players) {
+		return c.rows, nil
+	}
+	rows, err := ratings.League(in.players, in.games, in.samples, in.seed)
+	if err != nil {
+		return nil, err
+	}
+	c.players, c.games, c.rows = in.players, len(in.games), rows
+	return rows, nil
+}
