@@ -298,6 +298,9 @@ func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
 			return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "cannot start: %d of %d players and %d of %d referees registered",
 				len(e.agents.players), e.cfg.Registration.MinPlayers, len(e.agents.referees), e.cfg.Registration.MinReferees)
 		}
+		if err := e.schedulable(); err != nil {
+			return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "cannot start: %v", err)
+		}
 		if err := e.closeRegistration("admin start"); err != nil {
 			return nil, err
 		}

@@ -49,7 +49,19 @@ func (e *engine) maybeCloseRegistration(why string) error {
 	if full {
 		why = "max_players reached"
 	}
+	if err := e.schedulable(); err != nil {
+		// A gauntlet waits for its candidates; the next registration tries again.
+		e.log.Warn().Err(err).Str("why", why).Msg("registration stays open: the format cannot be scheduled yet")
+		return nil
+	}
 	return e.closeRegistration(why)
+}
+
+// schedulable reports why the configured format cannot be scheduled for the players
+// registered so far (a gauntlet candidate who has not registered), or nil.
+func (e *engine) schedulable() error {
+	ids := e.agents.playerIDs()
+	return formatFor(e.cfg, len(ids), e.scoring).Validate(ids)
 }
 
 // closeRegistration fixes the format, stores the rounds it decides at once (all of a
