@@ -23,7 +23,29 @@ type matcher struct {
 }
 
 func newMatcher(n int, edge func(i, j int) bool) *matcher {
-	m := &matcher{
+	m := &matcher{n: n}
+	m.init(edge)
+	// A greedy start, then one search from every exposed vertex, gives a maximum matching.
+	for i := range n {
+		for j := i + 1; j < n && m.mate[i] < 0; j++ {
+			if m.mate[j] < 0 && m.adj[i*n+j] {
+				m.mate[i], m.mate[j] = j, i
+				m.size++
+			}
+		}
+	}
+	for i := range n {
+		if m.mate[i] < 0 {
+			m.augmentFrom(i)
+		}
+	}
+	return m
+}
+
+// init sets up an empty matching of the graph with the given edges.
+func (m *matcher) init(edge func(i, j int) bool) {
+	n := m.n
+	*m = matcher{
 		n:       n,
 		adj:     make([]bool, n*n),
 		alive:   make([]bool, n),
@@ -45,21 +67,6 @@ func newMatcher(n int, edge func(i, j int) bool) *matcher {
 			}
 		}
 	}
-	// A greedy start, then one search from every exposed vertex, gives a maximum matching.
-	for i := range n {
-		for j := i + 1; j < n && m.mate[i] < 0; j++ {
-			if m.mate[j] < 0 && m.adj[i*n+j] {
-				m.mate[i], m.mate[j] = j, i
-				m.size++
-			}
-		}
-	}
-	for i := range n {
-		if m.mate[i] < 0 {
-			m.augmentFrom(i)
-		}
-	}
-	return m
 }
 
 func (m *matcher) edge(i, j int) bool { return m.adj[i*m.n+j] }
