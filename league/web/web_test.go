@@ -78,3 +78,26 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("got %+v %v", v, err)
 	}
 }
+
+// The dashboard shows untrusted player ids: its script builds the page from text nodes
+// and never parses data as HTML.
+func TestDashboardNeverParsesDataAsHTML(t *testing.T) {
+	js, err := static.ReadFile("static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("} {
+		if strings.Contains(string(js), bad) {
+			t.Errorf("app.js uses %s", bad)
+		}
+	}
+	html, err := static.ReadFile("static/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{`id="standings"`, `id="ratings"`, `id="crosstable"`, `id="bracket"`, `id="matches"`, `id="live"`, `id="format"`, `id="ranking"`} {
+		if !strings.Contains(string(html), id) {
+			t.Errorf("index.html has no %s", id)
+		}
+	}
+}

@@ -34,22 +34,166 @@ function debounce(fn, ms) {
 }
 
 // ---------- dashboard ----------
+const FORMAT_NAMES = { round_robin: "Round robin", swiss: "Swiss", knockout: "Knockout", gauntlet: "Gauntlet" };
+const TIE_RULES = { higher_seed: "higher seed", coin_toss: "coin toss", sudden_death: "sudden death" };
+
+// formatLabel describes how the league is played, e.g. "Swiss, 5 rounds"; "" before
+// registration closes, when the format is not fixed yet.
+function formatLabel(f) {
+  if (!f || !f.algorithm) return "";
+  const name = FORMAT_NAMES[f.algorithm] || f.algorithm;
+  switch (f.algorithm) {
+    case "round_robin": return f.cycles > 1 ? name + ", " + f.cycles + " cycles" : name;
+    case "swiss": return f.rounds > 0 ? name + ", " + f.rounds + (f.rounds === 1 ? " round" : " rounds") : name;
+    case "knockout": return name + ", best of " + (f.best_of || 1) + (f.tie_rule ? " (ties: " + (TIE_RULES[f.tie_rule] || f.tie_rule) + ")" : "");
+    case "gauntlet": return name + ": " + (f.candidates || []).join(", ") + (f.games_per_pair ? ", " + f.games_per_pair + " games per pair" : "");
+    default: return name;
+  }
+}
+
+// rankingLabel says which order ranks the standings.
+function rankingLabel(f) {
+  const tb = (f && f.tiebreaks) || [];
+  return "ranked by points, then " + (tb.length ? tb.join(", ") : "wins, draws") + ", player id";
+}
+
+// num shows a number with at most two decimals.
+function num(x) { return String(Math.round(Number(x) * 100) / 100); }
+
+function numCell(x, cls) { return el("td", { class: "num" + (cls ? " " + cls : "") }, x); }
+
+function renderStandings(v) {
+  const tb = (v.format && v.format.tiebreaks) || [];
+  document.getElementById("th-sb").classList.toggle("used", tb.includes("sonneborn_berger"));
+  document.getElementById("th-h2h").classList.toggle("used", tb.includes("head_to_head"));
+  // Until registration closes the format, and so the order, is not fixed yet.
+  const fixed = formatLabel(v.format);
+  document.getElementById("ranking").textContent = fixed ? fixed + " · " + rankingLabel(v.format) : "";
+  const sb = document.querySelector("#standings tbody");
+  sb.replaceChildren(...(v.standings || []).map((r) => {
+    const player = el("td", { class: "player" }, r.player_id);
+    if (r.suspended) player.append(" ", el("span", { class: "badge SUSPENDED" }, "suspended"));
+    const pts = numCell(r.points, "pts");
+    if (r.bye_points) pts.title = r.bye_points + " from byes";
+    return el("tr", {}, numCell(r.rank), player, pts, numCell(r.wins), numCell(r.draws), numCell(r.losses),
+      numCell(r.matches_played), numCell(num(r.sonneborn_berger), "tb" + (tb.includes("sonneborn_berger") ? " used" : "")),
+      numCell(r.head_to_head, "tb" + (tb.includes("head_to_head") ? " used" : "")));
+  }));
+}
+
+// renderRatings draws one row per player, each interval as a bar on one scale shared by
+// all rows, so overlaps show at a glance.
+function renderRatings(v) {
+  const rows = v.ratings || [];
+  const rated = rows.filter((r) => r.games > 0);
+  let lo = Math.min(1500, ...rated.map((r) => r.ci_low));
+  let hi = Math.max(1500, ...rated.map((r) => r.ci_high));
+  const pad = Math.max((hi - lo) * 0.04, 10);
+  lo -= pad; hi += pad;
+  const pct = (x) => ((x - lo) / (hi - lo) * 100).toFixed(2) + "%";
+  const scale = document.getElementById("scale");
+  if (rated.length) {
+    scale.replaceChildren(el("div", { class: "axis" },
+      el("span", { class: "lo" }, Math.round(lo)), el("span", { class: "mid" }, "1500"), el("span", { class: "hi" }, Math.round(hi))));
+    scale.querySelector(".mid").style.left = pct(1500);
+  } else {
+    scale.replaceChildren(el("span", { class: "muted small" }, "no games yet"));
+  }
+  document.querySelector("#ratings tbody").replaceChildren(...rows.map((r, i) => {
+    const track = el("div", { class: "track" });
+    const mean = el("div", { class: "mean" });
+    mean.style.left = pct(1500);
+    track.append(mean);
+    if (r.games > 0) {
+      const ci = el("div", { class: "ci" });
+      ci.style.left = pct(r.ci_low);
+      ci.style.width = "calc(" + pct(r.ci_high) + " - " + pct(r.ci_low) + ")";
+      const pt = el("div", { class: "pt" });
+      pt.style.left = pct(r.rating);
+      track.append(ci, pt);
+      track.title = r.player_id + ": " + Math.round(r.rating) + " (" + Math.round(r.ci_low) + "–" + Math.round(r.ci_high) + ")";
+    }
+    const has = r.games > 0;
+    return el("tr", {}, numCell(i + 1), el("td", { class: "player" }, r.player_id),
+      numCell(has ? Math.round(r.rating) : "–", "rating"),
+      numCell(has ? Math.round(r.ci_low) + "–" + Math.round(r.ci_high) : "–", "interval"),
+      numCell(has ? (r.rank_low === r.rank_high ? r.rank_low : r.rank_low + "–" + r.rank_high) : "–", "ranks"),
+      numCell(r.games), el("td", { class: "barcol" }, track));
+  }));
+}
+
+// renderCrosstable draws the matrix of scores, players in rank order.
+function renderCrosstable(v) {
+  const ct = v.crosstable || {};
+  const ps = ct.players || [];
+  const cells = ct.cells || [];
+  const points = Object.fromEntries((v.standings || []).map((r) => [r.player_id, r.points]));
+  const head = el("tr", {}, el("th", { class: "num" }, "#"), el("th", {}, "Player"),
+    ...ps.map((p, j) => el("th", { class: "num xc", title: p }, j + 1)), el("th", { class: "num" }, "Pts"));
+  document.querySelector("#crosstable thead").replaceChildren(head);
+  document.querySelector("#crosstable tbody").replaceChildren(...ps.map((p, i) => el("tr", {},
+    numCell(i + 1), el("td", { class: "player" }, p),
+    ...ps.map((q, j) => {
+      if (i === j) return el("td", { class: "xc diag", title: p }, "");
+      const s = ((cells[i] || [])[j]) || [];
+      const td = el("td", { class: "xc", title: p + " vs " + q }, s.join(" "));
+      if (s.length) {
+        const score = s.reduce((a, x) => a + (x === "1" ? 1 : x === "½" ? 0.5 : 0), 0) / s.length;
+        td.classList.add(score > 0.5 ? "win" : score < 0.5 ? "loss" : "draw");
+      }
+      return td;
+    }),
+    numCell(p in points ? points[p] : ""))));
+}
+
+const DECIDED = { wins: "on wins", higher_seed: "tie: higher seed", coin_toss: "tie: coin toss", sudden_death: "sudden death", bye: "bye" };
+
+// renderBracket draws a knockout's stages as columns; the section is hidden otherwise.
+function renderBracket(v) {
+  const stages = v.bracket || [];
+  const box = document.getElementById("bracket-box");
+  box.hidden = stages.length === 0;
+  const fin = stages.length ? stages[stages.length - 1] : null;
+  const champ = fin && fin.pairings.length === 1 ? fin.pairings[0].winner : "";
+  document.getElementById("champion").replaceChildren(...(champ ? ["Winner: ", el("strong", {}, champ)] : []));
+  document.getElementById("bracket").replaceChildren(...stages.map((st) => {
+    const rounds = (st.rounds || []).length ? "round" + (st.rounds.length > 1 ? "s " : " ") + st.rounds.join(", ") : "";
+    return el("div", { class: "stage" },
+      el("div", { class: "stage-head" }, el("span", { class: "stage-name" }, st.name), el("span", { class: "muted small" }, rounds)),
+      el("div", { class: "pairings" }, ...st.pairings.map((pr) => {
+        const side = (k) => {
+          const id = pr.players[k];
+          const name = id ? el("span", { class: "who" }, id) : el("span", { class: "who muted" }, pr.decided === "bye" ? "bye" : "—");
+          const cls = "side" + (id && pr.winner === id ? " winner" : "") + (id && pr.winner && pr.winner !== id ? " out" : "");
+          return el("div", { class: cls }, el("span", { class: "seed" }, pr.seeds[k] || ""), name,
+            el("span", { class: "wins" }, id && pr.decided !== "bye" && pr.legs > 0 ? pr.wins[k] : ""));
+        };
+        const note = [];
+        if (pr.decided) note.push(DECIDED[pr.decided] || pr.decided);
+        else if (pr.legs > 0) note.push("playing");
+        if (pr.legs > 0) note.push(pr.legs + (pr.legs === 1 ? " game" : " games"));
+        if (pr.draws > 0) note.push(pr.draws + (pr.draws === 1 ? " draw" : " draws"));
+        return el("div", { class: "pairing" + (pr.winner ? " done" : "") }, side(0), side(1), el("div", { class: "how muted" }, note.join(" · ")));
+      })));
+  }));
+}
+
 function dashboard() {
   const render = (v) => {
     document.getElementById("title").textContent = v.league_id + " · " + v.game_type;
+    document.getElementById("format").textContent = formatLabel(v.format);
     const kv = document.getElementById("league");
     kv.replaceChildren();
     const done = (v.matches_by_status || {}).COMPLETED || 0;
     const gone = (v.matches_by_status || {}).ABANDONED || 0;
     const matches = done + " / " + v.matches_total + (gone ? " (" + gone + " abandoned)" : "");
-    for (const [k, val] of [["State", v.state], ["Round", v.current_round + " / " + v.total_rounds], ["Matches", matches], ["Players", v.players], ["Referees", v.referees]]) {
+    for (const [k, val] of [["State", v.state], ["Format", formatLabel(v.format) || "set when registration closes"], ["Round", v.current_round + " / " + v.total_rounds], ["Matches", matches], ["Players", v.players], ["Referees", v.referees]]) {
       kv.append(el("dt", {}, k), el("dd", {}, val));
     }
-    const sb = document.querySelector("#standings tbody");
-    sb.replaceChildren(...(v.standings || []).map((r) => el("tr", {},
-      el("td", { class: "num" }, r.rank), el("td", {}, r.player_id), el("td", { class: "num" }, r.points),
-      el("td", { class: "num" }, r.wins), el("td", { class: "num" }, r.draws), el("td", { class: "num" }, r.losses),
-      el("td", { class: "num" }, r.matches_played))));
+    renderStandings(v);
+    renderBracket(v);
+    renderRatings(v);
+    renderCrosstable(v);
     const mb = document.querySelector("#matches tbody");
     const round = v.round;
     document.getElementById("round-title").textContent = round ? "Round " + round.number : "No round yet";
