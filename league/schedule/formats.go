@@ -111,7 +111,7 @@ func Next(f Format, players []string, leagueSeed int64, played []Played) ([]Roun
 		if err != nil {
 			return nil, err
 		}
-		return b.next(leagueSeed, len(played)+1), nil
+		return b.next(leagueSeed, len(played)+1)
 	}
 	// Validate rejects every other algorithm.
 	return nil, fmt.Errorf("scheduling.algorithm: unknown algorithm %q", f.Algorithm)

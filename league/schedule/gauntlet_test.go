@@ -10,12 +10,17 @@ import (
 // TestGauntletProperties checks random gauntlets: pair counts, first-move alternation,
 // nobody twice in a round, no byes, all rounds at once and determinism.
 func TestGauntletProperties(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 13))
 	atBound, extra := 0, 0
 	defer func() {
 		t.Logf("%d gauntlets in the fewest rounds possible (a lower bound met), %d rounds over that bound in the others", atBound, extra)
 	}()
-	for range 300 {
+	gauntlets := 300
+	if testing.Short() || raceEnabled {
+		gauntlets = 60
+	}
+	for range gauntlets {
 		n := 2 + rng.IntN(24)
 		players := playerIDs(n)
 		candidates := shuffled(rng, players)[:1+rng.IntN(min(n, 6))]
@@ -174,5 +179,17 @@ func TestGauntletTwoCandidates(t *testing.T) {
 	want := [][2]string{{"player-04", "player-02"}, {"player-02", "player-04"}}
 	if !reflect.DeepEqual(between, want) {
 		t.Errorf("candidate games %v, want %v", between, want)
+	}
+}
+
+// BenchmarkGauntlet64 schedules 64 players who are all candidates, 2 games per pair: 4032
+// games.
+func BenchmarkGauntlet64(b *testing.B) {
+	players := playerIDs(64)
+	f := Format{Algorithm: Gauntlet, Candidates: players, GamesPerPair: 2}
+	for b.Loop() {
+		if _, err := Next(f, players, 1, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -292,9 +292,9 @@ func coinToss(leagueSeed int64, p *Pairing) int {
 
 // next returns the next round: one leg of every undecided pairing of the current stage,
 // or nothing when the final is decided.
-func (k *knockout) next(leagueSeed int64, number int) []Round {
+func (k *knockout) next(leagueSeed int64, number int) ([]Round, error) {
 	if k.over() {
-		return nil
+		return nil, nil
 	}
 	var boards [][2]string
 	for _, p := range k.played[k.stageNo] {
@@ -309,10 +309,10 @@ func (k *knockout) next(leagueSeed int64, number int) []Round {
 		}
 	}
 	if len(boards) == 0 {
-		// Every stage ends in advance once decided, so an undecided stage has a pairing to play.
-		panic(errors.New("schedule: knockout stage with nothing to play"))
+		// Cannot happen: advance moves on from a stage as soon as it is decided.
+		return nil, errors.New("knockout stage with nothing to play")
 	}
-	return []Round{newRound(leagueSeed, number, boards)}
+	return []Round{newRound(leagueSeed, number, boards)}, nil
 }
 
 // stages returns every stage of the bracket, the ones not reached yet filled in as far as

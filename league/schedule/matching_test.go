@@ -36,6 +36,7 @@ func bruteMatching(n int, edge func(i, j int) bool, alive []bool) int {
 // TestMatcherMaximum checks the blossom matcher against exhaustion on random graphs, before
 // and after vertices are removed, and that its matching is a matching of allowed edges.
 func TestMatcherMaximum(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	for iter := range 3000 {
 		n := 1 + rng.IntN(14)

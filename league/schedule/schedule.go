@@ -1,6 +1,8 @@
 // Package schedule builds round-robin league schedules from the FIDE Berger tables
 // (FIDE Handbook C.05, Annex 1), so the same players, cycles and league seed always give
-// the same rounds, pairings, first movers, match ids and match seeds.
+// the same rounds, pairings, first movers, match ids and match seeds. Next schedules every
+// format (round robin, swiss, knockout, gauntlet) as a pure function of the format, the
+// players, the league seed and the rounds played so far.
 package schedule
 
 import (

@@ -346,10 +346,11 @@ func checkSwissRound(t *testing.T, f Format, players []string, seed int64, playe
 // TestSwissProperties plays random Swiss leagues and checks every round: shape, byes,
 // repeats (against exhaustion), first-move invariants and determinism.
 func TestSwissProperties(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(2026, 1))
 	var st swissStats
 	leagues := 600
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		leagues = 60
 	}
 	for range leagues {
@@ -408,9 +409,10 @@ func TestSwissProperties(t *testing.T) {
 // repeat and without an absolute colour conflict, so every player ended with
 // |firsts - seconds| <= 2 and no role three games running.
 func TestSwissFirstHalfBalanced(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(19, 9))
 	leagues := 1000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		leagues = 100
 	}
 	for range leagues {
@@ -437,16 +439,22 @@ func TestSwissFirstHalfBalanced(t *testing.T) {
 }
 
 // TestSwissExhaustiveSmall plays every possible history (each game won by either player,
-// drawn or abandoned) of 2..7 players over floor(N/2) rounds and checks each round as the
-// property test does, and that every round is repeat-free and conflict-free.
+// drawn or abandoned) of 2..7 players (2..6 in short and race runs) over floor(N/2)
+// rounds and checks each round as the property test does, and that every round is
+// repeat-free and conflict-free.
 func TestSwissExhaustiveSmall(t *testing.T) {
+	t.Parallel()
 	outcomes := []func(m Match) (Result, bool){
 		func(m Match) (Result, bool) { return decisive(m, m.Players[0]), true },
 		func(m Match) (Result, bool) { return decisive(m, m.Players[1]), true },
 		func(m Match) (Result, bool) { return decisive(m, ""), true },
 		func(m Match) (Result, bool) { return Result{}, false },
 	}
-	for n := 2; n <= 7; n++ {
+	largest := 7
+	if testing.Short() || raceEnabled {
+		largest = 6
+	}
+	for n := 2; n <= largest; n++ {
 		players := playerIDs(n)
 		f := Format{Algorithm: Swiss, Rounds: max(1, n/2), ByePoints: 1}
 		var st swissStats
@@ -465,6 +473,14 @@ func TestSwissExhaustiveSmall(t *testing.T) {
 			if !checkSwissRound(t, f, players, 4, played, r, &st) {
 				t.Fatalf("%d players, round %d after %v: a repeat or an absolute colour conflict", n, r.Number, played)
 			}
+			if r.Number == f.Rounds {
+				// The results of the last round change nothing but the league's end.
+				histories++
+				if more, err := Next(f, players, 4, append(slices.Clip(played), Played{Round: r})); err != nil || len(more) != 0 {
+					t.Fatalf("after the last round: %d rounds, %v", len(more), err)
+				}
+				return
+			}
 			for code := range pow(len(outcomes), len(r.Matches)) {
 				p := Played{Round: r, Results: map[string]Result{}}
 				for _, m := range r.Matches {
@@ -477,7 +493,7 @@ func TestSwissExhaustiveSmall(t *testing.T) {
 			}
 		}
 		walk(nil)
-		t.Logf("%d players, %d rounds: %d histories", n, f.Rounds, histories)
+		t.Logf("%d players, %d rounds: %d histories up to the last round", n, f.Rounds, histories)
 	}
 }
 
@@ -617,3 +633,32 @@ func BenchmarkSwiss20x19(b *testing.B) { benchmarkSwiss(b, 20, 19) }
 
 // BenchmarkSwiss101x10 has a bye every round.
 func BenchmarkSwiss101x10(b *testing.B) { benchmarkSwiss(b, 101, 10) }
+
+// TestSwissByePointsRank: a bye scores ByePoints, which moves its player up the ranking.
+func TestSwissByePointsRank(t *testing.T) {
+	players := playerIDs(5)
+	drawAll := func(m Match) (Result, bool) { return decisive(m, ""), true }
+	for _, tt := range []struct {
+		byePoints int
+		want      [][2]string
+	}{
+		// 05 (bye) on 3 leads alone and floats down to 01; 02 meets 03. 02 and 03 both
+		// moved second and mildly want to move first: the higher-ranked 02 does.
+		{3, [][2]string{{"player-05", "player-01"}, {"player-02", "player-03"}}},
+		// 05 (bye) on 0 is last: 01 meets 02 in the group on 1 point; 03 floats down to 05.
+		{0, [][2]string{{"player-02", "player-01"}, {"player-03", "player-05"}}},
+	} {
+		f := Format{Algorithm: Swiss, Rounds: 2, ByePoints: tt.byePoints, Seeding: players}
+		played := playLeague(t, f, players, 1, drawAll, 2, nil)
+		if played[0].Round.Bye != "player-05" || played[1].Round.Bye != "player-04" {
+			t.Errorf("bye points %d: byes %q, %q", tt.byePoints, played[0].Round.Bye, played[1].Round.Bye)
+		}
+		var got [][2]string
+		for _, m := range played[1].Round.Matches {
+			got = append(got, m.Players)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("bye points %d: round 2 %v, want %v", tt.byePoints, got, tt.want)
+		}
+	}
+}
