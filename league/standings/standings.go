@@ -117,21 +117,27 @@ func (t *Table) Bye(player string, points int) error {
 // Rows returns the ranked standings as a new slice the caller may keep. Ranks run 1..N
 // without ties: players level on every key are ranked by player id.
 func (t *Table) Rows() []protocol.StandingsRow {
-	detailed := t.Detailed()
-	rows := make([]protocol.StandingsRow, len(detailed))
-	for i, r := range detailed {
+	// The tie-break columns cost a pass over every game: only an order by them needs it.
+	ranked := t.ranked(len(t.tiebreaks) > 0)
+	rows := make([]protocol.StandingsRow, len(ranked))
+	for i, r := range ranked {
 		rows[i] = r.StandingsRow
 	}
 	return rows
 }
 
 // Detailed returns the ranked standings with their tie-break columns.
-func (t *Table) Detailed() []Row {
+func (t *Table) Detailed() []Row { return t.ranked(true) }
+
+// ranked returns the rows in order, with the tie-break columns when columns is set.
+func (t *Table) ranked(columns bool) []Row {
 	rows := make([]Row, len(t.rows))
 	for i, r := range t.rows {
 		rows[i] = Row{StandingsRow: r, ByePoints: t.byes[i]}
 	}
-	t.columns(rows)
+	if columns {
+		t.columns(rows)
+	}
 	slices.SortFunc(rows, func(a, b Row) int {
 		if c := cmp.Compare(b.Points, a.Points); c != 0 {
 			return c

@@ -401,3 +401,30 @@ func TestCrosstable(t *testing.T) {
 		t.Errorf("cells %q, want %q", ct.Cells, want)
 	}
 }
+
+// BenchmarkApplyAndRank is what a League Manager does per result of a 100-player round
+// robin: apply it, then rank the table for standings_changed.
+func BenchmarkApplyAndRank(b *testing.B) {
+	for _, tbs := range [][]string{nil, {SonnebornBerger, HeadToHead}} {
+		b.Run(fmt.Sprintf("tiebreaks=%d", len(tbs)), func(b *testing.B) {
+			players := make([]string, 100)
+			for i := range players {
+				players[i] = fmt.Sprintf("p%03d", i)
+			}
+			var results []Result
+			for i := range players {
+				for j := i + 1; j < len(players); j++ {
+					results = append(results, result(players[i], players[j], []string{win, draw, loss}[(i+j)%3]))
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
+				t := New(players, tbs...)
+				for _, r := range results {
+					_ = t.Apply(r.Outcomes, r.Points)
+					_ = t.Rows()
+				}
+			}
+		})
+	}
+}
