@@ -74,10 +74,10 @@ func (r *leagueRun) liveView(t *testing.T) web.LeagueView {
 }
 
 // checkFormatLeague checks what every format promises: every match completed, nobody
-// twice in a round, the live standings a recount of the results (with the bye points),
+// twice in a round, the live standings a recount of the results and the stored byes,
 // the ratings of the live view those of the export and of a replay of the audit log
 // (which also re-pairs every round from the log's results).
-func (r *leagueRun) checkFormatLeague(t *testing.T, ms []formatMatch, byePoints map[string]int) {
+func (r *leagueRun) checkFormatLeague(t *testing.T, ms []formatMatch) {
 	t.Helper()
 	seen := map[string]bool{}
 	var results []standings.Result
@@ -98,6 +98,20 @@ func (r *leagueRun) checkFormatLeague(t *testing.T, ms []formatMatch, byePoints 
 		}
 		results = append(results, standings.Result{Outcomes: m.outcome, Points: pts})
 	}
+	byePoints := map[string]int{}
+	rows, err := r.openDB(t).Query(`SELECT player_id, points FROM byes`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var points int
+		if err := rows.Scan(&id, &points); err != nil {
+			t.Fatal(err)
+		}
+		byePoints[id] += points
+	}
+	rows.Close()
 	want, err := standings.Recount(r.playerIDs, results)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +171,7 @@ func TestSwissLeagueWithRealBinaries(t *testing.T) {
 	if v := run.liveView(t); v.Format.Algorithm != schedule.Swiss || v.Format.Rounds != 5 || v.TotalRounds != 5 {
 		t.Errorf("format %+v over %d rounds, want a Swiss of 5", v.Format, v.TotalRounds)
 	}
-	run.checkFormatLeague(t, ms, nil)
+	run.checkFormatLeague(t, ms)
 }
 
 // An 8-player knockout, best of 3, whose League Manager is killed (SIGKILL) mid-league and
@@ -208,7 +222,7 @@ func TestKnockoutSurvivesLeagueManagerKill(t *testing.T) {
 			}
 		}
 	}
-	run.checkFormatLeague(t, ms, nil)
+	run.checkFormatLeague(t, ms)
 }
 
 // lastRound is the last league round of the named stage.
@@ -256,5 +270,40 @@ func TestGauntletLeagueWithRealBinaries(t *testing.T) {
 			t.Errorf("%s: %d games against p01, first-move balance %d; want 2 and 0", p, games[p], first[p])
 		}
 	}
-	run.checkFormatLeague(t, ms, nil)
+	run.checkFormatLeague(t, ms)
+}
+
+// A Swiss with an odd count under the shipped deadlines, one of whose players thinks 2 s
+// a move: byes score, the slow player is paired and plays like any other, and nothing
+// times out.
+func TestSwissWithASlowPlayerAndByes(t *testing.T) {
+	cfg := fastConfig(t, func(league, policy map[string]any) {
+		league["scheduling"] = map[string]any{"algorithm": "swiss", "rounds": 2, "bye_points": 2}
+		league["ranking"] = map[string]any{"rating_samples": 100}
+		// The shipped move deadline (30 s), not the fast one.
+		policy["timeouts"].(map[string]any)["match_level"].(map[string]any)["move_response"] = 30000
+	})
+	run := runLeague(t, leagueOpts{players: 5, referees: 2, seed: 4, config: cfg, faults: map[string]string{"p01": "slow:2s"}})
+	ms := run.formatMatches(t)
+	if len(ms) != 4 {
+		t.Fatalf("%d matches, want two rounds of two", len(ms))
+	}
+	slowPlayed := 0
+	for _, m := range ms {
+		if m.players[0] == "p01" || m.players[1] == "p01" {
+			slowPlayed++
+		}
+	}
+	var byes, timeouts int
+	db := run.openDB(t)
+	if err := db.QueryRow(`SELECT count(*) FROM byes WHERE points = 2`).Scan(&byes); err != nil || byes != 2 {
+		t.Errorf("%d byes scoring 2 (%v), want one a round", byes, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM match_results WHERE game_metadata LIKE '%"timeout"%'`).Scan(&timeouts); err != nil || timeouts != 0 {
+		t.Errorf("%d results with a timeout (%v): a 2 s player is within the deadline", timeouts, err)
+	}
+	if slowPlayed == 0 {
+		t.Error("the slow player never played")
+	}
+	run.checkFormatLeague(t, ms)
 }
