@@ -108,6 +108,25 @@ type Scheduling struct {
 	// GamesPerPair is how often a gauntlet candidate plays each other player.
 	GamesPerPair              int  `yaml:"games_per_pair"`
 	ConcurrentMatchesPerRound bool `yaml:"concurrent_matches_per_round"`
+	// OverlapRounds lets a match start as soon as its players' earlier matches are over
+	// and a referee is free, instead of waiting for the round's slowest match. Unset
+	// (nil) is on for the formats whose pairings are fixed in advance (round robin,
+	// gauntlet); Swiss and knockout pair from results and always keep the barrier.
+	OverlapRounds *bool `yaml:"overlap_rounds"`
+}
+
+// Overlap reports whether rounds overlap under these settings (see OverlapRounds).
+func (s Scheduling) Overlap() bool {
+	if !FixedPairings(s.Algorithm) {
+		return false
+	}
+	return s.OverlapRounds == nil || *s.OverlapRounds
+}
+
+// FixedPairings reports whether a format's pairings are all known before its first
+// game, so that its rounds may overlap.
+func FixedPairings(algorithm string) bool {
+	return algorithm == "round_robin" || algorithm == "gauntlet"
 }
 
 // Ranking says how the standings are ordered and rated.

@@ -302,6 +302,9 @@ func (c *Config) checkScheduling(k *checker) {
 		k.add(f, "scheduling.candidates", "a gauntlet needs at least one candidate")
 	}
 	k.between(f, "scheduling.games_per_pair", s.GamesPerPair, 1, maxGamesPerPair)
+	if s.OverlapRounds != nil && *s.OverlapRounds && !FixedPairings(s.Algorithm) {
+		k.add(f, "scheduling.overlap_rounds", "%s pairs each round from the results before it, so its rounds cannot overlap", s.Algorithm)
+	}
 
 	seen := map[string]bool{}
 	for i, tb := range c.Ranking.Tiebreaks {

@@ -96,15 +96,12 @@ func (e *engine) reinstateDue(now time.Time) bool {
 	return due
 }
 
-// forfeitSuspended records the result of every match of the active round that waits
-// for a referee while one of its players is suspended, and reports whether it recorded
-// one. Only settle calls it.
+// forfeitSuspended records the result of every match that may start (fixtures.ready)
+// while one of its players is suspended, and reports whether it recorded one. Only
+// settle calls it.
 func (e *engine) forfeitSuspended() bool {
 	recorded := false
-	for _, mt := range e.fx.active().matches {
-		if mt.status != protocol.MatchStatePending && mt.status != protocol.MatchStateFailed {
-			continue
-		}
+	for _, mt := range e.fx.ready(e.overlap()) {
 		var suspended []string
 		for _, id := range mt.players {
 			if e.agents.players[id].status == AgentSuspended {

@@ -9,11 +9,10 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// dispatch offers every pending or failed match of the active round to an available
-// referee that supports the game, least loaded first. Only settle calls it.
+// dispatch offers every pending or failed match that may start (fixtures.ready) to an
+// available referee that supports the game, least loaded first. Only settle calls it.
 func (e *engine) dispatch() {
-	r := e.fx.active()
-	if e.state != StateActive || r == nil || e.closed || e.stop.stopping {
+	if e.state != StateActive || e.fx.active() == nil || e.closed || e.stop.stopping {
 		return
 	}
 	refs := e.agents.available(e.gameType)
@@ -21,8 +20,8 @@ func (e *engine) dispatch() {
 	for _, mt := range e.fx.inFlight() {
 		loads[mt.referee]++
 	}
-	for _, mt := range r.matches {
-		if (mt.status != protocol.MatchStatePending && mt.status != protocol.MatchStateFailed) || mt.cancelling {
+	for _, mt := range e.fx.ready(e.overlap()) {
+		if mt.cancelling {
 			continue
 		}
 		var best *agent
@@ -47,6 +46,14 @@ func (e *engine) dispatch() {
 		}
 		loads[best.id]++
 	}
+}
+
+// overlap reports whether the league's rounds overlap (config.Scheduling.Overlap) under
+// the format it was scheduled with.
+func (e *engine) overlap() bool {
+	s := e.cfg.Scheduling
+	s.Algorithm = e.format.Algorithm
+	return s.Overlap()
 }
 
 // assign records the assignment and sends it in the background.

@@ -1,7 +1,9 @@
 package league
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentleague/agentleague/league/standings"
@@ -10,25 +12,40 @@ import (
 )
 
 // fixtures are the schedule, the matches and the live standings in memory. They are part
-// of the engine's state: only code holding Manager.mu touches them. The standings table
-// is counted from the results (on load and after each result), never stored on its own.
+// of the engine's state: only code holding Manager.mu touches them. The standings tables
+// are counted from the results (on load and after each result), never stored on their own.
 type fixtures struct {
 	rounds  []*round
 	matches map[string]*match
-	current int // index into rounds of the active round, -1 before scheduling
-	table   *standings.Table
+	// current indexes the active round: the first one not completed (-1 before
+	// scheduling). When rounds overlap, matches of later rounds may be in flight too.
+	current int
+	// table counts every result and bye; settled only those of the completed rounds, so
+	// that a round's snapshot is exact even when later rounds have started.
+	table, settled *standings.Table
+	// byPlayer lists each player's matches in schedule order; next[p] indexes the first
+	// of them not finished (the only one of p's matches that may be started).
+	byPlayer map[string][]*match
+	next     map[string]int
 	// updatedAt is when the last result was stored.
 	updatedAt string
 }
 
 func newFixtures() fixtures {
-	return fixtures{matches: map[string]*match{}, current: -1, table: standings.New(nil)}
+	f := fixtures{matches: map[string]*match{}, current: -1, byPlayer: map[string][]*match{}, next: map[string]int{}}
+	f.restart(nil, nil)
+	return f
+}
+
+// restart empties the standings of players, ordered by tiebreaks.
+func (f *fixtures) restart(players []string, tiebreaks []string) {
+	f.table, f.settled = standings.New(players, tiebreaks...), standings.New(players, tiebreaks...)
 }
 
 // load takes the schedule read from the database and counts the standings of players
 // from its results and byes, ordered by tiebreaks.
 func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted bool, tiebreaks []string) error {
-	f.table = standings.New(players, tiebreaks...)
+	f.restart(players, tiebreaks)
 	if err := f.add(rounds); err != nil {
 		return err
 	}
@@ -41,7 +58,7 @@ func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted 
 // add appends stored rounds, counting their results and byes into the standings.
 func (f *fixtures) add(rounds []store.Round) error {
 	for _, sr := range rounds {
-		r := &round{id: sr.ID, number: sr.Number, cycle: sr.Cycle, status: sr.Status, bye: sr.Bye}
+		r := &round{id: sr.ID, number: sr.Number, cycle: sr.Cycle, status: sr.Status, bye: sr.Bye, byePoints: sr.ByePoints}
 		if sr.ByePoints > 0 {
 			if err := f.table.Bye(sr.Bye, sr.ByePoints); err != nil {
 				return fmt.Errorf("recount standings: %w", err)
@@ -49,7 +66,7 @@ func (f *fixtures) add(rounds []store.Round) error {
 		}
 		for _, sm := range sr.Matches {
 			mt := &match{id: sm.ID, roundID: sm.RoundID, referee: sm.Referee, status: sm.Status, assignedAt: sm.AssignedAt, players: sm.Players,
-				seed: sm.Seed, index: sm.Index, failures: sm.Failures, previousReferees: map[string]bool{}}
+				seed: sm.Seed, index: sm.Index, order: len(f.matches), failures: sm.Failures, previousReferees: map[string]bool{}}
 			if sm.Result != nil {
 				mt.result = newResultRecord(sm.Result.Outcome, sm.Result.Points, sm.Result.Metadata)
 				if err := f.table.Apply(mt.result.outcome, mt.result.points); err != nil {
@@ -58,13 +75,92 @@ func (f *fixtures) add(rounds []store.Round) error {
 			}
 			r.matches = append(r.matches, mt)
 			f.matches[mt.id] = mt
+			for _, p := range mt.players {
+				f.byPlayer[p] = append(f.byPlayer[p], mt)
+			}
 		}
 		if r.status == store.RoundActive {
 			f.current = len(f.rounds)
 		}
+		if r.status == store.RoundCompleted {
+			if err := settle(f.settled, r); err != nil {
+				return fmt.Errorf("recount standings: %w", err)
+			}
+		}
 		f.rounds = append(f.rounds, r)
 	}
 	return nil
+}
+
+// settle counts a completed round's bye and results into t.
+func settle(t *standings.Table, r *round) error {
+	if r.byePoints > 0 {
+		if err := t.Bye(r.bye, r.byePoints); err != nil {
+			return err
+		}
+	}
+	for _, mt := range r.matches {
+		if mt.result != nil {
+			if err := t.Apply(mt.result.outcome, mt.result.points); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// snapshot is the standings once round r, the active one, completes: the settled table
+// with r counted in, to be kept once the round's completion is stored.
+func (f *fixtures) snapshot(r *round) (*standings.Table, error) {
+	t := f.settled.Clone()
+	if err := settle(t, r); err != nil {
+		return nil, fmt.Errorf("snapshot of round %s: %w", r.id, err)
+	}
+	return t, nil
+}
+
+// ready lists the pending or failed matches that may start now, in schedule order. With
+// a barrier these are the active round's; when rounds overlap, each match whose players
+// have finished all their earlier matches, whatever its round.
+func (f *fixtures) ready(overlap bool) []*match {
+	waiting := func(mt *match) bool {
+		return mt.status == protocol.MatchStatePending || mt.status == protocol.MatchStateFailed
+	}
+	var out []*match
+	if !overlap {
+		if r := f.active(); r != nil {
+			for _, mt := range r.matches {
+				if waiting(mt) {
+					out = append(out, mt)
+				}
+			}
+		}
+		return out
+	}
+	seen := map[*match]bool{}
+	for p := range f.byPlayer {
+		mt := f.head(p)
+		if mt == nil || seen[mt] || !waiting(mt) || f.head(mt.players[0]) != mt || f.head(mt.players[1]) != mt {
+			continue
+		}
+		seen[mt] = true
+		out = append(out, mt)
+	}
+	slices.SortFunc(out, func(a, b *match) int { return cmp.Compare(a.order, b.order) })
+	return out
+}
+
+// head is player p's first unfinished match, nil when all are finished.
+func (f *fixtures) head(p string) *match {
+	ms, i := f.byPlayer[p], f.next[p]
+	for i < len(ms) && ms[i].finished() {
+		i++
+	}
+	f.next[p] = i
+	if i == len(ms) {
+		return nil
+	}
+	return ms[i]
 }
 
 // roundAt is round i of the schedule, counting added rounds after the stored ones.
@@ -92,11 +188,11 @@ func (f *fixtures) activeNumber() int {
 	return 0
 }
 
-// inFlight lists the matches waiting for a referee. Only the active round has matches in
-// flight: a round starts when the previous one is complete.
+// inFlight lists the matches assigned to a referee and not finished. They belong to the
+// active round or, when rounds overlap, to later ones.
 func (f *fixtures) inFlight() []*match {
 	var out []*match
-	if r := f.active(); r != nil {
+	for _, r := range f.rounds[max(f.current, 0):] {
 		for _, mt := range r.matches {
 			if mt.inFlight() {
 				out = append(out, mt)

@@ -127,7 +127,8 @@ func (e *engine) settle() error {
 }
 
 // completeRounds completes the active round while all its matches are finished (with its
-// standings snapshot) and starts the next one, or completes the league. When no stored
+// standings snapshot, which counts it and the rounds before, even when later rounds have
+// started) and starts the next one, or completes the league. When no stored
 // round is left, the format decides the next from the results so far (a Swiss or
 // knockout round); it is stored in the same transaction that starts it, then announced.
 func (e *engine) completeRounds() error {
@@ -138,8 +139,13 @@ func (e *engine) completeRounds() error {
 		}
 		next := e.fx.current + 1
 		adv := store.Advance{LeagueID: e.leagueID, At: e.now(), Completed: StateCompleted, GameType: e.gameType}
+		var settled *standings.Table
 		if done != nil {
-			adv.Done = &store.Snapshot{RoundID: done.id, Rows: e.fx.table.Rows()}
+			var err error
+			if settled, err = e.fx.snapshot(done); err != nil {
+				return err
+			}
+			adv.Done = &store.Snapshot{RoundID: done.id, Rows: settled.Rows()}
 		}
 		if next == len(e.fx.rounds) && done != nil {
 			more, err := schedule.Next(e.format.Format, e.agents.playerIDs(), e.cfg.League.Seed, e.fx.played())
@@ -157,7 +163,7 @@ func (e *engine) completeRounds() error {
 			return fmt.Errorf("advance round: %w", err)
 		}
 		if done != nil {
-			done.status = store.RoundCompleted
+			done.status, e.fx.settled = store.RoundCompleted, settled
 		}
 		if err := e.fx.add(adv.Add); err != nil {
 			return err
@@ -185,7 +191,7 @@ func (e *engine) completeRounds() error {
 func (e *engine) registered(a *agent, first bool) {
 	e.agents.add(a)
 	if a.kind == store.KindPlayer {
-		e.fx.table = standings.New(e.agents.playerIDs(), e.cfg.Ranking.Tiebreaks...)
+		e.fx.restart(e.agents.playerIDs(), e.cfg.Ranking.Tiebreaks)
 		if first {
 			e.firstPlayerAt, _ = protocol.ParseTime(a.registeredAt)
 			e.armWindow()

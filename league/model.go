@@ -59,6 +59,7 @@ type round struct {
 	number, cycle int
 	matches       []*match
 	bye           string
+	byePoints     int // what the bye scores
 }
 
 type match struct {
@@ -66,6 +67,7 @@ type match struct {
 	players                                  [2]string
 	seed                                     int64
 	index                                    int
+	order                                    int // position in the whole schedule
 	result                                   *resultRecord
 	previousReferees                         map[string]bool
 	refusedBy                                map[string]bool // referees that did not take it

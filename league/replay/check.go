@@ -9,14 +9,17 @@ import (
 )
 
 // CheckDB compares every round snapshot and the final standings of the database with
-// the league rebuilt from the log, and returns the first difference.
+// the league rebuilt from the log, and returns the first difference. Rounds complete in
+// order: when rounds overlap, a round whose matches are all over still has no snapshot
+// while an earlier one is being played.
 func (l *League) CheckDB(db *store.Store) error {
+	complete := true
 	for i, r := range l.Rounds {
 		rows, _, found, err := db.Snapshot(r.ID)
 		if err != nil {
 			return err
 		}
-		complete := l.RoundComplete(i)
+		complete = complete && l.RoundComplete(i)
 		if found != complete {
 			if found {
 				return fmt.Errorf("round %s: the database has a snapshot but the log lacks results of this round", r.ID)
