@@ -8,7 +8,9 @@ package league
 //   - round_started {round_id, round_number, matches, bye} when a round becomes active;
 //   - match_assigned {match_id, round_id, players, referee_id} at each assignment
 //     (again after a reassignment);
-//   - move_made {step, player, move, outcome, view} for each accepted MOVE_EVENT;
+//   - move_made {step, player, move, outcome, view} for each move taken from a MOVE_EVENT,
+//     and, when a result is stored, for each of its moves no MOVE_EVENT brought, so a
+//     client sees every move of a match once;
 //   - match_finished {match_id, round_id, players, outcome, points, termination} for
 //     each stored result (forfeits included, termination "forfeit");
 //   - standings_changed {standings} after each stored result;
@@ -16,14 +18,20 @@ package league
 //
 // MOVE_EVENT (referee -> League Manager, answered MOVE_EVENT_ACK) carries one applied
 // move of a running match: {step_number, player_id, move, outcome, state}, state being
-// the game state after the step (State.Final of the rules). It is accepted only with the
-// referee's own token, for a match in flight at that referee (else UNKNOWN_MATCH or
-// NOT_ASSIGNED_REFEREE), for one of the match's players, and not for a step before the
-// last one received (STALE_STEP). Events are sent asynchronously, so the last ones of a
-// match may arrive after its result: those are acknowledged and ignored, since the page
-// of a finished match is re-played from its stored game_metadata through the game rules.
-// MOVE_EVENT is not rate limited. Move events live in memory only while the match runs
-// (at most maxLiveMoves of them): they feed the match page and never change the league.
+// the game state after the step (State.Final of the rules); or, since this League
+// Manager announces move_batches, a batch {moves: [...]} of 1 to 256 such moves in the
+// order they were applied. It is accepted only with the referee's own token, for a match
+// in flight at that referee (else UNKNOWN_MATCH or NOT_ASSIGNED_REFEREE), and for the
+// match's players, in step order (else SCHEMA_VIOLATION); a batch is taken or refused
+// whole. A single move before the last step received is refused (STALE_STEP); a move
+// received already (a step before the last, or the last if its player moved in it) is
+// passed over, so a batch sent again after a lost answer is acknowledged and publishes
+// only what is new. Our referee flushes a match's moves before it reports the result;
+// moves that still arrive after the result are acknowledged and ignored, since the
+// result published the ones the live view missed and the page of a finished match is
+// re-played from its stored game_metadata through the game rules. MOVE_EVENT is not rate
+// limited. Move events live in memory only while the match runs (at most maxLiveMoves of
+// them): they feed the match page and never change the league.
 
 import (
 	"fmt"

@@ -22,7 +22,8 @@ type metrics struct {
 	// timeouts and invalid count the players' violations by kind when a match ends.
 	timeouts *prometheus.CounterVec
 	invalid  *prometheus.CounterVec
-	// moveEvents by result: sent (acknowledged), failed, dropped (queue full).
+	// moveEvents counts moves by result: sent (acknowledged), failed (given up or
+	// abandoned), dropped (beyond maxPendingMoves).
 	moveEvents *prometheus.CounterVec
 }
 
