@@ -5,7 +5,9 @@ package league
 //
 //   - A referee that announced match_progress lists in every heartbeat the progress of
 //     each match it holds: {match_id, step, phase}, phase one of queued, joining, playing,
-//     reporting. Heartbeats are the source of progress; move events may be dropped.
+//     reporting. Heartbeats are the source of progress; move events are not (a
+//     foreign referee may send none, and ours gives up on a League Manager that does
+//     not answer them).
 //   - queued: the match waits for a free slot at its referee. It has no deadline: the
 //     referee's lease covers a referee that dies.
 //   - joining (or not yet listed): it may take the join deadline plus the longest legal

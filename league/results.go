@@ -120,8 +120,8 @@ func checkResult(env *protocol.Envelope, mt *match, p *protocol.ResultReport, ga
 // recordResult is the one route by which a match gets its result: a referee's report
 // (refereeID set) or a forfeit the League Manager decided ("" referee). It writes the
 // result, the match status and the players' violations in one transaction, then applies
-// them in memory (standings, statistics, suspensions) and publishes match_finished and
-// standings_changed. The caller settles.
+// them in memory (standings, statistics, suspensions) and publishes move_made for the
+// moves the live view missed, match_finished and standings_changed. The caller settles.
 func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultReport) error {
 	if err := e.fx.table.Check(p.Outcome, p.Points); err != nil {
 		return protocol.Errorf(protocol.ReasonInvalidResult, "result does not fit the standings")
@@ -143,7 +143,10 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 	}
 	mt.status, mt.deadline = protocol.MatchStateCompleted, time.Time{}
 	mt.result = newResultRecord(p.Outcome, p.Points, p.GameMetadata)
-	// The match view re-plays the stored moves from now on.
+	md := protocol.ReadGameMetadata(p.GameMetadata)
+	// The live view gets the moves it missed before match_finished; the match view
+	// re-plays the stored moves from now on.
+	e.publishUnseenMoves(mt, md)
 	mt.live, mt.liveMoves = nil, 0
 	// Checked above, so it cannot fail.
 	_ = e.fx.table.Apply(p.Outcome, p.Points)
@@ -165,7 +168,7 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 	}
 	e.publish(events.MatchFinished, mt.id, map[string]any{
 		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,
-		"outcome": p.Outcome, "points": p.Points, "termination": protocol.ReadGameMetadata(p.GameMetadata).Ending(),
+		"outcome": p.Outcome, "points": p.Points, "termination": md.Ending(),
 	})
 	e.publish(events.StandingsChanged, "", map[string]any{"standings": e.fx.table.Rows()})
 	return nil

@@ -282,8 +282,8 @@ func TestStalledStreamDoesNotSlowTheLeague(t *testing.T) {
 			return len(ms) > 0 || h.m.State() != StateActive
 		})
 		for _, mt := range ms {
-			for range 20 {
-				h.ok(h.moveEventMsg(mt.Referee, l.refTokens[mt.Referee], mt, 1, mt.Players[0], moves[0], views[0]))
+			for step := range 20 {
+				h.ok(h.moveEventMsg(mt.Referee, l.refTokens[mt.Referee], mt, step+1, mt.Players[step%2], moves[0], views[0]))
 			}
 			l.reportOK(mt, decided(mt, 0))
 		}

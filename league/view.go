@@ -8,7 +8,9 @@ package league
 //   - round_started {round_id, round_number, matches, bye} when a round becomes active;
 //   - match_assigned {match_id, round_id, players, referee_id} at each assignment
 //     (again after a reassignment);
-//   - move_made {step, player, move, outcome, view} for each accepted MOVE_EVENT;
+//   - move_made {step, player, move, outcome, view} for each move taken from a MOVE_EVENT,
+//     and, when a result is stored, for each of its moves no MOVE_EVENT brought, so a
+//     client sees every move of a match once;
 //   - match_finished {match_id, round_id, players, outcome, points, termination} for
 //     each stored result (forfeits included, termination "forfeit");
 //   - standings_changed {standings} after each stored result;
@@ -16,14 +18,20 @@ package league
 //
 // MOVE_EVENT (referee -> League Manager, answered MOVE_EVENT_ACK) carries one applied
 // move of a running match: {step_number, player_id, move, outcome, state}, state being
-// the game state after the step (State.Final of the rules). It is accepted only with the
-// referee's own token, for a match in flight at that referee (else UNKNOWN_MATCH or
-// NOT_ASSIGNED_REFEREE), for one of the match's players, and not for a step before the
-// last one received (STALE_STEP). Events are sent asynchronously, so the last ones of a
-// match may arrive after its result: those are acknowledged and ignored, since the page
-// of a finished match is re-played from its stored game_metadata through the game rules.
-// MOVE_EVENT is not rate limited. Move events live in memory only while the match runs
-// (at most maxLiveMoves of them): they feed the match page and never change the league.
+// the game state after the step (State.Final of the rules); or, since this League
+// Manager announces move_batches, a batch {moves: [...]} of 1 to 256 such moves in the
+// order they were applied. It is accepted only with the referee's own token, for a match
+// in flight at that referee (else UNKNOWN_MATCH or NOT_ASSIGNED_REFEREE), and for the
+// match's players, in step order (else SCHEMA_VIOLATION); a batch is taken or refused
+// whole. A single move before the last step received is refused (STALE_STEP); a move
+// received already (a step before the last, or the last if its player moved in it) is
+// passed over, so a batch sent again after a lost answer is acknowledged and publishes
+// only what is new. Our referee flushes a match's moves before it reports the result;
+// moves that still arrive after the result are acknowledged and ignored, since the
+// result published the ones the live view missed and the page of a finished match is
+// re-played from its stored game_metadata through the game rules. MOVE_EVENT is not rate
+// limited. Move events live in memory only while the match runs (at most maxLiveMoves of
+// them): they feed the match page and never change the league.
 
 import (
 	"fmt"
@@ -183,26 +191,12 @@ func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64
 	if err != nil {
 		return err
 	}
-	v.Initial = g.NewState(seed).Final()
-	records := make([]game.Record, len(md.Moves))
-	for i, mv := range md.Moves {
-		records[i] = game.Record{Step: mv.Step, Player: mv.Player, Move: mv.Move}
-	}
-	_, err = game.Replay(g, seed, v.Players, records, func(step, first int, s game.State) {
-		st := web.Step{Step: step, View: s.Final()}
-		for _, mv := range md.Moves[first:] {
-			if mv.Step != step {
-				break
-			}
-			st.Moves = append(st.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
-		}
-		v.Steps = append(v.Steps, st)
-	})
+	v.Initial, err = replaySteps(g, seed, v.Players, md.Moves, func(_, _ int, s web.Step) { v.Steps = append(v.Steps, s) })
 	return err
 }
 
-// moveEvent takes one applied move of a running match from its referee (the rules are
-// at the top of this file).
+// moveEvent takes applied moves of a running match from its referee: one, or a batch
+// (the rules are at the top of this file). A batch is taken whole or refused whole.
 func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err error) {
 	defer func() {
 		result := "accepted"
@@ -212,9 +206,17 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 		m.metrics.moveEvents.WithLabelValues(result).Inc()
 	}()
 	env := &msg.Envelope
-	var p protocol.MoveNotice
+	var p struct {
+		protocol.MoveNotice
+		Moves []protocol.MoveNotice `json:"moves"`
+	}
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid move event payload")
+	}
+	batch := p.Moves != nil
+	moves := p.Moves
+	if !batch {
+		moves = []protocol.MoveNotice{p.MoveNotice}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -234,31 +236,149 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 	if !late && (mt.referee != ref.id || !mt.inFlight()) {
 		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not in progress at %s", mt.id, env.Sender)
 	}
-	if p.PlayerID != mt.players[0] && p.PlayerID != mt.players[1] {
-		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "player %q does not play match %s", p.PlayerID, mt.id)
+	// Every move is checked before any is taken, so a refused batch changes nothing.
+	for i, mv := range moves {
+		if mv.PlayerID != mt.players[0] && mv.PlayerID != mt.players[1] {
+			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "%splayer %q does not play match %s", batchItem(batch, i), mv.PlayerID, mt.id)
+		}
+		if i > 0 && mv.StepNumber < moves[i-1].StepNumber {
+			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "%sstep %d comes after step %d in the same batch", batchItem(batch, i), mv.StepNumber, moves[i-1].StepNumber)
+		}
 	}
-	last := len(mt.live) - 1
-	if last >= 0 && p.StepNumber < mt.live[last].Step {
+	// A single move before the last step received is refused; a batch's moves already
+	// received are passed over, so a batch resent after a lost answer is taken again.
+	if last := len(mt.live) - 1; !batch && last >= 0 && p.StepNumber < mt.live[last].Step {
 		return nil, protocol.Errorf(protocol.ReasonStaleStep, "step %d of match %s comes after step %d", p.StepNumber, mt.id, mt.live[last].Step)
 	}
-	if !late && mt.liveMoves < maxLiveMoves {
-		mt.liveMoves++
-		mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: string(p.Outcome)}
-		var view any
-		// Only the latest view of a match matters for memory; an oversized one (no game
-		// of ours comes near it) is not kept, the page reloads the match when it ends.
-		if len(p.State) > 0 && len(p.State) <= maxLiveView {
-			view = p.State
+	if !late {
+		for _, mv := range moves {
+			if !mt.received(mv.StepNumber, mv.PlayerID) {
+				e.liveMove(mt, mv)
+			}
 		}
-		if last >= 0 && mt.live[last].Step == p.StepNumber {
-			mt.live[last].Moves = append(mt.live[last].Moves, mv)
-			mt.live[last].View = view
-		} else {
-			mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
-		}
-		e.publish(events.MoveMade, mt.id, map[string]any{
-			"step": p.StepNumber, "player": p.PlayerID, "move": p.Move, "outcome": p.Outcome, "view": view,
-		})
 	}
 	return m.matchReply(msg, protocol.MoveEventAck, mt, protocol.Ack{Status: protocol.StatusAcknowledged})
+}
+
+// batchItem names the item of a batch a refusal is about, so the referee can find it.
+func batchItem(batch bool, i int) string {
+	if !batch {
+		return ""
+	}
+	return fmt.Sprintf("moves/%d: ", i)
+}
+
+// received reports whether the live view of mt already has the move of player at step:
+// a step before the last one received, or the last one if player moved in it (a step has
+// at most one move of each player).
+func (mt *match) received(step int, player string) bool {
+	if len(mt.live) == 0 {
+		return false
+	}
+	last := mt.live[len(mt.live)-1]
+	if step != last.Step {
+		return step < last.Step
+	}
+	return slices.ContainsFunc(last.Moves, func(mv web.Move) bool { return mv.Player == player })
+}
+
+// liveMove adds one move, not received before, to the live view of mt and publishes it
+// as move_made. Beyond maxLiveMoves moves are not kept; the result shows them.
+func (e *engine) liveMove(mt *match, p protocol.MoveNotice) {
+	if mt.liveMoves >= maxLiveMoves {
+		return
+	}
+	mt.liveMoves++
+	mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: string(p.Outcome)}
+	var view any
+	// Only the latest view of a match matters for memory; an oversized one (no game
+	// of ours comes near it) is not kept, the page reloads the match when it ends.
+	if len(p.State) > 0 && len(p.State) <= maxLiveView {
+		view = p.State
+	}
+	if last := len(mt.live) - 1; last >= 0 && mt.live[last].Step == p.StepNumber {
+		mt.live[last].Moves = append(mt.live[last].Moves, mv)
+		mt.live[last].View = view
+	} else {
+		mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
+	}
+	e.publish(events.MoveMade, mt.id, map[string]any{
+		"step": p.StepNumber, "player": p.PlayerID, "move": p.Move, "outcome": p.Outcome, "view": view,
+	})
+}
+
+// publishUnseenMoves publishes move_made for every move of a result that the live view of
+// mt has not shown (its events were lost, refused or are still on their way), in order,
+// each with the view after its step re-played through the rules as on the match page,
+// so a client of the live view sees every move once. It runs as the result is stored,
+// before match_finished; a move the rules refuse (the result was taken, so the referee's
+// record is trusted) or a game without rules leaves the views out.
+func (e *engine) publishUnseenMoves(mt *match, md protocol.GameMetadata) {
+	var unseen []int // indexes into md.Moves
+	for i, mv := range md.Moves {
+		if !mt.seen(mv.Step, mv.Player) {
+			unseen = append(unseen, i)
+		}
+	}
+	if len(unseen) == 0 {
+		return
+	}
+	views := make([]any, len(md.Moves))
+	if !e.external {
+		if err := e.stepViews(mt, md, views); err != nil {
+			e.log.Warn().Err(err).Str("match_id", mt.id).Msg("moves of the result published without views: cannot re-play them")
+		}
+	}
+	for _, i := range unseen {
+		mv := md.Moves[i]
+		e.publish(events.MoveMade, mt.id, map[string]any{
+			"step": mv.Step, "player": mv.Player, "move": mv.Move, "outcome": mv.Outcome, "view": views[i],
+		})
+	}
+}
+
+// seen reports whether the live view of mt showed the move of player at step.
+func (mt *match) seen(step int, player string) bool {
+	i, found := slices.BinarySearchFunc(mt.live, step, func(s web.Step, step int) int { return s.Step - step })
+	return found && slices.ContainsFunc(mt.live[i].Moves, func(mv web.Move) bool { return mv.Player == player })
+}
+
+// stepViews sets views[i] to the view after the step of md.Moves[i], re-played through
+// the rules of mt's game.
+func (e *engine) stepViews(mt *match, md protocol.GameMetadata, views []any) error {
+	params := e.params
+	if md.GameParams != nil {
+		params = md.GameParams
+	}
+	g, err := e.games.New(e.gameType, params)
+	if err != nil {
+		return err
+	}
+	_, err = replaySteps(g, mt.seed, mt.players, md.Moves, func(first, n int, s web.Step) {
+		for i := first; i < first+n; i++ {
+			views[i] = s.View
+		}
+	})
+	return err
+}
+
+// replaySteps re-plays stored moves through the rules from the match's seed: the view
+// before the first step, and for each step its moves (md.Moves[first:first+n]) and the
+// view after it.
+func replaySteps(g game.Game, seed int64, players [2]string, moves []protocol.MoveRecord, step func(first, n int, s web.Step)) (initial any, err error) {
+	records := make([]game.Record, len(moves))
+	for i, mv := range moves {
+		records[i] = game.Record{Step: mv.Step, Player: mv.Player, Move: mv.Move}
+	}
+	_, err = game.Replay(g, seed, players, records, func(n, first int, s game.State) {
+		st := web.Step{Step: n, View: s.Final()}
+		for _, mv := range moves[first:] {
+			if mv.Step != n {
+				break
+			}
+			st.Moves = append(st.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
+		}
+		step(first, len(st.Moves), st)
+	})
+	return g.NewState(seed).Final(), err
 }

@@ -86,6 +86,11 @@ const (
 	FeatureResultReminders = "result_reminders"
 	// FeatureMoveEvents: MOVE_EVENT (referee -> League Manager).
 	FeatureMoveEvents = "move_events"
+	// FeatureMoveBatches (League Manager): a MOVE_EVENT may carry a batch of moves
+	// (MoveBatch), taken atomically, and moves already received are ignored rather than
+	// refused, so a referee can resend a batch whose answer it lost. (Referee): it sends
+	// batches to a League Manager that announced it.
+	FeatureMoveBatches = "move_batches"
 	// FeatureMatchCancellation: MATCH_CANCELLED (League Manager -> referee or player).
 	FeatureMatchCancellation = "match_cancellation"
 	// FeatureMatchQuery (League Manager): QUERY_MATCH is answered with MATCH_INFO.

@@ -287,6 +287,15 @@ type MoveNotice struct {
 	StepNumber int             `json:"step_number"`
 }
 
+// MaxMoveBatch is the most moves one MOVE_EVENT batch carries (schemas/move_event.json).
+const MaxMoveBatch = 256
+
+// MoveBatch is the MOVE_EVENT payload of a batch (FeatureMoveBatches): moves of one
+// running match in the order they were applied, 1 to MaxMoveBatch of them.
+type MoveBatch struct {
+	Moves []MoveNotice `json:"moves"`
+}
+
 // Heartbeat is the HEARTBEAT_REQUEST payload. MatchProgress is absent, not empty, when
 // the League Manager did not announce match_progress.
 type Heartbeat struct {

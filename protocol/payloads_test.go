@@ -212,6 +212,13 @@ func TestPayloadBytesUnchanged(t *testing.T) {
 		{"MOVE_EVENT",
 			protocol.MoveNotice{StepNumber: 2, PlayerID: "p1", Move: move, Outcome: protocol.MoveSuccess, State: finalJSON},
 			map[string]any{"step_number": 2, "player_id": "p1", "move": move, "outcome": "SUCCESS", "state": final}},
+		{"MOVE_EVENT (a batch)",
+			protocol.MoveBatch{Moves: []protocol.MoveNotice{
+				{StepNumber: 2, PlayerID: "p1", Move: move, Outcome: protocol.MoveSuccess, State: finalJSON},
+				{StepNumber: 3, PlayerID: "p2", Move: move, Outcome: protocol.MoveForced}}},
+			map[string]any{"moves": []map[string]any{
+				{"step_number": 2, "player_id": "p1", "move": move, "outcome": "SUCCESS", "state": final},
+				{"step_number": 3, "player_id": "p2", "move": move, "outcome": "FORCED"}}}},
 		{"HEARTBEAT_REQUEST", protocol.Heartbeat{ActiveMatches: []string{"m1"}, MatchProgress: progress},
 			map[string]any{"active_matches": []string{"m1"}, "match_progress": progress}},
 		{"HEARTBEAT_REQUEST (no match held)", protocol.Heartbeat{ActiveMatches: []string{}, MatchProgress: []protocol.MatchProgress{}},

@@ -3,6 +3,7 @@ package referee
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,69 +12,118 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Move events are best effort: they feed the League Manager's live view and never slow
-// or fail a match. They go only to a League Manager that announced move_events. Each
-// applied move becomes one MOVE_EVENT in a bounded queue per match (a full queue drops
-// the event), drained by one goroutine that sends each event once with a short
-// deadline; an error answer, whatever its reason, only counts as a failed event.
+// Move events feed the League Manager's live view and never slow or fail a match. They go
+// only to a League Manager that announced move_events. Each applied move joins the
+// match's pending list, which never drops a move (maxPendingMoves is only a safety bound:
+// a match has far fewer moves), and one goroutine per match sends the list in order.
+//
+// To a League Manager that also announced move_batches, each MOVE_EVENT carries every
+// pending move (up to protocol.MaxMoveBatch and moveBatchBytes), so the moves that pile
+// up while a send is in flight go together in the next one. Such a League Manager ignores
+// the moves it already has, so a batch that got no answer (or RATE_LIMITED, INTERNAL)
+// stays pending and goes again after moveEventBackoff, with whatever joined it, up to
+// moveEventAttempts times. A League Manager without move_batches gets one MOVE_EVENT per
+// move, sent once: sending one again could show the move twice.
+//
+// When play is over the referee flushes the pending moves before it reports the result,
+// for at most moveEventFlush, so a League Manager that does not answer never holds the
+// result long; the League Manager fills any gap in its live view from the result's moves.
 const (
-	moveEventQueue   = 64
-	moveEventTimeout = time.Second
+	moveEventTimeout  = time.Second
+	moveEventBackoff  = 250 * time.Millisecond
+	moveEventAttempts = 3
+	moveEventFlush    = time.Second
+	// moveBatchBytes bounds the moves and states of one batch, far below the 1 MiB body
+	// limit: a chess state carries the whole game, so late moves are large.
+	moveBatchBytes = 256 << 10
+	// maxPendingMoves is the League Manager's bound on the moves it keeps for one match.
+	maxPendingMoves = 5000
 )
 
 // moveEvents sends the MOVE_EVENTs of one match.
 type moveEvents struct {
-	r         *Referee
-	a         protocol.Assignment
-	token     string
-	leagueID  string
-	log       zerolog.Logger
-	queue     chan *protocol.Message
-	closeOnce sync.Once
-	cancel    context.CancelFunc
-	done      chan struct{}
+	r        *Referee
+	a        protocol.Assignment
+	token    string
+	leagueID string
+	batches  bool // the League Manager announced move_batches
+	log      zerolog.Logger
+	// wake tells the sender that a move was added or play is over.
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	pending  []protocol.MoveNotice // not yet acknowledged, oldest first
+	finished bool                  // no move follows
 }
 
 // startMoveEvents starts the sender of a match's move events. Its goroutine ends once
-// finish was called and the queue is sent, or at stop, or when ctx (the match's) ends.
+// finish was called and nothing is pending, or at stop, or when ctx (the match's) ends.
 func (r *Referee) startMoveEvents(ctx context.Context, a protocol.Assignment, log zerolog.Logger) *moveEvents {
 	r.mu.Lock()
 	token, leagueID := r.token, r.leagueID
+	batches := slices.Contains(r.leagueFeatures, protocol.FeatureMoveBatches)
 	r.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
-	ev := &moveEvents{r: r, a: a, token: token, leagueID: leagueID, log: log,
-		queue: make(chan *protocol.Message, moveEventQueue), cancel: cancel, done: make(chan struct{})}
+	ev := &moveEvents{r: r, a: a, token: token, leagueID: leagueID, batches: batches, log: log,
+		wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	go ev.run(ctx)
 	return ev
 }
 
-// add queues the event of one applied move (MatchRunner.OnMove). It never blocks.
+// add makes one applied move pending (MatchRunner.OnMove). It never blocks on the sender.
 func (ev *moveEvents) add(rec protocol.MoveRecord, state game.State) {
 	view, err := json.Marshal(state.Final())
 	if err != nil {
 		ev.log.Debug().Err(err).Msg("move event not built")
 		return
 	}
-	msg, err := protocol.NewMessage(protocol.MoveEvent, protocol.RefereeSender(ev.r.cfg.ID), protocol.MoveNotice{
-		StepNumber: rec.Step, PlayerID: rec.Player, Move: rec.Move, Outcome: rec.Outcome, State: view,
-	})
-	if err != nil {
-		ev.log.Debug().Err(err).Msg("move event not built")
+	ev.mu.Lock()
+	full := len(ev.pending) >= maxPendingMoves
+	if !full {
+		ev.pending = append(ev.pending, protocol.MoveNotice{
+			StepNumber: rec.Step, PlayerID: rec.Player, Move: rec.Move, Outcome: rec.Outcome, State: view,
+		})
+	}
+	ev.mu.Unlock()
+	if full {
+		ev.r.metrics.moveEvents.WithLabelValues("dropped").Inc()
 		return
 	}
-	e := &msg.Envelope
-	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = ev.token, ev.leagueID, ev.a.RoundID, ev.a.MatchID, ev.a.GameType
+	ev.signal()
+}
+
+func (ev *moveEvents) signal() {
 	select {
-	case ev.queue <- msg:
-	default:
-		ev.r.metrics.moveEvents.WithLabelValues("dropped").Inc()
+	case ev.wake <- struct{}{}:
+	default: // the sender is already due to look
 	}
 }
 
-// finish says no event follows; those queued are still sent.
-func (ev *moveEvents) finish() { ev.closeOnce.Do(func() { close(ev.queue) }) }
+// finish says no move follows; those pending are still sent.
+func (ev *moveEvents) finish() {
+	ev.mu.Lock()
+	ev.finished = true
+	ev.mu.Unlock()
+	ev.signal()
+}
 
-// stop abandons the events not sent yet and waits for the sender.
+// flush says no move follows and waits until the pending moves are sent, at most d;
+// then it stops the sender.
+func (ev *moveEvents) flush(d time.Duration) {
+	ev.finish()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ev.done:
+	case <-t.C:
+		ev.log.Debug().Dur("waited", d).Msg("move events not flushed in time: the result goes first")
+	}
+	ev.stop()
+}
+
+// stop abandons the moves not sent yet and waits for the sender.
 func (ev *moveEvents) stop() {
 	ev.cancel()
 	<-ev.done
@@ -81,29 +131,126 @@ func (ev *moveEvents) stop() {
 
 func (ev *moveEvents) run(ctx context.Context) {
 	defer close(ev.done)
+	defer ev.abandon()
+	failures := 0
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case msg, ok := <-ev.queue:
-			if !ok {
+		msg, n, finished := ev.next()
+		if n == 0 {
+			if finished {
 				return
 			}
-			ev.send(ctx, msg)
+			select {
+			case <-ctx.Done():
+				return
+			case <-ev.wake:
+			}
+			continue
+		}
+		if msg == nil {
+			ev.giveUp(n) // cannot be built: nothing to send again
+			continue
+		}
+		err := ev.send(ctx, msg)
+		if ctx.Err() != nil {
+			return // stopped: abandon counts what is left
+		}
+		switch {
+		case err == nil:
+			ev.take(n)
+			ev.r.metrics.moveEvents.WithLabelValues("sent").Add(float64(n))
+			failures = 0
+		case !ev.batches || judged(err) || failures+1 >= moveEventAttempts:
+			ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Int("moves", n).Msg("move events not delivered")
+			ev.giveUp(n)
+			failures = 0
+		default:
+			failures++
+			ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Int("moves", n).Int("attempt", failures).
+				Msg("move events not delivered; sent again with the next batch")
+			t := time.NewTimer(moveEventBackoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
 	}
 }
 
-// send makes one attempt at one event.
-func (ev *moveEvents) send(ctx context.Context, msg *protocol.Message) {
+// next builds the message of the oldest pending moves: one, or a batch to a League
+// Manager that announced move_batches. n is how many moves it carries (0: nothing is
+// pending, and finished says whether more may come); msg is nil if it cannot be built.
+func (ev *moveEvents) next() (msg *protocol.Message, n int, finished bool) {
+	ev.mu.Lock()
+	if len(ev.pending) == 0 {
+		defer ev.mu.Unlock()
+		return nil, 0, ev.finished
+	}
+	n = 1
+	if ev.batches {
+		n = batchLen(ev.pending)
+	}
+	moves := slices.Clone(ev.pending[:n])
+	ev.mu.Unlock()
+
+	var payload any = moves[0]
+	if ev.batches {
+		payload = protocol.MoveBatch{Moves: moves}
+	}
+	msg, err := protocol.NewMessage(protocol.MoveEvent, protocol.RefereeSender(ev.r.cfg.ID), payload)
+	if err != nil {
+		ev.log.Debug().Err(err).Msg("move event not built")
+		return nil, n, false
+	}
+	e := &msg.Envelope
+	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = ev.token, ev.leagueID, ev.a.RoundID, ev.a.MatchID, ev.a.GameType
+	return msg, n, false
+}
+
+// batchLen is how many of the oldest pending moves one batch takes: at least one, at
+// most protocol.MaxMoveBatch, and no more than moveBatchBytes of moves and states.
+func batchLen(pending []protocol.MoveNotice) int {
+	size := 0
+	for i, mv := range pending {
+		// 128 covers the field names, the step, the outcome and the punctuation.
+		size += len(mv.Move) + len(mv.State) + len(mv.PlayerID) + 128
+		if i > 0 && (i == protocol.MaxMoveBatch || size > moveBatchBytes) {
+			return i
+		}
+	}
+	return len(pending)
+}
+
+// take forgets the n oldest pending moves: they were sent.
+func (ev *moveEvents) take(n int) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	clear(ev.pending[:n]) // their states are not held until the slice grows again
+	ev.pending = ev.pending[n:]
+}
+
+// giveUp forgets the n oldest pending moves without sending them again.
+func (ev *moveEvents) giveUp(n int) {
+	ev.take(n)
+	ev.r.metrics.moveEvents.WithLabelValues("failed").Add(float64(n))
+}
+
+// abandon counts the moves still pending when the sender stops as failed.
+func (ev *moveEvents) abandon() {
+	ev.mu.Lock()
+	n := len(ev.pending)
+	ev.pending = nil
+	ev.mu.Unlock()
+	if n > 0 {
+		ev.r.metrics.moveEvents.WithLabelValues("failed").Add(float64(n))
+	}
+}
+
+// send makes one attempt at one MOVE_EVENT.
+func (ev *moveEvents) send(ctx context.Context, msg *protocol.Message) error {
 	_, err := ev.r.league.Call(ctx, ev.r.cfg.LeagueURL, msg, protocol.CallOptions{
 		Timeout: moveEventTimeout, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.SenderLeagueManager,
 	})
-	switch {
-	case err == nil:
-		ev.r.metrics.moveEvents.WithLabelValues("sent").Inc()
-	default:
-		ev.r.metrics.moveEvents.WithLabelValues("failed").Inc()
-		ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Msg("move event not delivered")
-	}
+	return err
 }

@@ -3,7 +3,11 @@ package referee
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,8 +27,9 @@ func moveEventAck(m *protocol.Message) (*protocol.Message, error) {
 	return out, err
 }
 
-// Every applied move of a match becomes one MOVE_EVENT, in order, with the referee's
-// token, the match context and the state after the move.
+// To a League Manager without move_batches, every applied move of a match becomes one
+// MOVE_EVENT, in order, with the referee's token, the match context and the state after
+// the move.
 func TestMoveEventsFollowTheMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
@@ -110,26 +115,158 @@ func jsonValue(t *testing.T, v any) map[string]any {
 	return out
 }
 
-// Move events never slow a match: a League Manager that does not answer them costs the
-// match nothing, the queue drops what it cannot hold, each event gets one attempt, and an
-// error answer of any reason (even UNSUPPORTED_MESSAGE from a League Manager that
-// announced move_events) only counts as a failure.
-func TestMoveEventsAreBestEffort(t *testing.T) {
+// movesOf decodes the moves a MOVE_EVENT carries: its batch, or its one move.
+func movesOf(t *testing.T, m *protocol.Message) (moves []protocol.MoveNotice, batch bool) {
+	t.Helper()
+	var p struct {
+		protocol.MoveNotice
+		Moves []protocol.MoveNotice `json:"moves"`
+	}
+	if err := m.Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Moves != nil {
+		return p.Moves, true
+	}
+	return []protocol.MoveNotice{p.MoveNotice}, false
+}
+
+// checkMoves fails unless got are the recorded moves, in order, each with the state after
+// its step.
+func checkMoves(t *testing.T, g game.Game, seed int64, got []protocol.MoveNotice, recorded []protocol.MoveRecord) {
+	t.Helper()
+	if len(got) != len(recorded) {
+		t.Fatalf("the League Manager got %d moves, want the %d recorded", len(got), len(recorded))
+	}
+	state := g.NewState(seed)
+	for i, mv := range recorded {
+		next, err := state.Apply([]json.RawMessage{mv.Move})
+		if err != nil {
+			t.Fatal(err)
+		}
+		state = next
+		var view map[string]any
+		if err := json.Unmarshal(got[i].State, &view); err != nil {
+			t.Fatal(err)
+		}
+		if g := got[i]; g.StepNumber != mv.Step || g.PlayerID != mv.Player || string(g.Move) != string(mv.Move) || g.Outcome != mv.Outcome ||
+			!reflect.DeepEqual(view, jsonValue(t, state.Final())) {
+			t.Errorf("move %d is %+v, want %+v", i, g, mv)
+		}
+	}
+}
+
+// metricCounts reads referee_move_events_total by result.
+func metricCounts(t *testing.T, r *Referee) map[string]float64 {
+	t.Helper()
+	counts := map[string]float64{}
+	metrics := scrape(t, r)
+	for _, result := range []string{"sent", "failed", "dropped"} {
+		counts[result] = metrics[`referee_move_events_total{result="`+result+`"}`]
+	}
+	return counts
+}
+
+// To a League Manager that announced move_batches, the moves that pile up while a
+// MOVE_EVENT is in flight go together in the next one: all of them, in order, each with
+// its state, in far fewer messages than moves.
+func TestMoveEventsBatchWhileTheLeagueIsSlow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
+			time.Sleep(300 * time.Millisecond) // a busy League Manager; the players are instant
+			return moveEventAck(m)
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
+		g := ttt(t)
+		runner := newRunner(t, game.TypeTicTacToe, newFakeCaller(t, map[string]fakePlayer{
+			"http://p1": scripted(g, "p1", firstLegal(g)),
+			"http://p2": scripted(g, "p2", firstLegal(g)),
+		}))
+		ev := r.startMoveEvents(t.Context(), runner.A, zerolog.Nop())
+		runner.OnMove = ev.add
+		rep, err := runner.Run(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.flush(time.Hour)
+
+		sent := fl.sent(protocol.MoveEvent)
+		var got []protocol.MoveNotice
+		for i, c := range sent {
+			moves, batch := movesOf(t, c.msg)
+			if !batch {
+				t.Errorf("event %d carries one move outside a batch, want a batch", i)
+			}
+			got = append(got, moves...)
+		}
+		// The first move goes alone; the others pile up while it is in flight.
+		if len(sent) != 2 {
+			t.Errorf("got %d MOVE_EVENTs for %d moves, want 2", len(sent), len(rep.Metadata.Moves))
+		}
+		checkMoves(t, g, runner.A.MatchSeed, got, rep.Metadata.Moves)
+		if c := metricCounts(t, r); c["sent"] != float64(len(rep.Metadata.Moves)) || c["failed"] != 0 || c["dropped"] != 0 {
+			t.Errorf("got counts %v, want every move sent", c)
+		}
+	})
+}
+
+// A batch is bounded by protocol.MaxMoveBatch moves and by moveBatchBytes, but always
+// carries the oldest pending move.
+func TestBatchLen(t *testing.T) {
+	small := protocol.MoveNotice{PlayerID: "p1", Move: json.RawMessage(`1`), State: json.RawMessage(`{}`)}
+	big := protocol.MoveNotice{PlayerID: "p1", Move: json.RawMessage(`1`), State: json.RawMessage(`"` + strings.Repeat("x", moveBatchBytes) + `"`)}
 	tests := []struct {
-		name   string
-		answer func(ctx context.Context, m *protocol.Message) (*protocol.Message, error)
-		// wantCalls is how many of the 101 events reach the League Manager.
-		wantCalls            int
-		wantSent, wantFailed bool
+		name    string
+		pending []protocol.MoveNotice
+		want    int
 	}{
-		{"silent league", func(ctx context.Context, _ *protocol.Message) (*protocol.Message, error) { return nil, hang(ctx) }, 1 + moveEventQueue, false, true},
-		{"league refusing", func(context.Context, *protocol.Message) (*protocol.Message, error) {
-			return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "not yours")
-		}, 1 + moveEventQueue, false, true},
-		{"league answering unsupported", func(context.Context, *protocol.Message) (*protocol.Message, error) {
-			return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept MOVE_EVENT")
-		}, 1 + moveEventQueue, false, true},
-		{"league acknowledging", func(_ context.Context, m *protocol.Message) (*protocol.Message, error) { return moveEventAck(m) }, 1 + moveEventQueue, true, false},
+		{"one", []protocol.MoveNotice{small}, 1},
+		{"a few", slices.Repeat([]protocol.MoveNotice{small}, 10), 10},
+		{"more than a batch", slices.Repeat([]protocol.MoveNotice{small}, protocol.MaxMoveBatch+5), protocol.MaxMoveBatch},
+		{"one oversized", []protocol.MoveNotice{big, small}, 1},
+		{"an oversized after a small", []protocol.MoveNotice{small, big}, 1},
+	}
+	for _, tc := range tests {
+		if got := batchLen(tc.pending); got != tc.want {
+			t.Errorf("%s: batchLen is %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Move events never slow a match and no move is dropped while the League Manager is slow:
+// queueing 101 moves takes no time. To a League Manager without move_batches each move is
+// one MOVE_EVENT with one attempt, and an error answer of any reason (even
+// UNSUPPORTED_MESSAGE) only counts as a failure. With move_batches, a batch without an
+// answer goes again with the moves that joined it, up to moveEventAttempts times; a
+// refused one is not sent again.
+func TestMoveEventsAreBestEffort(t *testing.T) {
+	silent := func(ctx context.Context, _ *protocol.Message) (*protocol.Message, error) { return nil, hang(ctx) }
+	refusing := func(context.Context, *protocol.Message) (*protocol.Message, error) {
+		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "not yours")
+	}
+	unsupported := func(context.Context, *protocol.Message) (*protocol.Message, error) {
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept MOVE_EVENT")
+	}
+	acking := func(_ context.Context, m *protocol.Message) (*protocol.Message, error) { return moveEventAck(m) }
+	const moves = 101
+	tests := []struct {
+		name    string
+		batches bool
+		answer  func(ctx context.Context, m *protocol.Message) (*protocol.Message, error)
+		// wantCalls is how many MOVE_EVENTs reach the League Manager, wantCarried how
+		// many moves they carry in all, wantSent and wantFailed how many moves each counts.
+		wantCalls, wantCarried, wantSent, wantFailed int
+	}{
+		{"silent league", false, silent, moves, moves, 0, moves},
+		{"league refusing", false, refusing, moves, moves, 0, moves},
+		{"league answering unsupported", false, unsupported, moves, moves, 0, moves},
+		{"league acknowledging", false, acking, moves, moves, moves, 0},
+		// The first move alone, then all of them twice more.
+		{"silent league, batches", true, silent, moveEventAttempts, 1 + 2*moves, 0, moves},
+		// The first move alone, then the others once.
+		{"league refusing, batches", true, refusing, 2, moves, 0, moves},
+		{"league acknowledging, batches", true, acking, 2, moves, moves, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,7 +274,7 @@ func TestMoveEventsAreBestEffort(t *testing.T) {
 				release := make(chan struct{})
 				fl := newFakeLeagueCaller(t, func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
 					if n == 0 {
-						// The first event is held until the queue is full.
+						// The first event is held until every move is pending.
 						select {
 						case <-release:
 						case <-ctx.Done():
@@ -146,42 +283,203 @@ func TestMoveEventsAreBestEffort(t *testing.T) {
 					return tc.answer(ctx, m)
 				})
 				r := registeredReferee(t, fl, zerolog.Nop(), nil)
+				if tc.batches {
+					r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
+				}
 				g := ttt(t)
 				ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
 				rec := protocol.MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}
 				start := time.Now()
 				ev.add(rec, g.NewState(1))
 				synctest.Wait() // the sender holds the first event
-				for range 100 {
+				for range moves - 1 {
 					ev.add(rec, g.NewState(1))
 				}
 				if d := time.Since(start); d != 0 {
-					t.Errorf("queueing 101 events took %v, want no time at all", d)
+					t.Errorf("queueing %d events took %v, want no time at all", moves, d)
 				}
 				close(release)
-				ev.finish()
-				<-ev.done
-				ev.stop()
-				if n := len(fl.sent(protocol.MoveEvent)); n != tc.wantCalls {
-					t.Errorf("the League Manager got %d move events, want %d", n, tc.wantCalls)
+				ev.flush(time.Hour)
+				sent := fl.sent(protocol.MoveEvent)
+				if len(sent) != tc.wantCalls {
+					t.Errorf("the League Manager got %d MOVE_EVENTs, want %d", len(sent), tc.wantCalls)
 				}
-				for _, c := range fl.sent(protocol.MoveEvent) {
-					if c.opt.Retry.Attempts != 1 {
-						t.Errorf("a move event was sent with %d attempts, want 1", c.opt.Retry.Attempts)
+				carried := 0
+				for _, c := range sent {
+					if c.opt.Retry.Attempts != 1 || c.opt.Timeout != moveEventTimeout {
+						t.Errorf("a move event was sent with options %+v, want one attempt with a %v deadline", c.opt, moveEventTimeout)
 					}
+					ms, batch := movesOf(t, c.msg)
+					if batch != tc.batches {
+						t.Errorf("a MOVE_EVENT is a batch: %v, want %v", batch, tc.batches)
+					}
+					carried += len(ms)
 				}
-				counts := map[string]float64{}
-				metrics := scrape(t, r)
-				for _, result := range []string{"sent", "failed", "dropped"} {
-					counts[result] = metrics[`referee_move_events_total{result="`+result+`"}`]
+				if carried != tc.wantCarried {
+					t.Errorf("the MOVE_EVENTs carried %d moves, want %d", carried, tc.wantCarried)
 				}
-				if counts["dropped"] != 100-moveEventQueue {
-					t.Errorf("%v events dropped, want %d (a full queue drops)", counts["dropped"], 100-moveEventQueue)
-				}
-				if (counts["sent"] > 0) != tc.wantSent || (counts["failed"] > 0) != tc.wantFailed {
-					t.Errorf("got counts %v", counts)
+				want := map[string]float64{"sent": float64(tc.wantSent), "failed": float64(tc.wantFailed), "dropped": 0}
+				if got := metricCounts(t, r); !maps.Equal(got, want) {
+					t.Errorf("got counts %v, want %v", got, want)
 				}
 			})
 		})
+	}
+}
+
+// The pending list drops nothing below its safety bound, maxPendingMoves; beyond it a
+// move is counted dropped.
+func TestMoveEventsSafetyBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		fl := newFakeLeagueCaller(t, func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+			if n == 0 {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			return moveEventAck(m)
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
+		ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
+		rec := protocol.MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`1`), Outcome: protocol.MoveSuccess}
+		st := ttt(t).NewState(1)
+		ev.add(rec, st)
+		synctest.Wait() // the first is in flight, pending until acknowledged
+		for range maxPendingMoves + 1 {
+			ev.add(rec, st)
+		}
+		close(release)
+		ev.flush(time.Hour)
+		want := map[string]float64{"sent": maxPendingMoves, "failed": 0, "dropped": 2}
+		if got := metricCounts(t, r); !maps.Equal(got, want) {
+			t.Errorf("got counts %v, want %v", got, want)
+		}
+	})
+}
+
+// A played match flushes its moves before it reports the result: the report goes once
+// the last MOVE_EVENT is acknowledged, and the League Manager has every move by then.
+func TestMoveEventsFlushBeforeTheResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const slow = 300 * time.Millisecond
+		league := func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+			if m.Envelope.MessageType == protocol.MoveEvent {
+				time.Sleep(slow)
+			}
+			return leagueAcks(ctx, m, n)
+		}
+		g := ttt(t)
+		b := newBench(t, []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}, nil, league, map[string]fakePlayer{
+			"http://p1": scripted(g, "p1", firstLegal(g)),
+			"http://p2": scripted(g, "p2", firstLegal(g)),
+		})
+		b.ok(assignMsg(t, "m-1"), protocol.MatchAssignmentAck)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		reports := b.reports("m-1")
+		if len(reports) != 1 {
+			t.Fatalf("got %d reports, want 1", len(reports))
+		}
+		var rep protocol.ResultReport
+		if err := reports[0].msg.Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		md, err := protocol.ParseGameMetadata(rep.GameMetadata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := b.league.sent(protocol.MoveEvent)
+		var got []protocol.MoveNotice
+		for _, c := range events {
+			moves, _ := movesOf(t, c.msg)
+			got = append(got, moves...)
+		}
+		checkMoves(t, g, 0, got, md.Moves)
+		if last := events[len(events)-1]; reports[0].at.Before(last.at.Add(slow)) {
+			t.Errorf("the result went at %v, before the last MOVE_EVENT (sent at %v) was acknowledged", reports[0].at, last.at)
+		}
+	})
+}
+
+// A League Manager that never answers MOVE_EVENT holds the result at most
+// moveEventFlush, and the moves it did not take count as failed.
+func TestMoveEventsNeverHoldTheResultLong(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		league := func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+			if m.Envelope.MessageType == protocol.MoveEvent {
+				return nil, hang(ctx)
+			}
+			return leagueAcks(ctx, m, n)
+		}
+		g := ttt(t)
+		b := newBench(t, []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}, nil, league, map[string]fakePlayer{
+			"http://p1": scripted(g, "p1", firstLegal(g)),
+			"http://p2": scripted(g, "p2", firstLegal(g)),
+		})
+		start := time.Now()
+		b.ok(assignMsg(t, "m-1"), protocol.MatchAssignmentAck)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		reports := b.reports("m-1")
+		if len(reports) != 1 {
+			t.Fatalf("got %d reports, want 1", len(reports))
+		}
+		// The players answer at once, so play ends when it starts.
+		if d := reports[0].at.Sub(start); d != moveEventFlush {
+			t.Errorf("the result went %v after play ended, want %v", d, moveEventFlush)
+		}
+		var rep protocol.ResultReport
+		if err := reports[0].msg.Decode(&rep); err != nil {
+			t.Fatal(err)
+		}
+		md, err := protocol.ParseGameMetadata(rep.GameMetadata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]float64{"sent": 0, "failed": float64(len(md.Moves)), "dropped": 0}
+		if got := metricCounts(t, b.r); !maps.Equal(got, want) {
+			t.Errorf("got counts %v, want %v", got, want)
+		}
+	})
+}
+
+// ackingCaller acknowledges every MOVE_EVENT at once, without the schema checks of
+// fakeLeagueCaller, so a benchmark measures the referee's side.
+type ackingCaller struct{}
+
+func (ackingCaller) Call(_ context.Context, _ string, m *protocol.Message, _ protocol.CallOptions) (*protocol.Message, error) {
+	return moveEventAck(m)
+}
+
+// BenchmarkMoveEventBatching measures a match's move events to a League Manager that
+// announced move_batches: 60 moves (a long tic-tac-toe series' worth) added as play
+// applies them, then flushed.
+func BenchmarkMoveEventBatching(b *testing.B) {
+	r, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: "http://league.test/mcp", Stdout: io.Discard}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.league = ackingCaller{}
+	r.token, r.leagueID = "6f1c3b1e-7a55-4b8e-9a55-3c1d2e4f5a6b", "league-1"
+	r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
+	g, err := game.Default().New(game.TypeTicTacToe, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := g.NewState(1)
+	rec := protocol.MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}
+	a := protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := r.startMoveEvents(context.Background(), a, zerolog.Nop())
+		for range 60 {
+			ev.add(rec, st)
+		}
+		ev.flush(time.Minute)
 	}
 }

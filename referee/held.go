@@ -97,8 +97,8 @@ func (r *Referee) play(hm *heldMatch) {
 	var ev *moveEvents
 	if r.leagueHas(protocol.FeatureMoveEvents) {
 		ev = r.startMoveEvents(hm.ctx, a, log)
-		// Events still queued once the report ends are dropped: the League Manager
-		// ignores the events of a finished match.
+		// A match that ends without a report (cancelled, abandoned) abandons its events;
+		// stop is idempotent, so it also waits for a sender already flushed.
 		defer ev.stop()
 	}
 	runner.OnMove = func(rec protocol.MoveRecord, st game.State) {
@@ -109,9 +109,6 @@ func (r *Referee) play(hm *heldMatch) {
 	}
 	start := time.Now()
 	rep, err := runner.Run(hm.ctx)
-	if ev != nil {
-		ev.finish()
-	}
 	var msg *protocol.Message
 	if err == nil {
 		msg, err = r.resultMessage(a, rep)
@@ -145,6 +142,12 @@ func (r *Referee) play(hm *heldMatch) {
 	r.metrics.countViolations(rep.Metadata.Violations)
 	log.Info().Str("termination", string(rep.Metadata.Termination)).Interface("outcome", rep.Outcome).Msg("match finished")
 
+	if ev != nil {
+		// The moves go before the result, so the live view has them all when the match
+		// ends; a League Manager that does not take them holds the result at most
+		// moveEventFlush, and fills the gap from the result.
+		ev.flush(moveEventFlush)
+	}
 	err = r.report(hm.ctx, msg, hm.wake)
 	r.mu.Lock()
 	mine = r.held[a.MatchID] == hm

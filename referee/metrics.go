@@ -22,7 +22,8 @@ type metrics struct {
 	// timeouts and invalid count the players' violations by kind when a match ends.
 	timeouts *prometheus.CounterVec
 	invalid  *prometheus.CounterVec
-	// moveEvents by result: sent (acknowledged), failed, dropped (queue full).
+	// moveEvents counts moves by result: sent (acknowledged), failed (given up or
+	// abandoned), dropped (beyond maxPendingMoves).
 	moveEvents *prometheus.CounterVec
 }
 
@@ -50,7 +51,7 @@ func newMetrics() *metrics {
 			Name: "referee_invalid_moves_total", Help: "Players' illegal moves by kind (invalid_move, malformed_move).",
 		}, []string{"kind"}),
 		moveEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "referee_move_events_total", Help: "MOVE_EVENT messages by result (sent, failed, dropped).",
+			Name: "referee_move_events_total", Help: "Moves sent in MOVE_EVENTs by result: sent (acknowledged), failed (not delivered), dropped (beyond the safety bound on pending moves).",
 		}, []string{"result"}),
 	}
 	x.reg.MustRegister(x.assigned, x.completed, x.duration, x.moveLatency, x.timeouts, x.invalid, x.moveEvents,

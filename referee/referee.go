@@ -70,7 +70,7 @@ const (
 // too; a League Manager that announced nothing gets plain league.v2.
 var Features = []string{
 	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
-	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMatchCancellation,
+	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureMatchCancellation,
 }
 
 // Backoff between MATCH_RESULT_REPORT attempts: doubling from reportBackoff to

@@ -346,6 +346,12 @@ func TestInvalidMessages(t *testing.T) {
 		{"fractional points", "GAME_OVER", "/payload/points/p02", "0.5", "/payload/points/p02"},
 		{"unknown outcome", "MATCH_RESULT_REPORT", "/payload/outcome/p02", quoted("forfeit"), "/payload/outcome/p02"},
 		{"unknown move outcome", "MOVE_EVENT", "/payload/outcome", quoted("OK"), "/payload/outcome"},
+		{"batch item with an unknown outcome", "MOVE_EVENT", "/payload", `{"moves":[{"step_number":1,"player_id":"p01","move":1,"outcome":"SUCCESS"},{"step_number":2,"player_id":"p02","move":2,"outcome":"OK"}]}`, "/payload/moves/1/outcome"},
+		{"batch item without a player", "MOVE_EVENT", "/payload", `{"moves":[{"step_number":1,"move":1,"outcome":"SUCCESS"}]}`, "/payload/moves/0"},
+		{"empty batch", "MOVE_EVENT", "/payload", `{"moves":[]}`, "/payload/moves"},
+		{"batch of 257 moves", "MOVE_EVENT", "/payload", `{"moves":[` + strings.Repeat(`{"step_number":1,"player_id":"p01","move":1,"outcome":"SUCCESS"},`, 256) + `{"step_number":1,"player_id":"p01","move":1,"outcome":"SUCCESS"}]}`, "/payload/moves"},
+		{"batch beside a single move", "MOVE_EVENT", "/payload/moves", `[{"step_number":2,"player_id":"p02","move":2,"outcome":"SUCCESS"}]`, "/payload/step_number"},
+		{"batch not an array", "MOVE_EVENT", "/payload", `{"moves":{"step_number":1}}`, "/payload/moves"},
 		{"step number too large", "REQUEST_MOVE", "/payload/step_number", "100001", "/payload/step_number"},
 		{"deadline zero", "REQUEST_MOVE", "/payload/deadline_ms", "0", "/payload/deadline_ms"},
 		{"standings row without rank", "STANDINGS_RESPONSE", "/payload/standings", `[{"player_id":"p01","points":0,"wins":0,"draws":0,"losses":0,"matches_played":0}]`, "/payload/standings/0"},
@@ -388,6 +394,7 @@ func TestValidVariants(t *testing.T) {
 		{"move as a string", "MOVE_RESPONSE", "/payload/move_payload", quoted("e2e4")},
 		{"match credential as token", "MOVE_RESPONSE", "/envelope/auth_token", quoted(strings.Repeat("ab", 32))},
 		{"referee acknowledging a cancellation", "MATCH_CANCELLED_ACK", "/envelope/sender", quoted("referee:ref1")},
+		{"batch of moves", "MOVE_EVENT", "/payload", `{"moves":[{"step_number":1,"player_id":"p01","move":{"row":1,"col":1},"outcome":"SUCCESS","state":{"move_count":1}},{"step_number":2,"player_id":"p02","move":{"row":0,"col":0},"outcome":"FORCED"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
