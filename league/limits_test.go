@@ -54,6 +54,8 @@ func TestRateLimits(t *testing.T) {
 				t.Fatalf("ref1 holds %d matches, want 2", len(at1))
 			}
 			l.reportOK(at1[0], decided(at1[0], 0))
+			// A result may start a later round's match: its assignment is delivered first.
+			h.settle()
 			h.limited(h.report("ref1", l.refTokens["ref1"], at1[1], decided(at1[1], 0)))
 			// Another referee has its own bucket.
 			for _, mt := range ms {
@@ -62,6 +64,7 @@ func TestRateLimits(t *testing.T) {
 					break
 				}
 			}
+			h.settle()
 			clock.Advance(time.Second)
 			bad := decided(at1[1], 0)
 			bad.Points[at1[1].Players[0]] = 2
