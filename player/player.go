@@ -152,6 +152,8 @@ type Status struct {
 	Losses         int    `json:"losses"`
 	CurrentMatches int    `json:"current_matches"`
 	Strategy       string `json:"strategy"`
+	// Exchanges counts the JSON-RPC requests the player's endpoint has handled.
+	Exchanges int64 `json:"exchanges"`
 }
 
 // strategyFunc builds the strategy of one match; strategy.New outside tests.
@@ -327,6 +329,7 @@ func (p *Player) Status() Status {
 		Losses:         p.losses,
 		CurrentMatches: len(p.matches),
 		Strategy:       p.cfg.Strategy,
+		Exchanges:      p.rpc.Exchanges(),
 	}
 }
 
