@@ -9,7 +9,7 @@ SEED ?= 1
 EXTRA ?= 0
 DEMO_FLAGS ?=
 
-.PHONY: all build demo test test-long vet fuzz bench clean deps
+.PHONY: all build demo test test-long vet fuzz bench bench-league clean deps
 
 all: build
 
@@ -42,6 +42,11 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./league/... ./protocol/...
+
+# A real league of processes, measured (league bench); BENCH_FLAGS e.g. --against /tmp/before --against-config /tmp/before-src/config/league.yaml.
+BENCH_FLAGS ?=
+bench-league: build
+	./$(BIN)/league bench $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BIN)

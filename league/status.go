@@ -26,6 +26,9 @@ type Status struct {
 	ShuttingDown bool `json:"shutting_down,omitempty"`
 	// Abandoned lists the matches that failed retries.max_match_attempts times.
 	Abandoned []AbandonedMatch `json:"abandoned"`
+	// Exchanges counts the JSON-RPC requests the League Manager's endpoint has handled;
+	// only GET /status, which owns the endpoint, fills it in.
+	Exchanges int64 `json:"exchanges"`
 }
 
 // AbandonedMatch is an abandoned match as /status shows it.
@@ -102,7 +105,9 @@ func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 		writeJSON(w, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, m.Status())
+		s := m.Status()
+		s.Exchanges = rpc.Exchanges()
+		writeJSON(w, s)
 	})
 	mux.Handle("GET /metrics", m.metrics.handler())
 	web.Register(mux, m, m.hub)

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -109,16 +109,8 @@ func (p *Player) unanswered(ctx context.Context) error {
 // slowDown delays a move answer until the fault's delay has passed since start. It gives
 // up when the caller does (nobody waits for the answer) or the player stops.
 func (p *Player) slowDown(ctx context.Context, start time.Time) error {
-	if p.fault.mode != FaultSlow {
+	if p.fault.mode != FaultSlow || p.pause(ctx, p.fault.delay-time.Since(start)) == nil {
 		return nil
-	}
-	t := time.NewTimer(p.fault.delay - time.Since(start))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-	case <-p.stopping:
 	}
 	return protocol.Errorf(protocol.ReasonShuttingDown, "fault slow: the move was not answered within %v", p.fault.delay)
 }

@@ -246,6 +246,10 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 		log.Warn().Err(err).Msg("cannot play this match")
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this player cannot play %s", env.GameType)
 	}
+	if err := p.pause(ctx, p.cfg.Think); err != nil {
+		log.Debug().Err(err).Msg("stopped thinking: the referee gave up or the player is stopping")
+		return nil, protocol.Errorf(protocol.ReasonShuttingDown, "the move was not chosen: %v", err)
+	}
 	p.mu.Lock()
 	opponent := m.opponent
 	p.mu.Unlock()

@@ -81,6 +81,10 @@ type Config struct {
 	// "slow:DURATION", "garbage", "illegal" or "crash-after:N"; see FaultSlow and the
 	// other Fault constants. crash-after ends the whole process (os.Exit).
 	Fault string
+	// Think is how long the player waits before choosing each move, as if it thought
+	// (0: it answers at once); a referee that stops waiting cuts it short. Benchmarks use
+	// it to model players slower than a random strategy.
+	Think time.Duration
 	// ModelURL is the model server the "lbm" strategy asks for every move (LBM Arena
 	// model API); required by and only used with that strategy.
 	ModelURL string
@@ -132,6 +136,9 @@ func (c Config) Validate() error {
 	case !slices.Contains(strategy.Names(), c.Strategy):
 		return fmt.Errorf("unknown strategy %q (have %v, %s, %s and %s)", c.Strategy, strategy.Names(), StrategyLBM, StrategyLLM, StrategyUCI)
 	}
+	if c.Think < 0 {
+		return fmt.Errorf("think time must not be negative, got %v", c.Think)
+	}
 	if c.RegisterTimeout < 0 || c.RegisterFor < 0 {
 		return errors.New("register timeouts must not be negative")
 	}
@@ -152,6 +159,8 @@ type Status struct {
 	Losses         int    `json:"losses"`
 	CurrentMatches int    `json:"current_matches"`
 	Strategy       string `json:"strategy"`
+	// Exchanges counts the JSON-RPC requests the player's endpoint has handled.
+	Exchanges int64 `json:"exchanges"`
 }
 
 // strategyFunc builds the strategy of one match; strategy.New outside tests.
@@ -327,6 +336,7 @@ func (p *Player) Status() Status {
 		Losses:         p.losses,
 		CurrentMatches: len(p.matches),
 		Strategy:       p.cfg.Strategy,
+		Exchanges:      p.rpc.Exchanges(),
 	}
 }
 

@@ -429,8 +429,10 @@ func TestFullMatch(t *testing.T) {
 	}
 	st := g.NewState(1)
 	var last [2]map[string]any
+	var asked [2]int64 // REQUEST_MOVEs per seat
 	for step := 0; !st.Terminal(); step++ {
 		i := st.ToMove()[0]
+		asked[i]++
 		r := seats[i]
 		view, err := json.Marshal(st.Context(i))
 		if err != nil {
@@ -474,7 +476,8 @@ func TestFullMatch(t *testing.T) {
 		if ans.Envelope.MessageType != protocol.GameOverAck || ans.Envelope.MatchID != matchID || decode[protocol.Ack](t, ans).Status != "acknowledged" {
 			t.Errorf("GAME_OVER answer %+v %s", ans.Envelope, ans.Payload)
 		}
-		want := Status{PlayerID: r.cfg.ID, State: StateActive, LeagueID: testLeagueID, MatchesPlayed: 1, Strategy: r.cfg.Strategy}
+		// Its endpoint handled the invitation, its moves and GAME_OVER.
+		want := Status{PlayerID: r.cfg.ID, State: StateActive, LeagueID: testLeagueID, MatchesPlayed: 1, Strategy: r.cfg.Strategy, Exchanges: 1 + asked[i] + 1}
 		switch outcomes[i] {
 		case protocol.Win:
 			want.Wins = 1

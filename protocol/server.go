@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
@@ -55,6 +56,8 @@ type Server struct {
 	validator *Validator
 	recorder  Recorder
 	log       zerolog.Logger
+	// exchanges counts the request bodies Process has answered (a batch is one).
+	exchanges atomic.Int64
 }
 
 // NewServer builds a server; recorder may be nil.
@@ -88,9 +91,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// Exchanges is the number of request bodies this server has processed: one per HTTP
+// exchange, however it was answered.
+func (s *Server) Exchanges() int64 { return s.exchanges.Load() }
+
 // Process answers one request body: a call, a notification or a batch. It returns
 // nil when nothing is to be sent back.
 func (s *Server) Process(ctx context.Context, body []byte) []byte {
+	s.exchanges.Add(1)
 	v, err := decodeValue(body)
 	if err != nil {
 		resp := errorResponse(nullID, Errorf(ReasonParseError, "parse error: body is not valid JSON"))

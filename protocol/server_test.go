@@ -668,3 +668,21 @@ func TestServerProcessDirect(t *testing.T) {
 		t.Errorf("got error %v, want a result", resp.Error)
 	}
 }
+
+// Exchanges counts every request body processed, however it was answered: a call, a
+// notification, a refusal and a batch (one body, one exchange).
+func TestServerExchanges(t *testing.T) {
+	s := protocol.NewServer(echoHandler(t), validator(t), nil, zerolog.Nop())
+	if got := s.Exchanges(); got != 0 {
+		t.Fatalf("got %d exchanges before any request, want 0", got)
+	}
+	ctx := context.Background()
+	hb := heartbeat(t)
+	batch := fmt.Appendf(nil, "[%s,%s]", call(t, 1, hb), call(t, 2, hb))
+	for _, body := range [][]byte{call(t, 1, hb), call(t, nil, hb), []byte("not json"), batch} {
+		s.Process(ctx, body)
+	}
+	if got := s.Exchanges(); got != 4 {
+		t.Errorf("got %d exchanges, want 4", got)
+	}
+}

@@ -351,12 +351,15 @@ func (r *Referee) register(ctx context.Context, url string) error {
 
 func (r *Referee) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", protocol.NewServer(r, r.validator, nil, r.log))
+	rpc := protocol.NewServer(r, r.validator, nil, r.log)
+	mux.Handle("/mcp", rpc)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, r.Status())
+		s := r.Status()
+		s.Exchanges = rpc.Exchanges()
+		writeJSON(w, s)
 	})
 	mux.Handle("GET /metrics", r.metrics.handler())
 	return mux
@@ -377,6 +380,9 @@ type Status struct {
 	Matches          []protocol.MatchProgress `json:"matches"`
 	MatchesCompleted int                      `json:"matches_completed"`
 	ResultsReported  int                      `json:"results_reported"`
+	// Exchanges counts the JSON-RPC requests the referee's endpoint has handled; only GET
+	// /status, which owns the endpoint, fills it in.
+	Exchanges int64 `json:"exchanges"`
 }
 
 // Status reports the referee's state: REGISTERED, ACTIVE (holding matches) or IDLE.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -152,7 +153,7 @@ func listening(endpoint string) bool {
 // reportExtras says how each extra player left. It left on LEAGUE_SHUTDOWN when it
 // acknowledged the notice and its endpoint then closed; the demo can do nothing about
 // one that did not, since it did not start it.
-func reportExtras(extras, open []extraAgent, notices *shutdownNotices, grace time.Duration) {
+func reportExtras(out io.Writer, extras, open []extraAgent, notices *shutdownNotices, grace time.Duration) {
 	if len(extras) == 0 {
 		return
 	}
@@ -160,7 +161,7 @@ func reportExtras(extras, open []extraAgent, notices *shutdownNotices, grace tim
 	for i, a := range extras {
 		ids[i] = a.id
 	}
-	fmt.Printf("extra players (started by hand, not by the demo, which cannot stop them): %s\n", strings.Join(ids, " "))
+	fmt.Fprintf(out, "extra players (started by hand, not by the demo, which cannot stop them): %s\n", strings.Join(ids, " "))
 	var left []string
 	for _, a := range extras {
 		sender := "player:" + a.id
@@ -176,15 +177,15 @@ func reportExtras(extras, open []extraAgent, notices *shutdownNotices, grace tim
 		stillOpen := slices.Contains(open, a)
 		switch {
 		case stillOpen:
-			fmt.Printf("extra player %s still listens on %s %s after the League Manager stopped (%s): stop it yourself\n", a.id, a.endpoint, grace, ack)
+			fmt.Fprintf(out, "extra player %s still listens on %s %s after the League Manager stopped (%s): stop it yourself\n", a.id, a.endpoint, grace, ack)
 		case notices != nil && notices.acked[sender]:
 			left = append(left, a.id)
 		default:
-			fmt.Printf("extra player %s closed its endpoint; %s\n", a.id, ack)
+			fmt.Fprintf(out, "extra player %s closed its endpoint; %s\n", a.id, ack)
 		}
 	}
 	if len(left) > 0 {
-		fmt.Printf("left on LEAGUE_SHUTDOWN: %s\n", strings.Join(left, " "))
+		fmt.Fprintf(out, "left on LEAGUE_SHUTDOWN: %s\n", strings.Join(left, " "))
 	}
-	fmt.Printf("extra players: %d of %d left on LEAGUE_SHUTDOWN, %d still listening\n", len(left), len(extras), len(open))
+	fmt.Fprintf(out, "extra players: %d of %d left on LEAGUE_SHUTDOWN, %d still listening\n", len(left), len(extras), len(open))
 }

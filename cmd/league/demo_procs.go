@@ -32,6 +32,8 @@ const demoDrain = 2 * time.Second
 // knows the extra players started by hand, which it reports but cannot stop.
 type procSet struct {
 	logDir string
+	// out receives how the processes were stopped.
+	out    io.Writer
 	lm     *proc
 	agents []*proc
 	extras []extraAgent
@@ -128,17 +130,17 @@ func (ps *procSet) stop(grace time.Duration, auditPath string) {
 	if ps.lm == nil {
 		return
 	}
-	fmt.Println("\nstopping: SIGTERM to the League Manager, whose LEAGUE_SHUTDOWN tells every agent to leave")
+	fmt.Fprintln(ps.out, "\nstopping: SIGTERM to the League Manager, whose LEAGUE_SHUTDOWN tells every agent to leave")
 	_ = ps.lm.cmd.Process.Signal(syscall.SIGTERM)
 	// Its shutdown lasts the drain at most, plus the closing of its server.
 	if late := waitExit([]*proc{ps.lm}, demoDrain+grace); len(late) > 0 {
-		fmt.Printf("League Manager still running %s after SIGTERM: SIGKILL\n", demoDrain+grace)
+		fmt.Fprintf(ps.out, "League Manager still running %s after SIGTERM: SIGKILL\n", demoDrain+grace)
 		kill(late)
 	}
-	fmt.Printf("League Manager stopped (%s)\n", ps.lm.cmd.ProcessState)
+	fmt.Fprintf(ps.out, "League Manager stopped (%s)\n", ps.lm.cmd.ProcessState)
 	notices, err := readShutdownNotices(auditPath)
 	if err != nil {
-		fmt.Printf("cannot tell which agents got LEAGUE_SHUTDOWN: %v\n", err)
+		fmt.Fprintf(ps.out, "cannot tell which agents got LEAGUE_SHUTDOWN: %v\n", err)
 	}
 	var told, untold []*proc
 	for _, p := range ps.agents {
@@ -158,7 +160,7 @@ func (ps *procSet) stop(grace time.Duration, auditPath string) {
 	stubborn := waitExit(slices.Concat(untold, stayed), grace)
 	kill(stubborn)
 	ps.report(notices, untold, stayed, stubborn, grace)
-	reportExtras(ps.extras, <-closed, notices, grace)
+	reportExtras(ps.out, ps.extras, <-closed, notices, grace)
 }
 
 // report prints how each agent left: a line for each one that had to be killed or
@@ -183,10 +185,10 @@ func (ps *procSet) report(notices *shutdownNotices, untold, stayed, stubborn []*
 		switch {
 		case slices.Contains(stubborn, p):
 			killed++
-			fmt.Printf("killed %s %s: %s; it ignored SIGTERM for %s too, SIGKILL stopped it\n", p.role, p.id, why, grace)
+			fmt.Fprintf(ps.out, "killed %s %s: %s; it ignored SIGTERM for %s too, SIGKILL stopped it\n", p.role, p.id, why, grace)
 		case slices.Contains(stayed, p) || slices.Contains(untold, p):
 			killed++
-			fmt.Printf("killed %s %s: %s; SIGTERM stopped it (%s)\n", p.role, p.id, why, p.cmd.ProcessState)
+			fmt.Fprintf(ps.out, "killed %s %s: %s; SIGTERM stopped it (%s)\n", p.role, p.id, why, p.cmd.ProcessState)
 		case acked && p.cmd.ProcessState.Success():
 			left = append(left, p.id)
 			if p.role == roleReferee {
@@ -196,17 +198,17 @@ func (ps *procSet) report(notices *shutdownNotices, untold, stayed, stubborn []*
 			}
 		default:
 			others++
-			fmt.Printf("%s %s exited by itself (%s); %s\n", p.role, p.id, p.cmd.ProcessState, ack)
+			fmt.Fprintf(ps.out, "%s %s exited by itself (%s); %s\n", p.role, p.id, p.cmd.ProcessState, ack)
 		}
 	}
 	if len(left) > 0 {
-		fmt.Printf("left on LEAGUE_SHUTDOWN: %s\n", strings.Join(left, " "))
+		fmt.Fprintf(ps.out, "left on LEAGUE_SHUTDOWN: %s\n", strings.Join(left, " "))
 	}
 	summary := fmt.Sprintf("%s and %s left on LEAGUE_SHUTDOWN; %d killed", count(referees, "referee"), count(players, "player"), killed)
 	if others > 0 {
 		summary += fmt.Sprintf("; %d exited otherwise", others)
 	}
-	fmt.Println(summary)
+	fmt.Fprintln(ps.out, summary)
 }
 
 func count(n int, noun string) string {

@@ -1,5 +1,5 @@
 // Command league runs the League Manager (serve) and talks to a running one (start,
-// standings, demo).
+// standings, demo, bench).
 package main
 
 import (
@@ -17,6 +17,7 @@ commands:
   start      close registration and start the league (admin)
   standings  print the standings of a running league
   demo       run a whole local league: League Manager, referees and players as processes
+  bench      run local leagues like demo and print their throughput (optionally against another build)
   replay     rebuild a league from its audit log and print the standings
   verify     check an audit log's hash chain and re-play every match through the rules
   export     write results and standings from a database as CSV, JSON or PGN
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string) int {
 		err = standingsCmd(ctx, args[1:])
 	case "demo":
 		err = demo(ctx, args[1:])
+	case "bench":
+		err = bench(ctx, args[1:])
 	case "replay":
 		err = replayCmd(args[1:])
 	case "verify":

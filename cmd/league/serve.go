@@ -25,7 +25,7 @@ var errSecondSignal = errors.New("second signal")
 // serve runs the League Manager (league/server) until SIGTERM or SIGINT (ctx) or an
 // authenticated ADMIN_SHUTDOWN_REQUEST, then shuts the league down gracefully
 // (league/faults.go): a signal during the drain cuts it short.
-func serve(ctx context.Context, args []string) error {
+func serve(ctx context.Context, args []string) (err error) {
 	fset := flag.NewFlagSet("league serve", flag.ContinueOnError)
 	cfgPath := fset.String("config", "config/league.yaml", "league.yaml (game_registry.yaml and timeout_policy.yaml are read beside it)")
 	addr := fset.String("addr", server.DefaultAddr, "address to listen on (port 0 picks a free port)")
@@ -38,9 +38,15 @@ func serve(ctx context.Context, args []string) error {
 	window := fset.Float64("window", -1, "registration window in seconds (overrides registration.window_seconds)")
 	minPlayers := fset.Int("min-players", 0, "overrides registration.min_players when not 0")
 	drain := fset.Duration("drain", league.DefaultDrain, "on shutdown, how long matches in flight may finish before they are cancelled")
+	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
+	stopProfile, err := cli.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	cutCtx, cutDrain := context.WithCancelCause(context.Background())
 	defer cutDrain(nil)
 	opts := server.Options{

@@ -67,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	registerFor := fset.Duration("register-for", player.DefaultRegisterFor, "how long to retry registration")
 	fault := fset.String("fault", "", "misbehave on purpose to test referees: "+player.FaultModes+
 		fmt.Sprintf(" (crash-after exits with code %d)", player.CrashExitCode))
+	think := fset.Duration("think", 0, "wait this long before choosing each move, as if thinking (e.g. 20ms; for benchmarks)")
+	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
 	rest, err := cli.Parse(fset, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -76,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := player.Config{
 		ID: *id, Addr: *addr, LeagueURL: *league, Strategy: *strat, Seed: *seed,
-		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout, Fault: *fault,
+		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout, Fault: *fault, Think: *think,
 		ModelURL: *modelURL, ModelAuth: lbm.AuthFromEnv(), Engine: engine,
 	}
 	switch {
@@ -113,10 +115,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Info().Str("profile", p.File).Str("agent", p.Name).Str("model", p.ModelName).Str("base_url", p.BaseURL).
 			Str("api_key_env", p.APIKeyEnv).Msg("llm agent profile loaded")
 	}
+	stopProfile, err := cli.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "player: %v\n", err)
+		return 1
+	}
 	p, err := player.New(cfg, log)
 	if err == nil {
 		err = p.Run(ctx)
 	}
+	err = errors.Join(err, stopProfile())
 	if err != nil {
 		fmt.Fprintf(stderr, "player: %v\n", err)
 		return 1

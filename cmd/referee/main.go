@@ -44,6 +44,7 @@ func run(ctx context.Context, args []string) int {
 		"deadline of each MATCH_RESULT_REPORT attempt; reports are retried until acknowledged or refused")
 	drainMS := fset.Int("drain-timeout-ms", int(referee.DefaultDrainTimeout.Milliseconds()),
 		"after LEAGUE_SHUTDOWN, how long matches in progress may run before they are abandoned")
+	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return 2
 	}
@@ -85,9 +86,19 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
 		return 2
 	}
-	if err := ref.Run(ctx); err != nil {
-		log.Error().Err(err).Msg("referee failed")
+	stopProfile, err := cli.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
 		return 1
 	}
-	return 0
+	code := 0
+	if err := ref.Run(ctx); err != nil {
+		log.Error().Err(err).Msg("referee failed")
+		code = 1
+	}
+	if err := stopProfile(); err != nil {
+		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
+		code = 1
+	}
+	return code
 }

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// benchGrace is how long a bench run's agents may take to leave on LEAGUE_SHUTDOWN.
+const benchGrace = 5 * time.Second
+
+// floorTime is how long each half of the floor (sequential, concurrent) is measured.
+const floorTime = 500 * time.Millisecond
+
+// benchBuild is one build league bench runs: its binaries and its League Manager's
+// configuration.
+type benchBuild struct {
+	name            string // the column's title
+	binDir, cfgPath string
+	profileDir      string // where its processes write CPU profiles; "" for none
+}
+
+// benchOptions are the settings every run shares.
+type benchOptions struct {
+	players, referees int
+	gameType          string
+	strategy          string
+	think             time.Duration
+	seed              int64
+	dataDir, logDir   string // "" for a fresh temporary folder per run
+	keep              bool
+	timeout           time.Duration
+}
+
+// runFigures are the figures of one run of one build.
+type runFigures struct {
+	leagueTime time.Duration
+	matches    int
+	// overheadP50 and overheadP99 are per-move overheads in milliseconds.
+	overheadP50, overheadP99 float64
+	// cpu is in seconds: the League Manager, the referees summed, the players summed.
+	cpu       [3]float64
+	exchanges int64
+	// derived: the agents do not count exchanges, so they are derived from the audit log.
+	derived     bool
+	liveMoves   int
+	storedMoves int
+}
+
+// bench runs local leagues of real processes, as demo does, and prints one table of
+// throughput figures: the median of --runs runs, per build when --against names another.
+func bench(ctx context.Context, args []string) error {
+	fset := flag.NewFlagSet("league bench", flag.ContinueOnError)
+	var o benchOptions
+	fset.IntVar(&o.players, "players", 10, "number of player processes")
+	fset.IntVar(&o.referees, "referees", 5, "number of referee processes")
+	fset.StringVar(&o.gameType, "game", "tic_tac_toe", "game to play")
+	fset.StringVar(&o.strategy, "strategy", "random", "strategy of every player")
+	fset.DurationVar(&o.think, "think", 0, "each player waits this long before answering each move (player --think)")
+	runs := fset.Int("runs", 3, "runs of each build; the table shows the median of each figure")
+	fset.Int64Var(&o.seed, "seed", 1, "league seed (same seed, same schedule)")
+	cfgPath := fset.String("config", "config/league.yaml", "league.yaml of this build (game_registry.yaml and timeout_policy.yaml beside it)")
+	binDir := fset.String("bin-dir", "", "folder of this build's league, referee and player binaries (default: the folder of this binary)")
+	against := fset.String("against", "", "folder of another build's league, referee and player binaries to compare with, run by run")
+	againstCfg := fset.String("against-config", "", "league.yaml of the --against build (game_registry.yaml and timeout_policy.yaml beside it)")
+	fset.StringVar(&o.dataDir, "data", "", "folder of each run's league.db, in a subfolder per run (default: a fresh temporary folder per run)")
+	fset.StringVar(&o.logDir, "log-dir", "", "folder of each run's audit log and process logs, in a subfolder per run (default: a fresh temporary folder per run)")
+	fset.BoolVar(&o.keep, "keep", false, "keep the temporary folders of the runs")
+	fset.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a run after this long")
+	profileDir := fset.String("profile", "", "write a CPU profile of every process of this build to DIR/<process>.pprof (each run overwrites the last)")
+	if _, err := cli.Parse(fset, args); err != nil {
+		return usageError{err}
+	}
+	switch {
+	case o.players < 2 || o.referees < 1:
+		return usageError{errors.New("need at least 2 players and 1 referee")}
+	case *runs < 1:
+		return usageError{fmt.Errorf("--runs must be at least 1, got %d", *runs)}
+	case o.think < 0 || o.timeout <= 0:
+		return usageError{fmt.Errorf("--think must not be negative and --timeout must be positive, got %s and %s", o.think, o.timeout)}
+	case (*against == "") != (*againstCfg == ""):
+		return usageError{errors.New("--against and --against-config go together")}
+	}
+	if *binDir == "" {
+		dir, err := ownBinDir()
+		if err != nil {
+			return err
+		}
+		*binDir = dir
+	}
+	builds := []benchBuild{{name: "this build", binDir: *binDir, cfgPath: *cfgPath, profileDir: *profileDir}}
+	if *against != "" {
+		builds = append(builds, benchBuild{name: *against, binDir: *against, cfgPath: *againstCfg})
+	}
+	for _, b := range builds {
+		if err := checkBuild(b, o.think); err != nil {
+			return err
+		}
+	}
+	if *profileDir != "" {
+		if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+			return fmt.Errorf("create profile folder: %w", err)
+		}
+	}
+	fl, err := measureFloor(ctx, floorTime)
+	if err != nil {
+		return err
+	}
+	figures := make([][]runFigures, len(builds))
+	for run := 1; run <= *runs; run++ {
+		// Alternated, so a machine that warms up or gets busy weighs on both builds alike.
+		for i, b := range builds {
+			fmt.Fprintf(os.Stderr, "run %d/%d: %s\n", run, *runs, b.name)
+			f, err := benchRun(ctx, o, b, fmt.Sprintf("run%d-%d", run, i+1))
+			if err != nil {
+				return fmt.Errorf("run %d of %s: %w", run, b.name, err)
+			}
+			figures[i] = append(figures[i], f)
+		}
+	}
+	fmt.Printf("league bench: %d players, %d referees, %s, strategy %s, think %s, median of %d %s\n",
+		o.players, o.referees, o.gameType, o.strategy, o.think, *runs, pick(*runs == 1, "run", "runs"))
+	writeBenchTable(os.Stdout, builds, medians(figures), fl)
+	return nil
+}
+
+// checkBuild checks that a build has its binaries and a complete configuration folder,
+// and that its player knows --think when the bench needs it.
+func checkBuild(b benchBuild, think time.Duration) error {
+	if err := checkBinDir(b.binDir); err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	dir := filepath.Dir(b.cfgPath)
+	for _, f := range []string{filepath.Base(b.cfgPath), "game_registry.yaml", "timeout_policy.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return fmt.Errorf("%s: the League Manager reads %s beside its league.yaml: %w", b.name, f, err)
+		}
+	}
+	if think > 0 {
+		// A player without the flag prints its usage, which then lacks it.
+		out, _ := exec.Command(filepath.Join(b.binDir, "player"), "-h").CombinedOutput()
+		if !strings.Contains(string(out), "-think") {
+			return fmt.Errorf("%s: its player has no --think, so --think cannot be compared", b.name)
+		}
+	}
+	return nil
+}
+
+// runDirs are the data and log folders of one run, and the temporary folder to remove
+// after it ("" when none).
+func runDirs(o benchOptions, name string) (dataDir, logDir, tmp string, err error) {
+	if o.dataDir == "" || o.logDir == "" {
+		if tmp, err = os.MkdirTemp("", "league-bench-"); err != nil {
+			return "", "", "", fmt.Errorf("create run folder: %w", err)
+		}
+	}
+	dataDir, logDir = filepath.Join(tmp, "data"), filepath.Join(tmp, "logs")
+	if o.dataDir != "" {
+		dataDir = filepath.Join(o.dataDir, name)
+	}
+	if o.logDir != "" {
+		logDir = filepath.Join(o.logDir, name)
+	}
+	for _, d := range []string{dataDir, logDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", "", fmt.Errorf("create run folder: %w", err)
+		}
+	}
+	return dataDir, logDir, tmp, nil
+}
+
+// benchRun runs one league of build b and measures it.
+func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f runFigures, err error) {
+	dataDir, logDir, tmp, err := runDirs(o, name)
+	if err != nil {
+		return f, err
+	}
+	if tmp != "" {
+		defer func() {
+			if o.keep {
+				fmt.Fprintf(os.Stderr, "run files kept in %s\n", tmp)
+				return
+			}
+			err = errors.Join(err, os.RemoveAll(tmp))
+		}()
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	ll, err := startLocalLeague(ctx, localSetup{
+		binDir: b.binDir, cfgPath: b.cfgPath, dataDir: dataDir, logDir: logDir, gameType: o.gameType, strategy: o.strategy,
+		players: o.players, referees: o.referees, seed: o.seed, think: o.think, profileDir: b.profileDir, out: io.Discard,
+	})
+	if ll != nil {
+		// Before the folders go: the processes write there until they exit.
+		defer ll.procs.stop(benchGrace, ll.auditPath)
+	}
+	if err != nil {
+		return f, err
+	}
+
+	lw := newLiveWatch(ll.base)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	go lw.run(watchCtx)
+	// Ends the watch before the processes stop (deferred earlier, run later).
+	defer func() {
+		stopWatch()
+		<-lw.done
+	}()
+	select {
+	case <-lw.connected:
+	case <-ctx.Done():
+		return f, fmt.Errorf("live stream did not open: %w (%v)", ctx.Err(), lw.lastErr())
+	}
+
+	cpuBefore, err := cpuByRole(ll.procs)
+	if err != nil {
+		return f, err
+	}
+	exBefore, counted, err := exchangesOf(ctx, ll)
+	if err != nil {
+		return f, err
+	}
+	started := time.Now()
+	if _, err := adminCall(ctx, ll.lmURL, ll.adminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
+		return f, fmt.Errorf("start league: %w", err)
+	}
+	if err := waitCompleted(ctx, ll.procs, lw); err != nil {
+		return f, err
+	}
+	moves, end := lw.seen()
+	cpuAfter, err := cpuByRole(ll.procs)
+	if err != nil {
+		return f, err
+	}
+	exAfter, _, err := exchangesOf(ctx, ll)
+	if err != nil {
+		return f, err
+	}
+	st, err := getStatus(ll.base)
+	if err != nil {
+		return f, fmt.Errorf("league status: %w", err)
+	}
+
+	auditFile, err := os.Open(ll.auditPath)
+	if err != nil {
+		return f, fmt.Errorf("open audit log: %w", err)
+	}
+	af, err := parseAudit(auditFile, started, end)
+	auditFile.Close()
+	if err != nil {
+		return f, err
+	}
+	f = runFigures{leagueTime: end.Sub(started), matches: st.MatchesTotal, liveMoves: moves, storedMoves: totalMoves(af.matches)}
+	over := moveOverheads(af.matches, o.think)
+	f.overheadP50, _ = percentile(over, 50)
+	f.overheadP99, _ = percentile(over, 99)
+	for i := range f.cpu {
+		f.cpu[i] = cpuAfter[i] - cpuBefore[i]
+	}
+	f.exchanges, f.derived = exAfter-exBefore, !counted
+	if !counted {
+		f.exchanges = derivedExchanges(af)
+	}
+	return f, nil
+}
+
+// waitCompleted waits for league_completed on the live stream, ctx's end or a process's
+// death.
+func waitCompleted(ctx context.Context, procs *procSet, lw *liveWatch) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-lw.completed:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("league did not complete: %w (live stream: %v)", ctx.Err(), lw.lastErr())
+		case <-t.C:
+			if name := procs.dead(); name != "" {
+				return fmt.Errorf("process %s exited early (see %s)", name, filepath.Join(procs.logDir, name+".out"))
+			}
+		}
+	}
+}
+
+// cpuByRole sums the CPU seconds used so far by the League Manager, the referees and the
+// players.
+func cpuByRole(procs *procSet) ([3]float64, error) {
+	var sum [3]float64
+	for _, p := range procs.all() {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		if err != nil {
+			return sum, fmt.Errorf("cpu time of %s: %w", p.name, err)
+		}
+		s, err := cpuSeconds(stat)
+		if err != nil {
+			return sum, fmt.Errorf("cpu time of %s: %w", p.name, err)
+		}
+		switch p.role {
+		case roleLeagueManager:
+			sum[0] += s
+		case roleReferee:
+			sum[1] += s
+		default:
+			sum[2] += s
+		}
+	}
+	return sum, nil
+}
+
+// exchangesOf sums the exchanges every process's GET /status counts; counted is false
+// when one of them does not count (a build from before the field).
+func exchangesOf(ctx context.Context, ll *localLeague) (total int64, counted bool, err error) {
+	for _, base := range append([]string{ll.base}, append(ll.refURLs, ll.playerURLs...)...) {
+		n, err := statusExchanges(ctx, base+"/status")
+		if err != nil {
+			return 0, false, err
+		}
+		if n == nil {
+			return 0, false, nil
+		}
+		total += *n
+	}
+	return total, true, nil
+}
+
+// statusExchanges reads the exchanges field of a GET /status; nil when it has none.
+func statusExchanges(ctx context.Context, url string) (*int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read exchanges: %w", err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read exchanges: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read exchanges: GET %s: %s", url, res.Status)
+	}
+	var s struct {
+		Exchanges *int64 `json:"exchanges"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
+		return nil, fmt.Errorf("read exchanges: GET %s: %w", url, err)
+	}
+	return s.Exchanges, nil
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// The figures of league bench, computed from what a run leaves: the League Manager's
+// audit log, /proc and the agents' GET /status.
+
+// matchFigure is one match as the League Manager's audit log shows it.
+type matchFigure struct {
+	id string
+	// assigned is when the League Manager made its (last) MATCH_ASSIGNMENT: the time in
+	// its envelope. The audit line is no use: it is written once the referee's answer is
+	// in, and that may be after the referee reported the result.
+	assigned time.Time
+	// stored is when the League Manager acknowledged its MATCH_RESULT_REPORT: it answers
+	// only once the result is stored.
+	stored time.Time
+	// moves are the moves of the stored game_metadata.
+	moves int
+}
+
+// auditFigures is what the audit log says of the league between its start and its end.
+type auditFigures struct {
+	// matches are those whose result a referee reported and the League Manager
+	// acknowledged, in that order.
+	matches []matchFigure
+	// lmExchanges counts the exchanges the League Manager took part in (either side)
+	// from the start to the end.
+	lmExchanges int
+}
+
+// auditMessage is the part of an audited JSON-RPC message the figures read.
+type auditMessage struct {
+	Params *struct {
+		Envelope protocol.Envelope `json:"envelope"`
+		Payload  json.RawMessage   `json:"payload"`
+	} `json:"params"`
+	Error json.RawMessage `json:"error"`
+}
+
+// parseAudit reads a League Manager's audit log of a league run from start to end (by
+// the clock of this machine, which wrote the log). Exchanges are counted when their line
+// was written within that time; a match whose report is acknowledged without an
+// assignment before it is an error, as is a line that is not an audit entry.
+func parseAudit(r io.Reader, start, end time.Time) (auditFigures, error) {
+	var f auditFigures
+	entries, err := audit.Parse(r)
+	if err != nil {
+		return f, fmt.Errorf("read audit log: %w", err)
+	}
+	assigned := map[string][]time.Time{}
+	for _, e := range entries {
+		var m auditMessage
+		if e.Direction != audit.DirRequest || json.Unmarshal(e.Message, &m) != nil || m.Params == nil ||
+			m.Params.Envelope.MessageType != protocol.MatchAssignment {
+			continue
+		}
+		at, err := protocol.ParseTime(m.Params.Envelope.Timestamp)
+		if err != nil {
+			return f, fmt.Errorf("audit line %d: envelope timestamp: %w", e.Line, err)
+		}
+		assigned[m.Params.Envelope.MatchID] = append(assigned[m.Params.Envelope.MatchID], at)
+	}
+	stored := map[string]bool{}
+	for i, e := range entries {
+		if e.Direction != audit.DirRequest {
+			continue
+		}
+		at, err := protocol.ParseTime(e.Timestamp)
+		if err != nil {
+			return f, fmt.Errorf("audit line %d: timestamp: %w", e.Line, err)
+		}
+		if at.Before(start) || at.After(end) {
+			continue
+		}
+		f.lmExchanges++
+		var m auditMessage
+		// A request without params (refused, or not JSON) is an exchange too, but never an
+		// assignment or a report.
+		if json.Unmarshal(e.Message, &m) != nil || m.Params == nil {
+			continue
+		}
+		env := m.Params.Envelope
+		if env.MessageType == protocol.MatchResultReport {
+			// The answer is the next line: both are written at once.
+			if stored[env.MatchID] || !answered(entries, i) {
+				continue
+			}
+			from, ok := lastBefore(assigned[env.MatchID], at)
+			if !ok {
+				return f, fmt.Errorf("audit line %d: result of match %q, which was never assigned", e.Line, env.MatchID)
+			}
+			var p struct {
+				GameMetadata *struct {
+					Moves []json.RawMessage `json:"moves"`
+				} `json:"game_metadata"`
+			}
+			if err := json.Unmarshal(m.Params.Payload, &p); err != nil || p.GameMetadata == nil {
+				return f, fmt.Errorf("audit line %d: result of match %q without game_metadata", e.Line, env.MatchID)
+			}
+			stored[env.MatchID] = true
+			f.matches = append(f.matches, matchFigure{id: env.MatchID, assigned: from, stored: at, moves: len(p.GameMetadata.Moves)})
+		}
+	}
+	return f, nil
+}
+
+// lastBefore is the latest of times not after t.
+func lastBefore(times []time.Time, t time.Time) (time.Time, bool) {
+	var last time.Time
+	for _, x := range times {
+		if !x.After(t) && x.After(last) {
+			last = x
+		}
+	}
+	return last, !last.IsZero()
+}
+
+// answered says whether the request at entries[i] was answered with a result, not an
+// error.
+func answered(entries []audit.Entry, i int) bool {
+	if i+1 >= len(entries) || entries[i+1].Direction != audit.DirResponse || entries[i+1].ConversationID != entries[i].ConversationID {
+		return false
+	}
+	var m auditMessage
+	return json.Unmarshal(entries[i+1].Message, &m) == nil && m.Error == nil
+}
+
+// moveOverheads is, per match with moves, the time the match took beyond its players'
+// thinking, per move, in milliseconds.
+func moveOverheads(matches []matchFigure, think time.Duration) []float64 {
+	var out []float64
+	for _, m := range matches {
+		if m.moves == 0 {
+			continue // a forfeit: nothing was played
+		}
+		busy := m.stored.Sub(m.assigned) - time.Duration(m.moves)*think
+		out = append(out, float64(busy)/float64(time.Millisecond)/float64(m.moves))
+	}
+	return out
+}
+
+// totalMoves adds up the moves of every match.
+func totalMoves(matches []matchFigure) int {
+	n := 0
+	for _, m := range matches {
+		n += m.moves
+	}
+	return n
+}
+
+// Exchanges of one match between its referee and its players, as referee/match.go runs
+// it: a GAME_INVITATION to each player (answered with GAME_JOIN_ACK in the same
+// exchange), a REQUEST_MOVE per move, a GAME_OVER to each.
+const (
+	invitationsPerMatch = 2
+	gameOversPerMatch   = 2
+)
+
+// derivedExchanges estimates every exchange of a league whose agents do not count
+// theirs: those of the League Manager (from its audit log) plus those between each
+// match's referee and players, derived from the stored moves. It assumes no move was
+// asked twice (a warning re-sends REQUEST_MOVE) and every player took part.
+func derivedExchanges(f auditFigures) int64 {
+	n := int64(f.lmExchanges)
+	for _, m := range f.matches {
+		n += int64(invitationsPerMatch + m.moves + gameOversPerMatch)
+	}
+	return n
+}
+
+// percentile is the nearest-rank p-th percentile (0 < p <= 100) of xs; false when xs
+// is empty.
+func percentile(xs []float64, p float64) (float64, bool) {
+	if len(xs) == 0 || p <= 0 || p > 100 {
+		return 0, false
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[max(rank, 1)-1], true
+}
+
+// median is the middle value of xs (the mean of the two middle ones when their number
+// is even); 0 when xs is empty.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// clockTicks is the unit of utime and stime in /proc/<pid>/stat: sysconf(_SC_CLK_TCK),
+// 100 on every Linux that Go supports.
+const clockTicks = 100
+
+// cpuSeconds reads the user plus system CPU time of a process from the contents of its
+// /proc/<pid>/stat (proc(5): fields 14 and 15, after the command name in parentheses,
+// which may itself hold spaces and parentheses).
+func cpuSeconds(stat []byte) (float64, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("proc stat: no command name")
+	}
+	// After the name: state (field 3) ... utime (14), stime (15).
+	fields := bytes.Fields(stat[i+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("proc stat: %d fields after the command name, want at least 13", len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		v, err := strconv.ParseInt(string(f), 10, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("proc stat: cpu time %q is not a count of clock ticks", f)
+		}
+		ticks += v
+	}
+	return float64(ticks) / clockTicks, nil
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// buildAgents builds referee and player beside leagueBin, where league bench looks for
+// them.
+func buildAgents(t *testing.T) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"referee", "player"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(leagueBin), name), "./cmd/"+name)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// A real bench of one small league prints every row with sane figures, and --profile
+// leaves a CPU profile of every process.
+func TestBenchRunsARealLeague(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a league of processes")
+	}
+	buildAgents(t)
+	root, _ := filepath.Abs("../..")
+	profiles := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, leagueBin, "bench", "--players", "4", "--referees", "2", "--runs", "1",
+		"--config", filepath.Join(root, "config", "league.yaml"), "--timeout", "60s", "--profile", profiles)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("league bench: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	text := string(out)
+	t.Log(text)
+	if !strings.HasPrefix(text, "league bench: 4 players, 2 referees, tic_tac_toe, strategy random, think 0s, median of 1 run\n") {
+		t.Errorf("header missing:\n%s", text)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if len(line) > 28 {
+			rows[strings.TrimSpace(line[:28])] = strings.TrimSpace(line[28:])
+		}
+	}
+	for _, label := range []string{"league time", "matches", "matches/s", "per-move overhead p50", "per-move overhead p99",
+		"CPU league manager", "CPU referees (sum)", "CPU players (sum)", "exchanges per match", "exchanges/s",
+		"moves in live view", "exchanges/s of floor", "overhead p50 / round trip"} {
+		if _, ok := rows[label]; !ok {
+			t.Errorf("no row %q:\n%s", label, text)
+		}
+	}
+	num := func(label string) float64 {
+		f := strings.Fields(rows[label])
+		if len(f) == 0 {
+			return 0
+		}
+		v, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "x"), 64)
+		if err != nil {
+			t.Errorf("row %q: %v", label, err)
+		}
+		return v
+	}
+	// Four players meet each other once: six matches.
+	if got := num("matches"); got != 6 {
+		t.Errorf("got %v matches, want 6", got)
+	}
+	for _, label := range []string{"league time", "matches/s", "per-move overhead p50", "exchanges per match", "exchanges/s"} {
+		if v := num(label); v <= 0 {
+			t.Errorf("row %q is %v, want more than 0", label, v)
+		}
+	}
+	// Each match: an assignment, a report, two invitations, two GAME_OVERs and a move
+	// at least five times.
+	if v := num("exchanges per match"); v < 11 {
+		t.Errorf("got %v exchanges per match, want at least 11", v)
+	}
+	if p50, p99 := num("per-move overhead p50"), num("per-move overhead p99"); p99 < p50 {
+		t.Errorf("per-move overhead p99 %v is below p50 %v", p99, p50)
+	}
+	if cpu := num("CPU league manager") + num("CPU referees (sum)") + num("CPU players (sum)"); cpu <= 0 {
+		t.Errorf("the league used %v CPU seconds, want more than 0", cpu)
+	}
+	m := regexp.MustCompile(`^(\d+) of (\d+)$`).FindStringSubmatch(rows["moves in live view"])
+	if m == nil {
+		t.Fatalf("moves in live view %q, want X of Y", rows["moves in live view"])
+	}
+	shown, stored := atoi(t, m[1]), atoi(t, m[2])
+	// Six tic-tac-toe matches take at least five moves each.
+	if stored < 30 || shown > stored {
+		t.Errorf("moves in live view %d of %d, want at most all of at least 30", shown, stored)
+	}
+	if !strings.Contains(text, "floor: net/http loopback echo, sequential ") {
+		t.Errorf("no floor line:\n%s", text)
+	}
+	for _, name := range []string{"league_manager", "referee_ref1", "referee_ref2", "player_p01", "player_p04"} {
+		if fi, err := os.Stat(filepath.Join(profiles, name+".pprof")); err != nil || fi.Size() == 0 {
+			t.Errorf("no CPU profile of %s: %v", name, err)
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Bad settings are refused before any process starts.
+func TestBenchRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--runs", "0"}, {"--players", "1"}, {"--think", "-1s"}, {"--against", "/tmp/x"}, {"--against-config", "x.yaml"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			if code := run(context.Background(), append([]string{"bench"}, args...)); code != 2 {
+				t.Errorf("league bench %v exited %d, want 2 (a bad command line)", args, code)
+			}
+		})
+	}
+}
