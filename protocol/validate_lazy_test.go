@@ -115,7 +115,9 @@ func TestValidateMessageAsOnTheWire(t *testing.T) {
 		"invalid payload":         func(m *protocol.Message) { m.Payload = json.RawMessage(`{"a":`) },
 		"empty payload":           func(m *protocol.Message) { m.Payload = json.RawMessage{} },
 		"trailing payload":        func(m *protocol.Message) { m.Payload = json.RawMessage(`{} {}`) },
-		"deep payload":            func(m *protocol.Message) { m.Payload = json.RawMessage(strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)) },
+		"deep payload": func(m *protocol.Message) {
+			m.Payload = json.RawMessage(strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40))
+		},
 	}
 	for _, name := range []string{"request_move", "move_response", "match_result_report", "game_over"} {
 		for mname, mutate := range mutations {
