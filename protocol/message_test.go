@@ -43,6 +43,7 @@ func TestDecodeMemberCase(t *testing.T) {
 		{name: "other case beside the name", payload: `{"player_id":"p1","PLAYER_ID":"../etc"}`, wantErr: true},
 		{name: "other case alone", payload: `{"Player_Id":"../etc"}`, wantErr: true},
 		{name: "kelvin sign", payload: `{"inner":{"move":"x","\u212aind":"y"}}`, wantErr: true},
+		{name: "long s", payload: `{"ver\u017fion":"2"}`, wantErr: true},
 		{name: "in a pointer field", payload: `{"inner":{"MOVE":"x"}}`, wantErr: true},
 		{name: "in a slice", payload: `{"list":[{"move":"a"},{"Move":"b"}]}`, wantErr: true},
 		{name: "in a map value", payload: `{"by_player":{"p1":{"mOVE":"b"}}}`, wantErr: true},

@@ -181,13 +181,16 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 		e.Data.ConversationID = ex.ConversationID
 		return respond(errorResponse(id, e))
 	}
-	var req Request
-	if err := json.Unmarshal(raw, &req); err != nil || req.Params == nil {
+	// Validated, so the envelope's members are strings: read them from the value decoded
+	// above instead of decoding the request a second time.
+	paramsObj, _ := params.(map[string]any)
+	msg, ok := messageOf(raw, paramsObj)
+	if !ok {
 		return respond(errorResponse(id, Errorf(ReasonSchemaViolation, "invalid params: cannot decode envelope and payload")))
 	}
-	log := s.log.With().Str("conversation_id", ex.ConversationID).Str("message_type", req.Params.Envelope.MessageType).Logger()
+	log := s.log.With().Str("conversation_id", ex.ConversationID).Str("message_type", msg.Envelope.MessageType).Logger()
 	ctx = log.WithContext(ctx)
-	answer, err := s.handler.Handle(ctx, req.Params)
+	answer, err := s.handler.Handle(ctx, msg)
 	switch {
 	case err != nil:
 	case answer == nil:

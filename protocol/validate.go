@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentleague/agentleague/schemas"
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -48,10 +49,15 @@ func (v Violation) String() string {
 	return p + ": " + v.Message
 }
 
-// Validator checks messages against the JSON Schemas in schemas/.
+// Validator checks messages against the JSON Schemas in schemas/. Each message type's
+// schema is compiled on its first use, so a process pays only for the types it sees;
+// CompileAll compiles every one (tests use it, so no broken schema waits for runtime).
 type Validator struct {
-	envelope *jsonschema.Schema
-	messages map[string]*jsonschema.Schema
+	// mu guards compiler: a jsonschema.Compiler is not safe for concurrent use.
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	envelope func() (*jsonschema.Schema, error)
+	messages map[string]func() (*jsonschema.Schema, error)
 	// SelfCheck makes servers check their own answers and clients their own requests
 	// before sending. Receivers always check what they receive, so this only moves the
 	// error to the side that made it: tests and debugging turn it on (SelfCheckEnv).
@@ -61,15 +67,21 @@ type Validator struct {
 // SelfCheckEnv, when set to a non-empty value, turns SelfCheck on in NewValidator.
 const SelfCheckEnv = "LEAGUE_SELF_CHECK"
 
-// NewValidator compiles every embedded schema.
+// NewValidator loads every embedded schema; each is compiled when first needed.
 func NewValidator() (*Validator, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
+	// Compiling happens while serving: a reference must never reach outside the
+	// embedded files.
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("%s is not an embedded schema", s)
+	}
 	names, err := fs.Glob(schemas.FS, "*.json")
 	if err != nil {
 		return nil, fmt.Errorf("list schemas: %w", err)
 	}
+	v := &Validator{compiler: c, messages: map[string]func() (*jsonschema.Schema, error){}, SelfCheck: os.Getenv(SelfCheckEnv) != ""}
 	for _, name := range names {
 		b, err := schemas.FS.ReadFile(name)
 		if err != nil {
@@ -78,32 +90,43 @@ func NewValidator() (*Validator, error) {
 		if err := c.AddResource(schemas.BaseURI+name, bytes.NewReader(b)); err != nil {
 			return nil, fmt.Errorf("add schema %s: %w", name, err)
 		}
-	}
-	v := &Validator{messages: map[string]*jsonschema.Schema{}, SelfCheck: os.Getenv(SelfCheckEnv) != ""}
-	if v.envelope, err = c.Compile(schemas.BaseURI + "defs.json#/$defs/envelope"); err != nil {
-		return nil, fmt.Errorf("compile envelope schema: %w", err)
-	}
-	for _, name := range names {
-		if name == "defs.json" {
-			continue
+		if name != "defs.json" {
+			v.messages[strings.ToUpper(strings.TrimSuffix(name, ".json"))] = v.lazy(schemas.BaseURI + name)
 		}
-		s, err := c.Compile(schemas.BaseURI + name)
-		if err != nil {
-			return nil, fmt.Errorf("compile schema %s: %w", name, err)
-		}
-		v.messages[strings.ToUpper(strings.TrimSuffix(name, ".json"))] = s
 	}
+	v.envelope = v.lazy(schemas.BaseURI + "defs.json#/$defs/envelope")
 	return v, nil
+}
+
+// lazy returns the schema at url, compiled on the first call.
+func (v *Validator) lazy(url string) func() (*jsonschema.Schema, error) {
+	return sync.OnceValues(func() (*jsonschema.Schema, error) {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		s, err := v.compiler.Compile(url)
+		if err != nil {
+			return nil, fmt.Errorf("compile schema %s: %w", strings.TrimPrefix(url, schemas.BaseURI), err)
+		}
+		return s, nil
+	})
+}
+
+// CompileAll compiles every schema now and returns the first failure.
+func (v *Validator) CompileAll() error {
+	if _, err := v.envelope(); err != nil {
+		return err
+	}
+	for _, t := range v.MessageTypes() {
+		if _, err := v.messages[t](); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MessageTypes lists the message types that have a schema, sorted.
 func (v *Validator) MessageTypes() []string {
-	out := make([]string, 0, len(v.messages))
-	for t := range v.messages {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(v.messages))
 }
 
 // ValidateParams checks a decoded params object (decoded with UseNumber): generic
@@ -111,8 +134,8 @@ func (v *Validator) MessageTypes() []string {
 // payload, so every violation of both is returned together. When the message type is
 // not known, only the envelope can be checked and its violations are returned.
 func (v *Validator) ValidateParams(params any) []Violation {
-	if vs := checkBounds(params, "", 0); len(vs) > 0 {
-		return vs
+	if !boundsOK(params, 0) {
+		return checkBounds(params, "", 0)
 	}
 	obj, ok := params.(map[string]any)
 	if !ok {
@@ -124,25 +147,35 @@ func (v *Validator) ValidateParams(params any) []Violation {
 	}
 	envObj, _ := env.(map[string]any)
 	mt, _ := envObj["message_type"].(string)
-	if s, ok := v.messages[mt]; ok {
+	if compiled, ok := v.messages[mt]; ok {
+		s, err := compiled()
+		if err != nil {
+			// Our defect, not the sender's: the type is not served, and the compiler's
+			// details stay here (CompileAll reports them).
+			return []Violation{{Path: "/envelope/message_type", Message: fmt.Sprintf("no usable schema for message type %q", mt)}}
+		}
+		if provablyValid(s, params, 0) {
+			return nil
+		}
 		return collect(s.Validate(params), "")
 	}
-	if vs := collect(v.envelope.Validate(env), "/envelope"); len(vs) > 0 {
+	envSchema, err := v.envelope()
+	if err != nil {
+		return []Violation{{Path: "/envelope", Message: "no usable envelope schema"}}
+	}
+	if vs := collect(envSchema.Validate(env), "/envelope"); len(vs) > 0 {
 		return vs
 	}
 	return []Violation{{Path: "/envelope/message_type", Message: fmt.Sprintf("no schema for message type %q", mt)}}
 }
 
-// ValidateMessage checks a message this process built or received as a result.
+// ValidateMessage checks a message this process built or received as a result, as
+// encoding it would put it on the wire.
 func (v *Validator) ValidateMessage(m *Message) error {
 	if m == nil {
 		return fmt.Errorf("no message")
 	}
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("encode message: %w", err)
-	}
-	params, err := decodeValue(raw)
+	params, err := m.wireValue()
 	if err != nil {
 		return err
 	}
@@ -217,6 +250,41 @@ func dedupe(vs []Violation) []Violation {
 	return out
 }
 
+// boundsOK reports whether v is within the generic bounds. It allocates nothing, so a
+// valid message costs one walk; checkBounds then names the first violation, in a fixed
+// order, only for a message that has one.
+func boundsOK(v any, depth int) bool {
+	if depth > MaxDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case string:
+		return len(x) <= MaxStringBytes
+	case json.Number:
+		return numberInBounds(string(x))
+	case []any:
+		if len(x) > MaxArrayItems {
+			return false
+		}
+		for _, e := range x {
+			if !boundsOK(e, depth+1) {
+				return false
+			}
+		}
+	case map[string]any:
+		if len(x) > MaxObjectFields {
+			return false
+		}
+		for k, e := range x {
+			if len(k) > MaxStringBytes || !boundsOK(e, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkBounds returns the first bounds violation of v, members visited in sorted order.
 func checkBounds(v any, path string, depth int) []Violation {
 	if depth > MaxDepth {
 		return []Violation{{Path: path, Message: fmt.Sprintf("nesting deeper than %d levels", MaxDepth)}}

@@ -1,0 +1,58 @@
+package audit
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// benchExchange is an inbound MATCH_RESULT_REPORT (carrying an auth_token) and its answer,
+// as the League Manager records one per match.
+func benchExchange(b *testing.B) protocol.Exchange {
+	b.Helper()
+	read := func(name string) json.RawMessage {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "schemas", "testdata", "examples", name+".json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return raw
+	}
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": protocol.Method, "params": read("match_result_report")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "result": read("match_result_ack")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return protocol.Exchange{Inbound: true, Peer: "referee:ref1", ConversationID: "3b30ff6a-1474-4b42-acdc-4d7668dd0bed", Request: req, Response: resp}
+}
+
+// BenchmarkWireMessage is the CPU the log spends making one exchange safe to write.
+func BenchmarkWireMessage(b *testing.B) {
+	ex := benchExchange(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = wireMessage(ex.Request)
+		_ = wireMessage(ex.Response)
+	}
+}
+
+// BenchmarkRecord is one exchange recorded, fsync included.
+func BenchmarkRecord(b *testing.B) {
+	ex := benchExchange(b)
+	a, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), self)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := a.Record(ex); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
