@@ -18,6 +18,10 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
+// benchPoll is how often a bench polls registration: often, since the time from the
+// first player to the last result counts the wait.
+const benchPoll = 2 * time.Millisecond
+
 // benchGrace is how long a bench run's agents may take to leave on LEAGUE_SHUTDOWN.
 const benchGrace = 5 * time.Second
 
@@ -47,7 +51,10 @@ type benchOptions struct {
 // runFigures are the figures of one run of one build.
 type runFigures struct {
 	leagueTime time.Duration
-	matches    int
+	// fromFirstPlayer runs from the start of the first player process to the last result:
+	// start-up and registration as well as play.
+	fromFirstPlayer time.Duration
+	matches         int
 	// overheadP50 and overheadP99 are per-move overheads in milliseconds.
 	overheadP50, overheadP99 float64
 	// cpu is in seconds: the League Manager, the referees summed, the players summed.
@@ -201,6 +208,7 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	ll, err := startLocalLeague(ctx, localSetup{
 		binDir: b.binDir, cfgPath: b.cfgPath, dataDir: dataDir, logDir: logDir, gameType: o.gameType, strategy: o.strategy,
 		players: o.players, referees: o.referees, seed: o.seed, think: o.think, profileDir: b.profileDir, out: io.Discard,
+		poll: benchPoll,
 	})
 	if ll != nil {
 		// Before the folders go: the processes write there until they exit.
@@ -265,7 +273,7 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	if err != nil {
 		return f, err
 	}
-	f = runFigures{leagueTime: end.Sub(started), matches: st.MatchesTotal, liveMoves: moves, storedMoves: totalMoves(af.matches)}
+	f = runFigures{leagueTime: end.Sub(started), fromFirstPlayer: end.Sub(ll.playersStarted), matches: st.MatchesTotal, liveMoves: moves, storedMoves: totalMoves(af.matches)}
 	over := moveOverheads(af.matches, o.think)
 	f.overheadP50, _ = percentile(over, 50)
 	f.overheadP99, _ = percentile(over, 99)

@@ -10,6 +10,7 @@ import (
 // benchSummary is the median of each figure over the runs of one build.
 type benchSummary struct {
 	leagueTime               time.Duration
+	fromFirstPlayer          time.Duration
 	matches                  float64
 	matchesPerSec            float64
 	overheadP50, overheadP99 float64 // ms
@@ -33,6 +34,7 @@ func medians(figures [][]runFigures) []benchSummary {
 		}
 		s := &out[i]
 		s.leagueTime = time.Duration(of(func(r runFigures) float64 { return float64(r.leagueTime) }))
+		s.fromFirstPlayer = time.Duration(of(func(r runFigures) float64 { return float64(r.fromFirstPlayer) }))
 		s.matches = of(func(r runFigures) float64 { return float64(r.matches) })
 		s.matchesPerSec = of(func(r runFigures) float64 { return float64(r.matches) / r.leagueTime.Seconds() })
 		s.overheadP50 = of(func(r runFigures) float64 { return r.overheadP50 })
@@ -69,6 +71,8 @@ func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl f
 	rows := []benchRow{
 		{label: "league time", value: func(s benchSummary) float64 { return s.leagueTime.Seconds() },
 			format: func(s benchSummary) string { return fmt.Sprintf("%.3f s", s.leagueTime.Seconds()) }, ratio: true},
+		{label: "first player to last result", value: func(s benchSummary) float64 { return s.fromFirstPlayer.Seconds() },
+			format: func(s benchSummary) string { return fmt.Sprintf("%.3f s", s.fromFirstPlayer.Seconds()) }, ratio: true},
 		{label: "matches", value: func(s benchSummary) float64 { return s.matches },
 			format: func(s benchSummary) string { return fmt.Sprintf("%.0f", s.matches) }},
 		{label: "matches/s", value: func(s benchSummary) float64 { return s.matchesPerSec },

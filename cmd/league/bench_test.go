@@ -59,7 +59,7 @@ func TestBenchRunsARealLeague(t *testing.T) {
 			rows[strings.TrimSpace(line[:28])] = strings.TrimSpace(line[28:])
 		}
 	}
-	for _, label := range []string{"league time", "matches", "matches/s", "per-move overhead p50", "per-move overhead p99",
+	for _, label := range []string{"league time", "first player to last result", "matches", "matches/s", "per-move overhead p50", "per-move overhead p99",
 		"CPU league manager", "CPU referees (sum)", "CPU players (sum)", "exchanges per match", "exchanges/s",
 		"moves in live view", "exchanges/s of floor", "overhead p50 / round trip"} {
 		if _, ok := rows[label]; !ok {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -137,7 +138,12 @@ type localSetup struct {
 	ports [3]int
 	// out receives what a person watching wants to know: addresses and ports.
 	out io.Writer
+	// poll is how often registration is polled; zero is demoPoll.
+	poll time.Duration
 }
+
+// demoPoll is how often a demo polls the League Manager while it waits.
+const demoPoll = 50 * time.Millisecond
 
 // localLeague is a started league: its processes, registered and idle until the admin
 // starts the league.
@@ -148,6 +154,8 @@ type localLeague struct {
 	dbPath, auditPath   string
 	refURLs, playerURLs []string // the agents' base URLs, for their /status
 	ours                map[string]bool
+	// playersStarted is when the first player process was started.
+	playersStarted time.Time
 }
 
 // startLocalLeague replaces the previous league's database and audit log, starts the
@@ -230,13 +238,16 @@ func startLocalLeague(ctx context.Context, ls localSetup) (*localLeague, error) 
 		if ls.think > 0 {
 			args = append(args, "--think", ls.think.String())
 		}
+		if i == 1 {
+			ll.playersStarted = time.Now()
+		}
 		if err := procs.start(rolePlayer, id, filepath.Join(ls.binDir, "player"), nil, append(args, profile(rolePlayer+"_"+id)...)...); err != nil {
 			return ll, err
 		}
 	}
 	fmt.Fprintf(ls.out, "%d referees on ports %s\n%d players on ports %s\n", ls.referees, strings.Join(refPorts, ","), ls.players, strings.Join(playerPorts, ","))
 	// Counted by id: an extra player started early may register before ours.
-	if err := waitFor(ctx, procs, func() bool {
+	if err := waitEvery(ctx, procs, cmp.Or(ls.poll, demoPoll), func() bool {
 		s, err := getStatus(ll.base)
 		return err == nil && len(registeredPlayers(s, ll.ours, true)) == ls.players
 	}); err != nil {
@@ -305,9 +316,14 @@ func getStatus(base string) (league.Status, error) {
 	return s, err
 }
 
-// waitFor polls cond until it holds, ctx ends, or a child process dies.
+// waitFor polls cond every demoPoll until it holds, ctx ends, or a child process dies.
 func waitFor(ctx context.Context, procs *procSet, cond func() bool) error {
-	t := time.NewTicker(50 * time.Millisecond)
+	return waitEvery(ctx, procs, demoPoll, cond)
+}
+
+// waitEvery polls cond every poll until it holds, ctx ends, or a child process dies.
+func waitEvery(ctx context.Context, procs *procSet, poll time.Duration, cond func() bool) error {
+	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
 		if cond() {
