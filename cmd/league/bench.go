@@ -256,9 +256,6 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	if err != nil {
 		return f, err
 	}
-	// The audit lines of the last exchange are written after the League Manager announced
-	// the end, so the log is read up to when the counters were, not to the announcement.
-	auditEnd := time.Now()
 	st, err := getStatus(ll.base)
 	if err != nil {
 		return f, fmt.Errorf("league status: %w", err)
@@ -268,7 +265,9 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	if err != nil {
 		return f, fmt.Errorf("open audit log: %w", err)
 	}
-	af, err := parseAudit(auditFile, started, auditEnd)
+	// Read after the counters: the lines of the last exchange are written after the
+	// League Manager announced the end.
+	af, err := parseAudit(auditFile)
 	auditFile.Close()
 	if err != nil {
 		return f, err

@@ -51,11 +51,12 @@ type auditMessage struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// parseAudit reads a League Manager's audit log of a league run from start to end (by
-// the clock of this machine, which wrote the log). Exchanges are counted when their line
-// was written within that time; a match whose report is acknowledged without an
-// assignment before it is an error, as is a line that is not an audit entry.
-func parseAudit(r io.Reader, start, end time.Time) (auditFigures, error) {
+// parseAudit reads a League Manager's audit log of a league run: the exchanges from its
+// ADMIN_START_LEAGUE_REQUEST to the end of the log are counted (lines, not clock times:
+// the wall clock may be stepped during a run). A log without the start, a match whose
+// report is acknowledged without an assignment before it, and a line that is not an
+// audit entry are errors.
+func parseAudit(r io.Reader) (auditFigures, error) {
 	var f auditFigures
 	entries, err := audit.Parse(r)
 	if err != nil {
@@ -74,17 +75,23 @@ func parseAudit(r io.Reader, start, end time.Time) (auditFigures, error) {
 		}
 		assigned[m.Params.Envelope.MatchID] = append(assigned[m.Params.Envelope.MatchID], at)
 	}
+	first := slices.IndexFunc(entries, func(e audit.Entry) bool {
+		var m auditMessage
+		return e.Direction == audit.DirRequest && json.Unmarshal(e.Message, &m) == nil && m.Params != nil &&
+			m.Params.Envelope.MessageType == protocol.AdminStartLeagueRequest
+	})
+	if first < 0 {
+		return f, errors.New("audit log: no ADMIN_START_LEAGUE_REQUEST, the start of the league")
+	}
 	stored := map[string]bool{}
-	for i, e := range entries {
+	for i, e := range entries[first:] {
+		i += first
 		if e.Direction != audit.DirRequest {
 			continue
 		}
 		at, err := protocol.ParseTime(e.Timestamp)
 		if err != nil {
 			return f, fmt.Errorf("audit line %d: timestamp: %w", e.Line, err)
-		}
-		if at.Before(start) || at.After(end) {
-			continue
 		}
 		f.lmExchanges++
 		var m auditMessage
