@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"math/big"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -81,6 +82,9 @@ func provablyValid(s *jsonschema.Schema, v any, depth int) bool {
 			return false
 		}
 	}
+	if s.If != nil && !conditionValid(s, v, depth) {
+		return false
+	}
 	if len(s.AnyOf) > 0 {
 		for _, sub := range s.AnyOf {
 			if provablyValid(sub, v, depth+1) {
@@ -92,10 +96,25 @@ func provablyValid(s *jsonschema.Schema, v any, depth int) bool {
 	return true
 }
 
+// conditionValid reports whether v certainly satisfies s's if/then/else: then when the
+// if schema provably holds, else when it certainly fails, which is known only from a
+// required member that v lacks (any failing keyword fails the whole schema).
+func conditionValid(s *jsonschema.Schema, v any, depth int) bool {
+	branch := s.Then
+	if !provablyValid(s.If, v, depth+1) {
+		obj, ok := v.(map[string]any)
+		if !ok || !slices.ContainsFunc(s.If.Required, func(k string) bool { _, has := obj[k]; return !has }) {
+			return false // not sure whether if holds
+		}
+		branch = s.Else
+	}
+	return branch == nil || provablyValid(branch, v, depth+1)
+}
+
 // fastKeywordsOnly reports whether s uses only keywords provablyValid checks.
 func fastKeywordsOnly(s *jsonschema.Schema) bool {
 	return s.RecursiveRef == nil && s.DynamicRef == nil && s.Not == nil && len(s.OneOf) == 0 &&
-		s.If == nil && !s.RegexProperties && len(s.PatternProperties) == 0 && len(s.Dependencies) == 0 &&
+		!s.RegexProperties && len(s.PatternProperties) == 0 && len(s.Dependencies) == 0 &&
 		len(s.DependentRequired) == 0 && len(s.DependentSchemas) == 0 && s.UnevaluatedProperties == nil &&
 		s.Items == nil && s.AdditionalItems == nil && len(s.PrefixItems) == 0 && s.Contains == nil &&
 		s.UnevaluatedItems == nil && s.ContentEncoding == "" && s.ContentMediaType == "" && s.ContentSchema == nil &&

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,6 +66,17 @@ func FuzzProvablyValid(f *testing.F) {
 			}
 		}
 	}
+	// A move batch, whose schema chooses its shape with if/then/else, with and without
+	// the single-move fields beside it.
+	if ev, ok := fastPathSeeds(f)["MOVE_EVENT"]; ok {
+		batch := `"payload": {"moves": [{"step_number": 1, "player_id": "p01", "move": 4, "outcome": "SUCCESS"}, {"step_number": 2, "player_id": "p02", "move": 0, "outcome": "SUCCESS"}]`
+		if i := bytes.Index(ev, []byte(`"payload"`)); i >= 0 {
+			if j := bytes.LastIndexByte(ev, '}'); j > i {
+				f.Add(append(append(slices.Clone(ev[:i]), batch...), "}}"...))
+				f.Add(append(append(slices.Clone(ev[:i]), strings.Replace(batch, `{"moves"`, `{"step_number": 1, "moves"`, 1)...), "}}"...))
+			}
+		}
+	}
 	v, err := NewValidator()
 	if err != nil {
 		f.Fatal(err)
@@ -88,4 +100,40 @@ func FuzzProvablyValid(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The if/then/else of MOVE_EVENT: a batch is proved valid through then, a single move
+// through else (its payload lacks the required moves); a batch with a single-move field
+// beside it is left to the library, which refuses it.
+func TestProvablyValidMoveBatch(t *testing.T) {
+	v, err := NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := v.messages[MoveEvent]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := `{"envelope": {"protocol": "league.v2", "message_type": "MOVE_EVENT", "sender": "referee:ref1", "timestamp": "2026-11-22T01:21:50.123456Z",
+		"conversation_id": "3b30ff6a-1474-4b42-acdc-4d7668dd0bed", "auth_token": "b77e536c-2949-41e4-852f-2a0c6fa5c510", "match_id": "match-38adb6e2"}, "payload": `
+	for _, c := range []struct {
+		payload string
+		want    bool
+	}{
+		{`{"moves": [{"step_number": 1, "player_id": "p01", "move": 4, "outcome": "SUCCESS"}, {"step_number": 2, "player_id": "p02", "move": 0, "outcome": "SUCCESS"}]}`, true},
+		{`{"step_number": 1, "player_id": "p01", "move": 4, "outcome": "SUCCESS"}`, true},
+		{`{"step_number": 1, "moves": [{"step_number": 1, "player_id": "p01", "move": 4, "outcome": "SUCCESS"}]}`, false},
+		{`{"step_number": 1, "move": 4, "outcome": "SUCCESS"}`, false},
+	} {
+		p, err := decodeValue([]byte(env + c.payload + "}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := provablyValid(s, p, 0); got != c.want {
+			t.Errorf("%s: provably valid %v, want %v", c.payload, got, c.want)
+		}
+		if lib := s.Validate(p) == nil; lib != c.want {
+			t.Errorf("%s: the library says valid %v, want %v", c.payload, lib, c.want)
+		}
+	}
 }
