@@ -56,3 +56,24 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecordParallel is exchanges recorded at once by many callers, as a League
+// Manager serving many agents does: they share fsyncs.
+func BenchmarkRecordParallel(b *testing.B) {
+	ex := benchExchange(b)
+	a, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), self)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := a.Record(ex); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

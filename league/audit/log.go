@@ -16,15 +16,20 @@ import (
 
 // Log is the append-only JSON Lines log of every exchange. Each line carries the
 // SHA-256 of the previous line's bytes, so edits, cuts and reorderings are detectable.
-// An exchange (request and response lines) is made durable with one fsync before the
-// answer leaves.
+// An exchange (request and response lines) is made durable with an fsync before the
+// answer leaves. Exchanges recorded at the same time share one (group commit): a writer
+// appends under mu, then waits for an fsync that started after its append.
 type Log struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // the file's end: appends, prevHash, lines
 	f        *os.File
 	prevHash string
 	lines    int
 	self     string
 	now      func() time.Time
+
+	syncMu sync.Mutex // one fsync at a time
+	synced int        // lines known durable; guarded by syncMu
+	sync   func() error
 }
 
 var _ protocol.Recorder = (*Log)(nil)
@@ -39,7 +44,7 @@ func Open(path, self string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
-	a := &Log{f: f, self: self, now: time.Now}
+	a := &Log{f: f, self: self, now: time.Now, sync: f.Sync}
 	torn, err := a.recover()
 	if err != nil {
 		f.Close()
@@ -109,7 +114,17 @@ func (a *Log) Note(kind Event, body any) error {
 	return a.write([]Entry{{Direction: DirEvent, Source: a.self, Destination: a.self, Message: redact(msg)}})
 }
 
+// write appends entries and returns once they are durable.
 func (a *Log) write(entries []Entry) error {
+	end, err := a.append(entries)
+	if err != nil {
+		return err
+	}
+	return a.syncTo(end)
+}
+
+// append writes entries at the end of the file and returns the line count after them.
+func (a *Log) append(entries []Entry) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var buf bytes.Buffer
@@ -120,20 +135,36 @@ func (a *Log) write(entries []Entry) error {
 		e.PrevHash = prev
 		line, err := json.Marshal(e)
 		if err != nil {
-			return fmt.Errorf("encode audit entry: %w", err)
+			return 0, fmt.Errorf("encode audit entry: %w", err)
 		}
 		prev = lineHash(line)
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
 	if _, err := a.f.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("append audit log: %w", err)
-	}
-	if err := a.f.Sync(); err != nil {
-		return fmt.Errorf("sync audit log: %w", err)
+		return 0, fmt.Errorf("append audit log: %w", err)
 	}
 	a.prevHash = prev
 	a.lines += len(entries)
+	return a.lines, nil
+}
+
+// syncTo returns once the first end lines are durable: at once when an fsync that began
+// after they were written has succeeded, else after its own fsync, which covers every
+// line appended until it starts.
+func (a *Log) syncTo(end int) error {
+	a.syncMu.Lock()
+	defer a.syncMu.Unlock()
+	if a.synced >= end {
+		return nil
+	}
+	a.mu.Lock()
+	upto := a.lines
+	a.mu.Unlock()
+	if err := a.sync(); err != nil {
+		return fmt.Errorf("sync audit log: %w", err)
+	}
+	a.synced = upto
 	return nil
 }
 
