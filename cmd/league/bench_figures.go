@@ -52,7 +52,7 @@ type auditMessage struct {
 }
 
 // parseAudit reads a League Manager's audit log of a league run: the exchanges from its
-// ADMIN_START_LEAGUE_REQUEST to the end of the log are counted (lines, not clock times:
+// start (ADMIN_START_LEAGUE_REQUEST or SCHEDULE) to the end of the log are counted (lines, not clock times:
 // the wall clock may be stepped during a run). A log without the start, a match whose
 // report is acknowledged without an assignment before it, and a line that is not an
 // audit entry are errors.
@@ -75,13 +75,22 @@ func parseAudit(r io.Reader) (auditFigures, error) {
 		}
 		assigned[m.Params.Envelope.MatchID] = append(assigned[m.Params.Envelope.MatchID], at)
 	}
+	// The start request's own lines are written once it is answered, after the schedule
+	// and possibly after the first assignments and results: the league starts at
+	// whichever comes first, the start or the SCHEDULE event.
 	first := slices.IndexFunc(entries, func(e audit.Entry) bool {
+		if e.Direction == audit.DirEvent {
+			var ev struct {
+				Type audit.Event `json:"type"`
+			}
+			return json.Unmarshal(e.Message, &ev) == nil && ev.Type == audit.EventSchedule
+		}
 		var m auditMessage
 		return e.Direction == audit.DirRequest && json.Unmarshal(e.Message, &m) == nil && m.Params != nil &&
 			m.Params.Envelope.MessageType == protocol.AdminStartLeagueRequest
 	})
 	if first < 0 {
-		return f, errors.New("audit log: no ADMIN_START_LEAGUE_REQUEST, the start of the league")
+		return f, errors.New("audit log: neither ADMIN_START_LEAGUE_REQUEST nor SCHEDULE, the start of the league")
 	}
 	stored := map[string]bool{}
 	for i, e := range entries[first:] {

@@ -88,7 +88,14 @@ func TestParseAudit(t *testing.T) {
 		{name: "a clock stepped back", log: start + assignment("m1", "c1", -50, -50) + report("m1", "c3", -40, 5, okAnswer),
 			want:      []matchFigure{{id: "m1", assigned: t0.Add(-50 * time.Millisecond), stored: t0.Add(-40 * time.Millisecond), moves: 5}},
 			exchanges: 3},
-		{name: "no start", log: assignment("m1", "c1", 1, 1), wantErr: "no ADMIN_START_LEAGUE_REQUEST"},
+		{name: "no start", log: assignment("m1", "c1", 1, 1), wantErr: "neither ADMIN_START_LEAGUE_REQUEST nor SCHEDULE"},
+		// The start's lines follow the schedule and the first exchanges it caused.
+		{name: "results before the start's own lines",
+			log: auditLine("request", "c", -5, request("REGISTER_PLAYER_REQUEST", "", -5, map[string]any{})) +
+				auditLine("event", "", 0, map[string]any{"type": "SCHEDULE", "body": map[string]any{}}) +
+				assignment("m1", "c1", 1, 1) + report("m1", "c3", 5, 7, okAnswer) + start,
+			want:      []matchFigure{{id: "m1", assigned: t0.Add(time.Millisecond), stored: t0.Add(5 * time.Millisecond), moves: 7}},
+			exchanges: 3},
 		{name: "result never assigned", log: start + report("m1", "c3", 10, 5, okAnswer), wantErr: `match "m1", which was never assigned`},
 		{name: "assigned only after its result", log: start + assignment("m1", "c1", 20, 20) + report("m1", "c3", 10, 5, okAnswer),
 			wantErr: "never assigned"},
