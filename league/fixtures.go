@@ -83,7 +83,7 @@ func (f *fixtures) add(rounds []store.Round) error {
 			f.current = len(f.rounds)
 		}
 		if r.status == store.RoundCompleted {
-			if err := settle(f.settled, r); err != nil {
+			if err := countRound(f.settled, r); err != nil {
 				return fmt.Errorf("recount standings: %w", err)
 			}
 		}
@@ -92,8 +92,8 @@ func (f *fixtures) add(rounds []store.Round) error {
 	return nil
 }
 
-// settle counts a completed round's bye and results into t.
-func settle(t *standings.Table, r *round) error {
+// countRound counts a completed round's bye and results into t.
+func countRound(t *standings.Table, r *round) error {
 	if r.byePoints > 0 {
 		if err := t.Bye(r.bye, r.byePoints); err != nil {
 			return err
@@ -113,7 +113,7 @@ func settle(t *standings.Table, r *round) error {
 // with r counted in, to be kept once the round's completion is stored.
 func (f *fixtures) snapshot(r *round) (*standings.Table, error) {
 	t := f.settled.Clone()
-	if err := settle(t, r); err != nil {
+	if err := countRound(t, r); err != nil {
 		return nil, fmt.Errorf("snapshot of round %s: %w", r.id, err)
 	}
 	return t, nil
