@@ -2,6 +2,7 @@ package player
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -21,6 +22,9 @@ var Features = []string{protocol.FeatureMatchCredentials, protocol.FeatureMatchC
 
 // register sends REGISTER_PLAYER_REQUEST until the League Manager takes it or
 // cfg.RegisterFor elapses, and stores the token, league id and features.
+// errLeagueOver is a registration refused because the League Manager is shutting down.
+var errLeagueOver = errors.New("register: the League Manager is shutting down")
+
 func (p *Player) register(ctx context.Context, endpoint string) error {
 	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(p.cfg.ID), protocol.PlayerRegistration{
 		PlayerID: p.cfg.ID, EndpointURL: endpoint, DisplayName: p.cfg.DisplayName,
@@ -52,6 +56,11 @@ func (p *Player) register(ctx context.Context, endpoint string) error {
 		Peer: protocol.SenderLeagueManager,
 	})
 	if err != nil {
+		if pe := (*protocol.Error)(nil); errors.As(err, &pe) && pe.Data != nil && pe.Data.Reason == protocol.ReasonShuttingDown {
+			// The league ended before this player joined it: nothing failed.
+			log.Info().Msg("the League Manager is shutting down: not registered")
+			return errLeagueOver
+		}
 		if ctx.Err() == nil { // else asked to stop: Run reports that
 			log.Error().Err(err).Msg("registration failed")
 		}

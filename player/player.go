@@ -305,6 +305,10 @@ func (p *Player) Run(ctx context.Context) error {
 		// Asked to stop while registering: a clean stop, not a failure.
 		p.log.Info().Msg("stopping before registration completed")
 		err = nil
+	case errors.Is(err, errLeagueOver):
+		// Refused because the league is ending, as a LEAGUE_SHUTDOWN would end it.
+		p.log.Info().Msg("stopping: the league shut down before registration")
+		err = nil
 	}
 	p.setState(StateStopping)
 	close(p.stopping)

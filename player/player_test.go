@@ -166,6 +166,28 @@ func TestRegistrationFailure(t *testing.T) {
 	}
 }
 
+// A League Manager shutting down when the player registers ends the player cleanly, as
+// its LEAGUE_SHUTDOWN would: no retry, no error.
+func TestRegistrationRefusedByAShutdownIsClean(t *testing.T) {
+	lg := startLeague(t, &fakeLeague{refuseWith: protocol.ReasonShuttingDown})
+	p, err := New(Config{
+		ID: "p01", Addr: "127.0.0.1:0", LeagueURL: lg.url, Strategy: "random",
+		RegisterTimeout: 100 * time.Millisecond, RegisterFor: 5 * time.Second, Stdout: io.Discard,
+	}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatalf("Run: %v, want a clean stop", err)
+	}
+	if n := len(lg.attempts("p01")); n != 1 {
+		t.Errorf("the League Manager saw %d registrations, want 1", n)
+	}
+	if st := p.Status().State; st != StateStopped {
+		t.Errorf("state %s after Run, want %s", st, StateStopped)
+	}
+}
+
 func TestStopWhileRegisteringIsClean(t *testing.T) {
 	lg := startLeague(t, &fakeLeague{refusals: 1 << 20})
 	r := startPlayer(t, lg, Config{ID: "p01"}, nil)
