@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agentleague/agentleague/internal/cli"
 )
 
 const usage = `usage: league <command> [flags]
@@ -26,6 +28,7 @@ commands:
 run "league <command> -h" for the flags of a command`
 
 func main() {
+	cli.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()

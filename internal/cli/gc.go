@@ -1,0 +1,20 @@
+package cli
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// gcPercent is the collector's goal for our processes: their live heaps are a few
+// megabytes and their garbage is per message, so at Go's default (100) a busy agent
+// collects every few dozen exchanges; at 400 the processes of a league spend about a
+// sixth less CPU (league bench, 20 players and 10 referees) for a few megabytes more each.
+const gcPercent = 400
+
+// TuneGC sets the collector's goal unless the GOGC variable sets it; call it first
+// thing in main.
+func TuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+}
