@@ -28,6 +28,7 @@ import (
 
 func main() {
 	cli.TuneGC()
+	cli.OneProcessor()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
