@@ -13,8 +13,12 @@ import (
 // metrics are the League Manager's Prometheus metrics, on a registry of its own (never
 // the process-wide default), served at GET /metrics. Counters and the histogram move
 // where things happen; the gauges are read from the league's state at each scrape.
+// Every league metric carries a league_id label, so that the metrics of many leagues
+// served by one process (league serve --leagues) can be gathered together; the Go and
+// process metrics, one set per process, are on a registry apart.
 type metrics struct {
-	reg *prometheus.Registry
+	reg  *prometheus.Registry
+	proc *prometheus.Registry
 	// registrations by kind (referee, player) and result (accepted, refused).
 	registrations *prometheus.CounterVec
 	// resultSeconds is the time from a MATCH_RESULT_REPORT's arrival to its answer, for
@@ -34,7 +38,8 @@ type metrics struct {
 
 func newMetrics(m *Manager) *metrics {
 	x := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg:  prometheus.NewRegistry(),
+		proc: prometheus.NewRegistry(),
 		registrations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "league_registrations_total", Help: "Registration requests by agent kind and result (accepted or refused).",
 		}, []string{"kind", "result"}),
@@ -55,15 +60,20 @@ func newMetrics(m *Manager) *metrics {
 			Name: "league_move_events_total", Help: "MOVE_EVENT messages by result (accepted or refused).",
 		}, []string{"result"}),
 	}
-	x.reg.MustRegister(x.registrations, x.resultSeconds, x.timeouts, x.violations, x.standings, x.moveEvents,
-		stateCollector{m}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	prometheus.WrapRegistererWith(prometheus.Labels{"league_id": m.leagueID}, x.reg).MustRegister(
+		x.registrations, x.resultSeconds, x.timeouts, x.violations, x.standings, x.moveEvents, stateCollector{m})
+	x.proc.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return x
 }
 
-// handler serves the registry in the Prometheus text format.
+// handler serves the league's and the process's metrics in the Prometheus text format.
 func (x *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(prometheus.Gatherers{x.reg, x.proc}, promhttp.HandlerOpts{})
 }
+
+// Metrics gathers the league's own metrics, each labelled with its league_id, without
+// the Go and process metrics that GET /metrics adds.
+func (m *Manager) Metrics() prometheus.Gatherer { return m.metrics.reg }
 
 // stateCollector reads the gauges from the Manager's state at scrape time, under its
 // lock, so they can never drift from it.

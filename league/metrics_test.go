@@ -68,12 +68,13 @@ func TestMetricsMove(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.series, func(t *testing.T) {
-			got, ok := after[tc.series]
+			series := promtext.WithLabel(tc.series, "league_id", h.cfg.League.LeagueID)
+			got, ok := after[series]
 			if !ok {
-				t.Fatalf("GET /metrics has no %s", tc.series)
+				t.Fatalf("GET /metrics has no %s", series)
 			}
-			if moved := got - before[tc.series]; moved < tc.want {
-				t.Errorf("%s moved from %v to %v, want a move of at least %v", tc.series, before[tc.series], got, tc.want)
+			if moved := got - before[series]; moved < tc.want {
+				t.Errorf("%s moved from %v to %v, want a move of at least %v", series, before[series], got, tc.want)
 			}
 		})
 	}

@@ -38,9 +38,22 @@ func serve(ctx context.Context, args []string) (err error) {
 	window := fset.Float64("window", -1, "registration window in seconds (overrides registration.window_seconds)")
 	minPlayers := fset.Int("min-players", 0, "overrides registration.min_players when not 0")
 	drain := fset.Duration("drain", league.DefaultDrain, "on shutdown, how long matches in flight may finish before they are cancelled")
+	leaguesDir := fset.String("leagues", "", "folder of leagues: each folder in it holding a "+server.LeagueFile+" is a league, with its "+server.LeagueDBPath+" and "+server.LeagueAuditPath+" beside it, served at /leagues/<league_id>/mcp")
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
+	}
+	if *leaguesDir != "" {
+		var perLeague []string
+		fset.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "config", "db", "audit", "log", "game", "seed", "league-id", "window", "min-players":
+				perLeague = append(perLeague, "--"+f.Name)
+			}
+		})
+		if len(perLeague) > 0 {
+			return usageError{fmt.Errorf("--leagues: %s belong to one league; set them in each league's %s", strings.Join(perLeague, ", "), server.LeagueFile)}
+		}
 	}
 	stopProfile, err := cli.StartCPUProfile(*cpuProfile)
 	if err != nil {
@@ -49,6 +62,34 @@ func serve(ctx context.Context, args []string) (err error) {
 	defer func() { err = errors.Join(err, stopProfile()) }()
 	cutCtx, cutDrain := context.WithCancelCause(context.Background())
 	defer cutDrain(nil)
+	if *leaguesDir != "" {
+		if *drain < 0 {
+			return usageError{fmt.Errorf("--drain must not be negative, got %s", *drain)}
+		}
+		many, err := server.StartMany(ctx, server.ManyOptions{
+			Dir: *leaguesDir, Addr: *addr, Drain: *drain, CutDrain: cutCtx,
+			StopReason: "the League Manager was stopped by a signal", AdminToken: strings.TrimSpace(os.Getenv(adminTokenEnv)),
+		})
+		if err != nil {
+			return err
+		}
+		// Tools and tests read the address from this first stdout line.
+		fmt.Printf("league manager listening on %s\n", many.URL())
+		failed := 0
+		for _, l := range many.Leagues() {
+			if l.State == server.LeagueFailed {
+				failed++
+				fmt.Printf("league in %s failed: %s\n", l.Folder, l.Error)
+			} else {
+				fmt.Printf("league %s (%s) at %s%s\n", l.LeagueID, l.GameType, strings.TrimSuffix(many.URL(), "/"), l.Path+"mcp")
+			}
+		}
+		err = waitServing(many.ShuttingDown(), many.Wait, cutDrain)
+		if err == nil && failed > 0 {
+			err = fmt.Errorf("%d of %d leagues failed to start", failed, len(many.Leagues()))
+		}
+		return err
+	}
 	opts := server.Options{
 		ConfigPath: *cfgPath, Addr: *addr, DBPath: *dbPath, AuditPath: *auditPath, LogPath: *logPath,
 		Overrides: server.Overrides{GameType: *gameType, Seed: *seed, LeagueID: *leagueID, MinPlayers: *minPlayers},
@@ -67,14 +108,20 @@ func serve(ctx context.Context, args []string) (err error) {
 	}
 	// Tools and tests read the endpoint from this first stdout line.
 	fmt.Printf("league manager listening on %s\n", srv.URL())
+	return waitServing(srv.ShuttingDown(), srv.Wait, cutDrain)
+}
 
+// waitServing waits for the end of a League Manager (wait); once its shutdown has begun
+// (shuttingDown), a signal cuts the drain short: the second signal when a signal began
+// it, the first when ADMIN_SHUTDOWN_REQUEST did.
+func waitServing(shuttingDown <-chan struct{}, wait func() error, cutDrain context.CancelCauseFunc) error {
 	ended := make(chan struct{})
 	var watch sync.WaitGroup
 	// A signal once the shutdown has begun cuts its drain short: the second signal when a
 	// signal began it, the first when ADMIN_SHUTDOWN_REQUEST did. Ends with serve.
 	watch.Go(func() {
 		select {
-		case <-srv.ShuttingDown():
+		case <-shuttingDown:
 		case <-ended:
 			return
 		}
@@ -87,7 +134,7 @@ func serve(ctx context.Context, args []string) (err error) {
 		case <-ended:
 		}
 	})
-	err = srv.Wait()
+	err := wait()
 	close(ended)
 	watch.Wait()
 	return err

@@ -48,7 +48,7 @@ func TestStandingsWithStatistics(t *testing.T) {
 		p      *proc
 		series string
 	}{
-		{run.lm, `league_matches{status="COMPLETED"}`},
+		{run.lm, `league_matches{league_id="league-2025-01",status="COMPLETED"}`},
 		{run.refs[0], "referee_matches_completed_total"},
 	} {
 		res, err := http.Get(tc.p.base() + "/metrics")

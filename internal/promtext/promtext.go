@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,4 +49,21 @@ func Scrape(h http.Handler) (map[string]float64, error) {
 		return nil, fmt.Errorf("GET /metrics: content type %q, want the text format", ct)
 	}
 	return Parse(rec.Body)
+}
+
+// WithLabel is series (as Parse keys it) with the label name="value" added in its
+// place: client_golang writes the labels of a series sorted by name.
+func WithLabel(series, name, value string) string {
+	metric, labels, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
+	var pairs []string
+	for rest := labels; rest != ""; {
+		// A pair ends at the quote that closes its value: values here hold no quotes.
+		k, v, _ := strings.Cut(rest, `="`)
+		val, after, _ := strings.Cut(v, `"`)
+		pairs = append(pairs, k+`="`+val+`"`)
+		rest = strings.TrimPrefix(after, ",")
+	}
+	pairs = append(pairs, name+`="`+value+`"`)
+	slices.Sort(pairs)
+	return metric + "{" + strings.Join(pairs, ",") + "}"
 }

@@ -32,3 +32,15 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
+
+func TestWithLabel(t *testing.T) {
+	for _, tc := range [][2]string{
+		{`league_current_round`, `league_current_round{league_id="l1"}`},
+		{`league_matches{status="COMPLETED"}`, `league_matches{league_id="l1",status="COMPLETED"}`},
+		{`league_registrations_total{kind="player",result="accepted"}`, `league_registrations_total{kind="player",league_id="l1",result="accepted"}`},
+	} {
+		if got := WithLabel(tc[0], "league_id", "l1"); got != tc[1] {
+			t.Errorf("WithLabel(%s) = %s, want %s", tc[0], got, tc[1])
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,9 @@ type Options struct {
 	// Clock drives every deadline of the league (registration window, leases, result
 	// reports, suspensions, the drain); nil means real time. Tests pass a fake one.
 	Clock Clock
+
+	// mounted: the league is served by a Many under its path, not on an address.
+	mounted bool
 }
 
 // Overrides change parts of the league's configuration; zero values change nothing.
@@ -120,8 +124,14 @@ type Timer interface {
 
 // Server is a running League Manager. Wait for its end with Wait or Done.
 type Server struct {
-	http *httpserve.Server
+	http *httpserve.Server // nil when mounted
 	log  zerolog.Logger
+	cfg  *config.Config
+
+	// handler and gate serve a mounted league: requests pass the gate until the league
+	// closes, and its close waits for those in flight.
+	handler http.Handler
+	gate    *gate
 
 	// What Start opened, closed in reverse order by close; nil when not opened.
 	logFile io.Closer
@@ -156,12 +166,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{shuttingDown: make(chan struct{}), done: make(chan struct{})}
+	s := &Server{cfg: cfg, shuttingDown: make(chan struct{}), done: make(chan struct{})}
 	if err := s.open(cfg, opts); err != nil {
 		return nil, s.close(err)
 	}
-	s.log.Info().Str("url", s.http.URL()).Str("live_view", "http://"+s.http.Addr()+"/").Str("league_id", cfg.League.LeagueID).
-		Str("game_type", cfg.League.GameType).Str("db", cfg.Database.Path).Msg("league manager listening")
+	if s.http != nil {
+		s.log.Info().Str("url", s.http.URL()).Str("live_view", "http://"+s.http.Addr()+"/").Str("league_id", cfg.League.LeagueID).
+			Str("game_type", cfg.League.GameType).Str("db", cfg.Database.Path).Msg("league manager listening")
+	} else {
+		s.log.Info().Str("game_type", cfg.League.GameType).Str("db", cfg.Database.Path).Msg("league opened")
+	}
 	// Ends once the league has shut down and everything is closed; Wait waits for it.
 	go s.run(ctx, opts)
 	return s, nil
@@ -256,6 +270,9 @@ func (s *Server) open(cfg *config.Config, opts Options) error {
 			return err
 		}
 		s.log, s.logFile = log, f
+		if opts.mounted {
+			s.log = s.log.With().Str("league_id", cfg.League.LeagueID).Logger()
+		}
 	}
 	token := opts.AdminToken
 	if token == "" {
@@ -295,6 +312,10 @@ func (s *Server) open(cfg *config.Config, opts Options) error {
 		addr = DefaultAddr
 	}
 	rpc := protocol.NewServer(mgr, validator, log, s.log)
+	if opts.mounted {
+		s.handler, s.gate = league.Routes(mgr, rpc), newGate()
+		return mgr.Start()
+	}
 	srv, err := httpserve.Start(addr, league.Routes(mgr, rpc))
 	if err != nil {
 		return err
@@ -346,6 +367,10 @@ func (s *Server) run(ctx context.Context, opts Options) {
 	watch.Wait()
 	sctx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
+	if s.http == nil {
+		s.err = s.close(s.gate.close(sctx))
+		return
+	}
 	s.err = s.close(s.http.Shutdown(sctx))
 }
 

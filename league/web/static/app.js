@@ -199,7 +199,7 @@ function dashboard() {
     document.getElementById("round-title").textContent = round ? "Round " + round.number : "No round yet";
     document.getElementById("bye").textContent = round && round.bye ? "Bye: " + round.bye : "";
     mb.replaceChildren(...(round ? round.matches : []).map((m) => el("tr", {},
-      el("td", {}, el("a", { href: "/match?id=" + encodeURIComponent(m.match_id) }, m.match_id)),
+      el("td", {}, el("a", { href: "match?id=" + encodeURIComponent(m.match_id) }, m.match_id)),
       el("td", {}, m.players[0] + " vs " + m.players[1]),
       el("td", {}, el("span", { class: "badge " + m.status }, m.status)),
       el("td", {}, m.referee_id || ""))));
@@ -207,15 +207,15 @@ function dashboard() {
     const ab = v.abandoned || [];
     document.getElementById("abandoned").hidden = ab.length === 0;
     document.querySelector("#abandoned tbody").replaceChildren(...ab.map((m) => el("tr", {},
-      el("td", {}, el("a", { href: "/match?id=" + encodeURIComponent(m.match_id) }, m.match_id)),
+      el("td", {}, el("a", { href: "match?id=" + encodeURIComponent(m.match_id) }, m.match_id)),
       el("td", {}, m.players[0] + " vs " + m.players[1]),
       el("td", {}, el("span", { class: "badge ABANDONED" }, "ABANDONED")),
       el("td", {}, m.referee_id || ""))));
   };
-  const refresh = debounce(() => getJSON("/api/league").then(render).catch(() => {}), 100);
-  getJSON("/api/league").then((v) => {
+  const refresh = debounce(() => getJSON("api/league").then(render).catch(() => {}), 100);
+  getJSON("api/league").then((v) => {
     render(v);
-    stream("/events?last_event_id=" + v.last_event_id, refresh);
+    stream("events?last_event_id=" + v.last_event_id, refresh);
   });
 }
 
@@ -302,7 +302,7 @@ function matchPage() {
     if (pos >= m.steps.length) pos = 0;
     timer = setInterval(() => { if (pos >= m.steps.length) { clearInterval(timer); timer = null; } else go(pos + 1); }, 600);
   };
-  const load = () => getJSON("/api/matches/" + encodeURIComponent(id)).then((v) => {
+  const load = () => getJSON("api/matches/" + encodeURIComponent(id)).then((v) => {
     m = v;
     document.getElementById("title").textContent = m.match_id + " · " + m.game_type + " · " + m.round_id;
     document.getElementById("players").textContent = m.players[0] + " vs " + m.players[1];
@@ -311,7 +311,7 @@ function matchPage() {
     return v;
   });
   load().then((v) => {
-    stream("/matches/" + encodeURIComponent(id) + "/events?last_event_id=" + v.last_event_id, (type, e) => {
+    stream("matches/" + encodeURIComponent(id) + "/events?last_event_id=" + v.last_event_id, (type, e) => {
       if (type === "move_made" && e.data) {
         const d = e.data;
         const last = m.steps[m.steps.length - 1];
