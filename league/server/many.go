@@ -251,6 +251,9 @@ func (m *Many) ShuttingDown() <-chan struct{} {
 	return ch
 }
 
+// Done is closed once every league has ended and the Many no longer serves.
+func (m *Many) Done() <-chan struct{} { return m.done }
+
 // Wait waits for the end of every league and returns their shutdown errors joined.
 func (m *Many) Wait() error {
 	<-m.done
