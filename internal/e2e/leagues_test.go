@@ -128,6 +128,12 @@ func TestManyLeaguesInOneLeagueManager(t *testing.T) {
 		}
 	}
 
+	getJSON(t, base+"/api/leagues", &list)
+	for _, l := range list.Leagues {
+		if l.State == server.LeagueRunning && (l.LeagueState != "COMPLETED" || l.MatchesDone != 6 || l.MatchesTotal != 6 || l.Players != 4) {
+			t.Errorf("/api/leagues lists %+v, want COMPLETED with 6 of 6 matches and 4 players", l)
+		}
+	}
 	res, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -65,6 +66,12 @@ type LeagueInfo struct {
 	// State is running, stopped (shut down) or failed (it could not start: Error says why).
 	State string `json:"state"`
 	Error string `json:"error,omitempty"`
+	// LeagueState, Players, MatchesDone and MatchesTotal are the league's progress (GET
+	// /status), for a league that started.
+	LeagueState  string `json:"league_state,omitempty"`
+	Players      int    `json:"players"`
+	MatchesDone  int    `json:"matches_done"`
+	MatchesTotal int    `json:"matches_total"`
 }
 
 // The states of LeagueInfo.
@@ -222,12 +229,16 @@ func (m *Many) Leagues() []LeagueInfo {
 	out := make([]LeagueInfo, len(m.leagues))
 	for i, lg := range m.leagues {
 		out[i] = lg.info
-		if lg.srv != nil {
-			select {
-			case <-lg.srv.Done():
-				out[i].State = LeagueStopped
-			default:
-			}
+		if lg.srv == nil {
+			continue
+		}
+		select {
+		case <-lg.srv.Done():
+			out[i].State = LeagueStopped
+		default:
+			st := lg.srv.mgr.Status()
+			out[i].LeagueState, out[i].Players, out[i].MatchesTotal = st.State, st.Players, st.MatchesTotal
+			out[i].MatchesDone = st.MatchesByStatus[protocol.MatchStateCompleted] + st.MatchesByStatus[protocol.MatchStateAbandoned]
 		}
 	}
 	return out
@@ -297,9 +308,10 @@ var leaguesPage = template.Must(template.New("leagues").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Agent League: leagues</title>
 <style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:collapse}td,th{padding:.3rem .8rem;border-bottom:1px solid #ddd;text-align:left}.failed{color:#b00}</style>
 </head><body><h1>Agent League</h1>
-<table><thead><tr><th>League</th><th>Game</th><th>State</th><th>Endpoint</th><th>Folder</th></tr></thead><tbody>
+<table><thead><tr><th>League</th><th>Game</th><th>State</th><th>League state</th><th>Players</th><th>Matches</th><th>Endpoint</th><th>Folder</th></tr></thead><tbody>
 {{range .}}<tr class="{{.State}}"><td>{{if .Path}}<a href="{{.Path}}">{{.LeagueID}}</a>{{else}}{{.LeagueID}}{{end}}</td><td>{{.GameType}}</td>
-<td>{{.State}}{{if .Error}}: {{.Error}}{{end}}</td><td>{{if .Path}}<code>{{.Path}}mcp</code>{{end}}</td><td>{{.Folder}}</td></tr>
+<td>{{.State}}{{if .Error}}: {{.Error}}{{end}}</td><td>{{.LeagueState}}</td><td>{{if .LeagueState}}{{.Players}}{{end}}</td>
+<td>{{if .LeagueState}}{{.MatchesDone}} / {{.MatchesTotal}}{{end}}</td><td>{{if .Path}}<code>{{.Path}}mcp</code>{{end}}</td><td>{{.Folder}}</td></tr>
 {{end}}</tbody></table></body></html>
 `))
 
