@@ -39,8 +39,17 @@ func serve(ctx context.Context, args []string) (err error) {
 	minPlayers := fset.Int("min-players", 0, "overrides registration.min_players when not 0")
 	drain := fset.Duration("drain", league.DefaultDrain, "on shutdown, how long matches in flight may finish before they are cancelled")
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
+	var netFlags cli.Net
+	netFlags.AddFlags(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
+	}
+	if err := netFlags.Check(*addr); err != nil {
+		return usageError{err}
+	}
+	serverTLS, clientTLS, err := netFlags.Load()
+	if err != nil {
+		return err
 	}
 	stopProfile, err := cli.StartCPUProfile(*cpuProfile)
 	if err != nil {
@@ -54,6 +63,7 @@ func serve(ctx context.Context, args []string) (err error) {
 		Overrides: server.Overrides{GameType: *gameType, Seed: *seed, LeagueID: *leagueID, MinPlayers: *minPlayers},
 		Drain:     *drain, CutDrain: cutCtx, StopReason: "the League Manager was stopped by a signal",
 		AdminToken: strings.TrimSpace(os.Getenv(adminTokenEnv)),
+		TLS:        serverTLS, ClientTLS: clientTLS, Insecure: netFlags.Insecure, Advertise: netFlags.Advertise,
 	}
 	if *window >= 0 {
 		opts.Overrides.WindowSeconds = window

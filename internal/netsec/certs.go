@@ -43,22 +43,8 @@ const (
 // a file unless force, and checks everything before writing anything. It returns the
 // files written.
 func MakeCerts(dir string, hosts []string, days int, force bool) ([]string, error) {
-	if dir == "" {
-		return nil, errors.New("no output folder")
-	}
-	if len(hosts) == 0 {
-		return nil, errors.New("no host: name at least one (a DNS name or an IP)")
-	}
-	if days < 1 || days > MaxCertDays {
-		return nil, fmt.Errorf("days must be between 1 and %d, got %d", MaxCertDays, days)
-	}
-	for i, h := range hosts {
-		if net.ParseIP(h) == nil && !dnsName.MatchString(h) {
-			return nil, fmt.Errorf("host %q is neither an IP address nor a DNS name", h)
-		}
-		if slices.Contains(hosts[:i], h) {
-			return nil, fmt.Errorf("host %q is named twice", h)
-		}
+	if err := CheckCertRequest(dir, hosts, days); err != nil {
+		return nil, err
 	}
 	// Every file is made in memory first, so that a failure writes nothing.
 	now := time.Now()
@@ -131,6 +117,30 @@ func MakeCerts(dir string, hosts []string, days int, force bool) ([]string, erro
 		written = append(written, f.path)
 	}
 	return written, nil
+}
+
+// CheckCertRequest checks the arguments of MakeCerts without touching any file: a
+// folder, at least one host, each a DNS name or an IP named once, and 1 to MaxCertDays
+// days.
+func CheckCertRequest(dir string, hosts []string, days int) error {
+	if dir == "" {
+		return errors.New("no output folder")
+	}
+	if len(hosts) == 0 {
+		return errors.New("no host: name at least one (a DNS name or an IP)")
+	}
+	if days < 1 || days > MaxCertDays {
+		return fmt.Errorf("days must be between 1 and %d, got %d", MaxCertDays, days)
+	}
+	for i, h := range hosts {
+		if net.ParseIP(h) == nil && !dnsName.MatchString(h) {
+			return fmt.Errorf("host %q is neither an IP address nor a DNS name", h)
+		}
+		if slices.Contains(hosts[:i], h) {
+			return fmt.Errorf("host %q is named twice", h)
+		}
+	}
+	return nil
 }
 
 // sign makes a certificate of tmpl signed by parent's key, with a random serial number.
