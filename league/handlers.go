@@ -2,10 +2,11 @@ package league
 
 import (
 	"context"
+	"errors"
 	"slices"
 
+	"github.com/agentleague/agentleague/internal/netsec"
 	"github.com/agentleague/agentleague/league/audit"
-
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
@@ -110,6 +111,9 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	if msg.Envelope.Sender != sender {
 		return nil, protocol.Errorf(protocol.ReasonSenderMismatch, "sender %s does not match %s_id %q", msg.Envelope.Sender, kind, id)
 	}
+	if err := m.checkEndpoint(p.endpoint); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.e
@@ -154,6 +158,19 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// checkEndpoint refuses an endpoint that would get tokens in clear over a network:
+// plain http to a host that is not loopback, unless the League Manager is insecure.
+func (m *Manager) checkEndpoint(endpoint string) error {
+	if m.insecure {
+		return nil
+	}
+	if err := netsec.CheckURL(endpoint); errors.Is(err, netsec.ErrPlainHTTP) {
+		return protocol.Errorf(protocol.ReasonInsecureEndpoint,
+			"endpoint_url %s is %v; serve it over https (--tls-cert, --tls-key) or run the League Manager with --insecure", endpoint, err)
+	}
+	return nil
 }
 
 // admissible applies the league's registration rules to a new agent, completing a

@@ -94,6 +94,8 @@ type harnessOptions struct {
 	clock *fakeClock
 	// notifyTimeout bounds MATCH_CANCELLED and LEAGUE_SHUTDOWN (0: the Manager's default).
 	notifyTimeout time.Duration
+	// insecure accepts plain-http endpoints off loopback (league serve --insecure).
+	insecure bool
 }
 
 // harness is an in-process League Manager: a Manager on a temporary database and audit
@@ -152,7 +154,7 @@ func (h *harness) start() {
 	}
 	client := protocol.NewClient(v, audit)
 	opt := Options{Config: h.cfg, Store: store, Audit: audit, Client: client, AdminToken: h.adminToken,
-		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch, NotifyTimeout: h.opt.notifyTimeout}
+		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch, NotifyTimeout: h.opt.notifyTimeout, Insecure: h.opt.insecure}
 	if c := h.opt.clock; c != nil {
 		opt.Now, opt.AfterFunc = c.Now, c.AfterFunc
 	}

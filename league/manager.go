@@ -82,6 +82,10 @@ type Options struct {
 	NotifyTimeout time.Duration
 	// Games holds the rules the match views re-play moves with; nil means game.Default().
 	Games *game.Registry
+	// Insecure accepts agents whose endpoint is plain http on a host that is not
+	// loopback (league serve --insecure); without it their registration is refused with
+	// INSECURE_ENDPOINT, since their tokens would cross the network in clear.
+	Insecure bool
 }
 
 // Auditor records the League Manager's own decisions in the audit log; *audit.Log is
@@ -101,6 +105,7 @@ type Manager struct {
 	log      zerolog.Logger
 	metrics  *metrics
 	hub      *events.Hub
+	insecure bool
 
 	mu     sync.Mutex // guards e and limits
 	e      *engine
@@ -127,7 +132,7 @@ func NewManager(opt Options) (*Manager, error) {
 	if opt.Games == nil {
 		opt.Games = game.Default()
 	}
-	m := &Manager{leagueID: opt.Config.League.LeagueID, log: opt.Log, hub: events.NewHub(eventsKept), limits: newLimiters(opt.Config)}
+	m := &Manager{leagueID: opt.Config.League.LeagueID, log: opt.Log, hub: events.NewHub(eventsKept), limits: newLimiters(opt.Config), insecure: opt.Insecure}
 	m.metrics = newMetrics(m)
 	e, err := newEngine(opt, m.hub, m.metrics, &m.mu)
 	if err != nil {

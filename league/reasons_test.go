@@ -151,6 +151,11 @@ func TestEveryErrorReason(t *testing.T) {
 			_, e := h.call(refereeRegistration(t, "ref1", "http://127.0.0.1:9/ref1", map[string]any{"game_types": []string{"even_odd"}}))
 			return e
 		},
+		protocol.ReasonInsecureEndpoint: func(t *testing.T, h *harness) *protocol.Error {
+			h.register([]string{"ref1"}, nil, nil)
+			_, e := h.call(withPayload(t, playerRegistration(t, "p1"), map[string]any{"player_id": "p1", "endpoint_url": "http://10.0.0.3:9001/mcp"}))
+			return e
+		},
 		protocol.ReasonUnknownRound: func(t *testing.T, h *harness) *protocol.Error {
 			l := h.register([]string{"ref1"}, nil, []string{"p1"})
 			_, e := h.call(standingsQuery(t, "player:p1", l.playerTokens["p1"], "round-1"))

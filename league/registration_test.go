@@ -2,6 +2,7 @@ package league
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,6 +96,36 @@ func TestRegistrationRefusals(t *testing.T) {
 			h.unchanged(tc.name, func() { h.refused(tc.msg(), tc.want) })
 		})
 	}
+}
+
+// An agent whose endpoint is plain http on a host that is not loopback would get its
+// token in clear over the network: refused, with a message saying what to do, and
+// nothing stored; a League Manager told --insecure takes it.
+func TestPlainHTTPEndpointOffLoopback(t *testing.T) {
+	offLoopback := func(t *testing.T, id, endpoint string) *protocol.Message {
+		return newMsg(t, protocol.RegisterPlayerRequest, protocol.PlayerSender(id), map[string]any{"player_id": id, "endpoint_url": endpoint})
+	}
+	h := newHarness(t, harnessOptions{})
+	h.unchanged("referee on plain http off loopback", func() {
+		perr := h.refused(refereeRegistration(t, "ref1", "http://10.0.0.2:8001/mcp", nil), protocol.ReasonInsecureEndpoint)
+		for _, want := range []string{"http://10.0.0.2:8001/mcp", "not loopback", "https", "--insecure"} {
+			if !strings.Contains(perr.Message, want) {
+				t.Errorf("refusal %q does not say %q", perr.Message, want)
+			}
+		}
+	})
+	h.register([]string{"ref1"}, nil, nil)
+	for _, endpoint := range []string{"http://10.0.0.3:9001/mcp", "http://players.example.org/mcp", "http://0.0.0.0:9001/mcp"} {
+		h.unchanged(endpoint, func() { h.refused(offLoopback(t, "p1", endpoint), protocol.ReasonInsecureEndpoint) })
+	}
+	// https anywhere and plain http on loopback are fine.
+	h.ok(offLoopback(t, "p1", "https://10.0.0.3:9001/mcp"))
+	h.ok(offLoopback(t, "p2", "http://localhost:9002/mcp"))
+	h.ok(offLoopback(t, "p3", "http://[::1]:9003/mcp"))
+
+	insecure := newHarness(t, harnessOptions{insecure: true})
+	insecure.ok(refereeRegistration(t, "ref1", "http://10.0.0.2:8001/mcp", nil))
+	insecure.ok(offLoopback(t, "p1", "http://10.0.0.3:9001/mcp"))
 }
 
 // A registration retried with the same conversation_id and endpoint (e.g. after a lost

@@ -6,6 +6,7 @@ package player
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/internal/netsec"
 	"github.com/agentleague/agentleague/player/lbm"
 	"github.com/agentleague/agentleague/player/llm"
 	"github.com/agentleague/agentleague/player/strategy"
@@ -63,6 +65,16 @@ type Config struct {
 	Addr string
 	// LeagueURL is the League Manager's JSON-RPC endpoint, e.g. http://127.0.0.1:8000/mcp.
 	LeagueURL string
+	// Advertise is the endpoint registered with the League Manager; empty: the URL of
+	// Addr (https with TLS).
+	Advertise string
+	// TLS, when set, makes the server serve HTTPS (netsec.ServerConfig).
+	TLS *tls.Config
+	// ClientTLS configures the calls to the League Manager (whom to trust); nil: the
+	// system's roots.
+	ClientTLS *tls.Config
+	// Insecure allows calls over plain http to hosts that are not loopback.
+	Insecure bool
 	// Strategy names a strategy of player/strategy, e.g. "random".
 	Strategy string
 	// Seed seeds the strategies; each match derives its own generator from it.
@@ -119,6 +131,11 @@ func (c Config) Validate() error {
 	u, err := url.Parse(c.LeagueURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("league url %q must be an http(s) url", c.LeagueURL)
+	}
+	if c.Advertise != "" {
+		if _, err := netsec.ParseURL(c.Advertise); err != nil {
+			return fmt.Errorf("advertised endpoint: %w", err)
+		}
 	}
 	switch {
 	case c.Strategy == StrategyLBM:
@@ -242,7 +259,7 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		log:         log,
 		games:       game.Default(),
 		newStrategy: strategy.New,
-		client:      protocol.NewClient(v, nil),
+		client:      protocol.NewClientWith(v, nil, protocol.ClientOptions{TLS: cfg.ClientTLS, Insecure: cfg.Insecure}),
 		registered:  make(chan struct{}),
 		stopping:    make(chan struct{}),
 		shutdown:    make(chan struct{}),
@@ -270,13 +287,16 @@ func (p *Player) Run(ctx context.Context) error {
 	if !p.ran.CompareAndSwap(false, true) {
 		return errors.New("player: run called twice")
 	}
-	srv, err := httpserve.Start(p.cfg.Addr, p.routes())
+	srv, err := httpserve.StartTLS(p.cfg.Addr, p.routes(), p.cfg.TLS)
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
 	endpoint := srv.URL()
+	if p.cfg.Advertise != "" {
+		endpoint = p.cfg.Advertise
+	}
 	p.setState(StateRegistering)
-	p.log.Info().Str("url", endpoint).Str("strategy", p.cfg.Strategy).Msg("player listening")
+	p.log.Info().Str("url", endpoint).Str("addr", srv.Addr()).Str("strategy", p.cfg.Strategy).Msg("player listening")
 	if p.cfg.Fault != "" {
 		p.log.Warn().Str("fault", p.cfg.Fault).Msg("fault injection on: this player misbehaves on purpose")
 	}

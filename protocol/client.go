@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/netsec"
 	"github.com/google/uuid"
 )
 
@@ -50,18 +52,34 @@ type Client struct {
 	http      *http.Client
 	validator *Validator
 	recorder  Recorder
+	insecure  bool
 }
 
-// NewClient builds a client. validator checks every message sent and received; recorder
-// (may be nil) sees every attempt.
-func NewClient(v *Validator, rec Recorder) *Client {
+// ClientOptions configure how a Client reaches its peers.
+type ClientOptions struct {
+	// TLS configures https calls (RootCAs: whom to trust, see netsec.ClientConfig); nil
+	// trusts the system's roots.
+	TLS *tls.Config
+	// Insecure allows plain http to hosts that are not loopback, where tokens cross the
+	// network in clear; without it such a call is refused before anything is sent.
+	Insecure bool
+}
+
+// NewClient builds a client with default ClientOptions. validator checks every message
+// sent and received; recorder (may be nil) sees every attempt.
+func NewClient(v *Validator, rec Recorder) *Client { return NewClientWith(v, rec, ClientOptions{}) }
+
+// NewClientWith is NewClient with options.
+func NewClientWith(v *Validator, rec Recorder, o ClientOptions) *Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		TLSClientConfig:     o.TLS,
+		TLSHandshakeTimeout: 5 * time.Second,
 		MaxIdleConns:        512,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     30 * time.Second,
 	}
-	return &Client{http: &http.Client{Transport: tr}, validator: v, recorder: rec}
+	return &Client{http: &http.Client{Transport: tr}, validator: v, recorder: rec, insecure: o.Insecure}
 }
 
 // Close releases idle connections.
@@ -71,6 +89,11 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptions) (*Message, error) {
 	if m == nil {
 		return nil, errors.New("refuse to send: no message")
+	}
+	if !c.insecure {
+		if err := netsec.CheckURL(url); err != nil {
+			return nil, fmt.Errorf("refuse to send %s to %s: %w (plain http off loopback needs --insecure)", m.Envelope.MessageType, url, err)
+		}
 	}
 	if c.validator.SelfCheck {
 		if err := c.validator.ValidateMessage(m); err != nil {

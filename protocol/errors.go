@@ -46,6 +46,7 @@ const (
 	ReasonBusy                  Reason = "BUSY"
 	ReasonShuttingDown          Reason = "SHUTTING_DOWN"
 	ReasonUnknownRound          Reason = "UNKNOWN_ROUND"
+	ReasonInsecureEndpoint      Reason = "INSECURE_ENDPOINT"
 )
 
 // reasonCodes fixes the JSON-RPC code of every reason.
@@ -75,6 +76,7 @@ var reasonCodes = map[Reason]int{
 	ReasonBusy:                  -32017,
 	ReasonShuttingDown:          -32018,
 	ReasonUnknownRound:          -32019,
+	ReasonInsecureEndpoint:      -32020,
 }
 
 // Reasons lists the catalogue in code order, for documentation and tests.

@@ -2,6 +2,7 @@ package referee
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/internal/netsec"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -25,6 +27,16 @@ type Config struct {
 	ID        string
 	Addr      string
 	LeagueURL string
+	// Advertise is the endpoint registered with the League Manager; empty: the URL of
+	// Addr (https with TLS).
+	Advertise string
+	// TLS, when set, makes the server serve HTTPS (netsec.ServerConfig).
+	TLS *tls.Config
+	// ClientTLS configures the calls to the League Manager and the players (whom to
+	// trust); nil: the system's roots.
+	ClientTLS *tls.Config
+	// Insecure allows calls over plain http to hosts that are not loopback.
+	Insecure bool
 	// Games the referee offers; empty means every game of the registry.
 	Games []string
 	// MaxMatches is how many matches run at once (1 to MaxMatchesLimit; 0 means 1).
@@ -183,6 +195,11 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
+	if cfg.Advertise != "" {
+		if _, err := netsec.ParseURL(cfg.Advertise); err != nil {
+			return nil, fmt.Errorf("advertised endpoint: %w", err)
+		}
+	}
 	if cfg.Policy != "" && cfg.Policy != protocol.PolicyLoss && cfg.Policy != protocol.PolicyForced {
 		return nil, fmt.Errorf("illegal move policy %q: want %s or %s", cfg.Policy, protocol.PolicyLoss, protocol.PolicyForced)
 	}
@@ -190,7 +207,7 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := protocol.NewClient(v, nil)
+	client := protocol.NewClientWith(v, nil, protocol.ClientOptions{TLS: cfg.ClientTLS, Insecure: cfg.Insecure})
 	return &Referee{
 		cfg: cfg, log: log, validator: v, client: client, league: client, players: client,
 		state: "STARTING", held: map[string]*heldMatch{}, recent: map[string]*reportedResult{},
@@ -207,13 +224,17 @@ func (r *Referee) Run(ctx context.Context) error {
 	defer r.client.Close()
 	r.startMatches(ctx)
 	defer r.cancelMatches()
-	srv, err := httpserve.Start(r.cfg.Addr, r.routes())
+	srv, err := httpserve.StartTLS(r.cfg.Addr, r.routes(), r.cfg.TLS)
 	if err != nil {
 		return err
 	}
+	endpoint := srv.URL()
+	if r.cfg.Advertise != "" {
+		endpoint = r.cfg.Advertise
+	}
 	// Tools and tests read the endpoint from this one stdout line.
-	fmt.Fprintf(r.cfg.Stdout, "referee %s listening on %s\n", r.cfg.ID, srv.URL())
-	r.log.Info().Str("url", srv.URL()).Strs("games", r.cfg.Games).Msg("referee listening")
+	fmt.Fprintf(r.cfg.Stdout, "referee %s listening on %s\n", r.cfg.ID, endpoint)
+	r.log.Info().Str("url", endpoint).Str("addr", srv.Addr()).Strs("games", r.cfg.Games).Msg("referee listening")
 	// Heartbeats go on while matches drain: the League Manager keeps the lease of a
 	// referee that is still finishing matches.
 	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
@@ -227,7 +248,7 @@ func (r *Referee) Run(ctx context.Context) error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}
-	if err := r.register(ctx, srv.URL()); err != nil {
+	if err := r.register(ctx, endpoint); err != nil {
 		stop()
 		return err
 	}

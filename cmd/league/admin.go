@@ -20,12 +20,18 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
+// adminCall sends an admin message to a League Manager on this machine (demo, bench).
 func adminCall(ctx context.Context, url, token, messageType string, payload any) (*protocol.Message, error) {
+	return adminCallWith(ctx, protocol.ClientOptions{}, url, token, messageType, payload)
+}
+
+// adminCallWith is adminCall with the client's TLS and --insecure.
+func adminCallWith(ctx context.Context, opt protocol.ClientOptions, url, token, messageType string, payload any) (*protocol.Message, error) {
 	v, err := protocol.NewValidator()
 	if err != nil {
 		return nil, err
 	}
-	c := protocol.NewClient(v, nil)
+	c := protocol.NewClientWith(v, nil, opt)
 	defer c.Close()
 	msg, err := protocol.NewMessage(messageType, protocol.SenderAdmin, payload)
 	if err != nil {
@@ -38,18 +44,48 @@ func adminCall(ctx context.Context, url, token, messageType string, payload any)
 	})
 }
 
+// adminNet are the flags of the admin commands for a League Manager on another host.
+type adminNet struct {
+	tlsCA    string
+	insecure bool
+}
+
+func (a *adminNet) addFlags(fs *flag.FlagSet) {
+	fs.StringVar(&a.tlsCA, "tls-ca", "", "CA certificates (PEM) to trust for an https --league, besides the system's")
+	fs.BoolVar(&a.insecure, "insecure", false, "allow a plain http --league that is not loopback: the admin token then crosses the network in clear")
+}
+
+// options checks --league against the loopback rule and loads --tls-ca.
+func (a *adminNet) options(url string) (protocol.ClientOptions, error) {
+	n := cli.Net{TLSCA: a.tlsCA, Insecure: a.insecure}
+	if err := n.Check("127.0.0.1:0", cli.Call{Flag: "league", URL: url}); err != nil {
+		return protocol.ClientOptions{}, usageError{err}
+	}
+	_, tlsCfg, err := n.Load()
+	if err != nil {
+		return protocol.ClientOptions{}, err
+	}
+	return protocol.ClientOptions{TLS: tlsCfg, Insecure: a.insecure}, nil
+}
+
 func start(ctx context.Context, args []string) error {
 	fset := flag.NewFlagSet("league start", flag.ContinueOnError)
 	url := fset.String("league", "http://127.0.0.1:8000/mcp", "League Manager endpoint")
 	dbPath := fset.String("db", "data/league.db", "database of the League Manager (admin.token is read beside it)")
+	var an adminNet
+	an.addFlags(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
+	}
+	opt, err := an.options(*url)
+	if err != nil {
+		return err
 	}
 	token, err := adminTokenFor(*dbPath)
 	if err != nil {
 		return err
 	}
-	ans, err := adminCall(ctx, *url, token, protocol.AdminStartLeagueRequest, map[string]any{})
+	ans, err := adminCallWith(ctx, opt, *url, token, protocol.AdminStartLeagueRequest, map[string]any{})
 	if err != nil {
 		return err
 	}
@@ -73,9 +109,19 @@ func standingsCmd(ctx context.Context, args []string) error {
 	withStats := fset.Bool("stats", false, "add each player's statistics (illegal moves, timeouts, thinking time) from GET /status of the same server")
 	withRatings := fset.Bool("ratings", false, "add tie-break columns and each player's rating with its 95% interval and rank range, from GET /api/league of the same server")
 	withCross := fset.Bool("crosstable", false, "print the crosstable after the standings, from GET /api/league of the same server")
+	var an adminNet
+	an.addFlags(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
+	opt, err := an.options(*url)
+	if err != nil {
+		return err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = opt.TLS
+	hc := &http.Client{Transport: tr}
+	defer hc.CloseIdleConnections()
 	base, onMCP := strings.CutSuffix(*url, "/mcp")
 	for _, f := range []struct {
 		set  bool
@@ -97,19 +143,19 @@ func standingsCmd(ctx context.Context, args []string) error {
 	if *round != "" {
 		payload["round_id"] = *round
 	}
-	ans, err := adminCall(ctx, *url, token, protocol.QueryStandings, payload)
+	ans, err := adminCallWith(ctx, opt, *url, token, protocol.QueryStandings, payload)
 	if err != nil {
 		return err
 	}
 	var view *web.LeagueView
 	if *withRatings || *withCross {
-		if view, err = leagueView(ctx, base+"/api/league"); err != nil {
+		if view, err = leagueView(ctx, hc, base+"/api/league"); err != nil {
 			return err
 		}
 	}
 	var stats map[string]*league.PlayerStats
 	if *withStats {
-		if stats, err = playerStats(ctx, statusURL); err != nil {
+		if stats, err = playerStats(ctx, hc, statusURL); err != nil {
 			return err
 		}
 	}
@@ -160,14 +206,14 @@ func standingsCmd(ctx context.Context, args []string) error {
 }
 
 // leagueView reads GET /api/league, the live view's snapshot of the league.
-func leagueView(ctx context.Context, url string) (*web.LeagueView, error) {
+func leagueView(ctx context.Context, c *http.Client, url string) (*web.LeagueView, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read the league view: %w", err)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := c.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("read the league view: %w", err)
 	}
@@ -183,14 +229,14 @@ func leagueView(ctx context.Context, url string) (*web.LeagueView, error) {
 }
 
 // playerStats reads every player's statistics from GET /status.
-func playerStats(ctx context.Context, statusURL string) (map[string]*league.PlayerStats, error) {
+func playerStats(ctx context.Context, c *http.Client, statusURL string) (map[string]*league.PlayerStats, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, statusURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read statistics: %w", err)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := c.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("read statistics: %w", err)
 	}

@@ -24,6 +24,7 @@ commands:
   verify     check an audit log's hash chain and re-play every match through the rules
   export     write results and standings from a database as CSV, JSON or PGN
   conform    certify a player, referee or League Manager: play the other roles against it
+  certs      make a small CA and certificates for named hosts, to try TLS out
 
 run "league <command> -h" for the flags of a command`
 
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string) int {
 		err = exportCmd(args[1:])
 	case "conform":
 		err = conformCmd(ctx, args[1:])
+	case "certs":
+		err = certsCmd(args[1:])
 	case "-h", "--help", "help":
 		fmt.Println(usage)
 		return 0

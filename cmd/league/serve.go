@@ -40,6 +40,8 @@ func serve(ctx context.Context, args []string) (err error) {
 	drain := fset.Duration("drain", league.DefaultDrain, "on shutdown, how long matches in flight may finish before they are cancelled")
 	leaguesDir := fset.String("leagues", "", "folder of leagues: each folder in it holding a "+server.LeagueFile+" is a league, with its "+server.LeagueDBPath+" and "+server.LeagueAuditPath+" beside it, served at /leagues/<league_id>/mcp")
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
+	var netFlags cli.Net
+	netFlags.AddFlags(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
@@ -55,6 +57,13 @@ func serve(ctx context.Context, args []string) (err error) {
 			return usageError{fmt.Errorf("--leagues: %s belong to one league; set them in each league's %s", strings.Join(perLeague, ", "), server.LeagueFile)}
 		}
 	}
+	if err := netFlags.Check(*addr); err != nil {
+		return usageError{err}
+	}
+	serverTLS, clientTLS, err := netFlags.Load()
+	if err != nil {
+		return err
+	}
 	stopProfile, err := cli.StartCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
@@ -69,6 +78,7 @@ func serve(ctx context.Context, args []string) (err error) {
 		many, err := server.StartMany(ctx, server.ManyOptions{
 			Dir: *leaguesDir, Addr: *addr, Drain: *drain, CutDrain: cutCtx,
 			StopReason: "the League Manager was stopped by a signal", AdminToken: strings.TrimSpace(os.Getenv(adminTokenEnv)),
+			TLS: serverTLS, ClientTLS: clientTLS, Insecure: netFlags.Insecure, Advertise: netFlags.Advertise,
 		})
 		if err != nil {
 			return err
@@ -95,6 +105,7 @@ func serve(ctx context.Context, args []string) (err error) {
 		Overrides: server.Overrides{GameType: *gameType, Seed: *seed, LeagueID: *leagueID, MinPlayers: *minPlayers},
 		Drain:     *drain, CutDrain: cutCtx, StopReason: "the League Manager was stopped by a signal",
 		AdminToken: strings.TrimSpace(os.Getenv(adminTokenEnv)),
+		TLS:        serverTLS, ClientTLS: clientTLS, Insecure: netFlags.Insecure, Advertise: netFlags.Advertise,
 	}
 	if *window >= 0 {
 		opts.Overrides.WindowSeconds = window

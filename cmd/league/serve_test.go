@@ -45,7 +45,7 @@ func startServe(t *testing.T, dir string, extra ...string) *lmProc {
 		t.Fatalf("league serve did not print its address\nstderr:\n%s", p.stderr)
 	}
 	line, _, _ := strings.Cut(p.stdout.String(), "\n")
-	m := regexp.MustCompile(`^league manager listening on (http://127\.0\.0\.1:\d+/mcp)$`).FindStringSubmatch(line)
+	m := regexp.MustCompile(`^league manager listening on (https?://\S+/mcp)$`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("first stdout line %q, want `league manager listening on <url>`", line)
 	}

@@ -71,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Sprintf(" (crash-after exits with code %d)", player.CrashExitCode))
 	think := fset.Duration("think", 0, "wait this long before choosing each move, as if thinking (e.g. 20ms; for benchmarks)")
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
+	var netFlags cli.Net
+	netFlags.AddFlags(fset)
 	rest, err := cli.Parse(fset, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -82,6 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ID: *id, Addr: *addr, LeagueURL: *league, Strategy: *strat, Seed: *seed,
 		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout, Fault: *fault, Think: *think,
 		ModelURL: *modelURL, ModelAuth: lbm.AuthFromEnv(), Engine: engine,
+		Advertise: netFlags.Advertise, Insecure: netFlags.Insecure,
 	}
 	switch {
 	case len(rest) > 0:
@@ -89,6 +92,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	case *id == "":
 		fmt.Fprintln(stderr, "player: --id is required")
+		return 2
+	}
+	if err := netFlags.Check(*addr, cli.Call{Flag: "league", URL: *league}); err != nil {
+		fmt.Fprintf(stderr, "player: %v\n", err)
 		return 2
 	}
 	if *strat == player.StrategyLLM {
@@ -104,6 +111,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "player: %v\n", err)
 		return 2
+	}
+	if cfg.TLS, cfg.ClientTLS, err = netFlags.Load(); err != nil {
+		fmt.Fprintf(stderr, "player: %v\n", err)
+		return 1
 	}
 	log, logFile, err := logging.Open("player", filepath.Join(*logDir, "player_"+*id+".log"), "INFO")
 	if err != nil {

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/internal/netsec"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
@@ -39,18 +43,25 @@ type fakeLeague struct {
 	url    string
 	ready  chan string
 
-	mu     sync.Mutex
-	tokens map[string]string
+	mu        sync.Mutex
+	tokens    map[string]string
+	endpoints map[string]string // endpoint_url of each registration
 }
 
 func startLeague(t *testing.T, refuse protocol.Reason) *fakeLeague {
+	t.Helper()
+	return startLeagueTLS(t, refuse, nil)
+}
+
+// startLeagueTLS is startLeague serving HTTPS with cfg (plain HTTP when nil).
+func startLeagueTLS(t *testing.T, refuse protocol.Reason, cfg *tls.Config) *fakeLeague {
 	t.Helper()
 	v, err := protocol.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeLeague{refuse: refuse, ready: make(chan string, 8), tokens: map[string]string{}}
-	srv, err := httpserve.Start("127.0.0.1:0", protocol.NewServer(protocol.HandlerFunc(f.handle), v, nil, testLog(t)))
+	f := &fakeLeague{refuse: refuse, ready: make(chan string, 8), tokens: map[string]string{}, endpoints: map[string]string{}}
+	srv, err := httpserve.StartTLS("127.0.0.1:0", protocol.NewServer(protocol.HandlerFunc(f.handle), v, nil, testLog(t)), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +85,13 @@ func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.M
 		if f.refuse != "" {
 			return nil, protocol.Errorf(f.refuse, "refused by the test")
 		}
+		var p protocol.PlayerRegistration
+		if err := m.Decode(&p); err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+		f.endpoints[id] = p.EndpointURL
+		f.mu.Unlock()
 		typ = protocol.RegisterPlayerResponse
 		payload = map[string]any{"status": "registered", "auth_token": f.token(id), "league_id": "league-test",
 			"features": []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials}}
@@ -107,11 +125,17 @@ func (f *fakeLeague) token(id string) string {
 // shutdown sends LEAGUE_SHUTDOWN to a player as the League Manager.
 func (f *fakeLeague) shutdown(t *testing.T, id, url string) {
 	t.Helper()
+	f.shutdownTLS(t, id, url, nil)
+}
+
+// shutdownTLS is shutdown trusting cfg's roots.
+func (f *fakeLeague) shutdownTLS(t *testing.T, id, url string, cfg *tls.Config) {
+	t.Helper()
 	v, err := protocol.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := protocol.NewClient(v, nil)
+	c := protocol.NewClientWith(v, nil, protocol.ClientOptions{TLS: cfg})
 	defer c.Close()
 	m, err := protocol.NewMessage(protocol.LeagueShutdown, protocol.SenderLeagueManager, map[string]any{"reason": "league completed"})
 	if err != nil {
@@ -299,6 +323,13 @@ func TestRunExitCodes(t *testing.T) {
 		{"uci with two limits", []string{"--id", "p01", "--strategy", "uci", "--engine", "/usr/games/stockfish", "--nodes", "9", "--depth", "9"}, 2,
 			"set one search limit"},
 		{"engine option without a name", []string{"--id", "p01", "--strategy", "uci", "--engine", "e", "--engine-option", "=5"}, 2, "empty name"},
+		{"advertise that is not a url", []string{"--id", "p01", "--advertise", "host:9001"}, 2, `--advertise "host:9001" is not an absolute http(s) url`},
+		{"plain league url off loopback", []string{"--id", "p01", "--league", "http://10.0.0.1:8000/mcp"}, 2,
+			"--league http://10.0.0.1:8000/mcp is plain http off loopback: 10.0.0.1 is not loopback"},
+		{"plain server off loopback", []string{"--id", "p01", "--addr", "10.0.0.3:9001"}, 2, "--addr 10.0.0.3:9001 serves plain http off loopback"},
+		{"every interface without advertise", []string{"--id", "p01", "--addr", "0.0.0.0:9001"}, 2, "set --advertise"},
+		{"certificate without key", []string{"--id", "p01", "--tls-cert", "p01.pem"}, 2, "--tls-cert and --tls-key go together"},
+		{"certificate not there", []string{"--id", "p01", "--tls-cert", "/nonexistent/p01.pem", "--tls-key", "/nonexistent/p01-key.pem"}, 1, "load tls certificate"},
 		{"engine that is not there", []string{"--id", "p01", "--league", refusing.url, "--strategy", "uci", "--engine", "/nonexistent/stockfish"}, 1,
 			"player: engine /nonexistent/stockfish: start: fork/exec /nonexistent/stockfish: no such file or directory"},
 	}
@@ -312,6 +343,87 @@ func TestRunExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Over TLS the player trusts --tls-ca for the League Manager, serves HTTPS with its
+// certificate and registers the advertised endpoint.
+func TestRegistersOverTLSWithTheAdvertisedEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := netsec.MakeCerts(dir, []string{"127.0.0.1", "localhost"}, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	cert, key := netsec.CertFiles(dir, "127.0.0.1")
+	scfg, err := netsec.ServerConfig(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg := startLeagueTLS(t, "", scfg)
+	// A free port, so that the advertised URL can name it (by another name the
+	// certificate also covers).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	advertise := fmt.Sprintf("https://localhost:%d/mcp", port)
+	pcert, pkey := netsec.CertFiles(dir, "localhost")
+	ca := filepath.Join(dir, netsec.CAFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"--id", "p01", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--advertise", advertise, "--league", lg.url,
+			"--tls-cert", pcert, "--tls-key", pkey, "--tls-ca", ca, "--log-dir", t.TempDir(), "--register-for", "5s"}, &stdout, &stderr)
+	}()
+	select {
+	case <-lg.ready:
+	case c := <-code:
+		t.Fatalf("player exited with %d; stderr:\n%s", c, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no AGENT_READY; stderr:\n%s", stderr.String())
+	}
+	lg.mu.Lock()
+	got := lg.endpoints["p01"]
+	lg.mu.Unlock()
+	if got != advertise {
+		t.Errorf("registered endpoint %s, want the advertised %s", got, advertise)
+	}
+	if want := "player p01 listening on " + advertise + "\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+	ccfg, err := netsec.ClientConfig(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.shutdownTLS(t, "p01", advertise, ccfg)
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("exit code %d, want 0; stderr:\n%s", c, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("player did not stop after LEAGUE_SHUTDOWN")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader in two goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestBadFlagsCreateNoLogFile(t *testing.T) {

@@ -46,12 +46,23 @@ func run(ctx context.Context, args []string) int {
 	drainMS := fset.Int("drain-timeout-ms", int(referee.DefaultDrainTimeout.Milliseconds()),
 		"after LEAGUE_SHUTDOWN, how long matches in progress may run before they are abandoned")
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
+	var netFlags cli.Net
+	netFlags.AddFlags(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return 2
 	}
 	if *id == "" {
 		fmt.Fprintln(os.Stderr, "referee: --id is required")
 		return 2
+	}
+	if err := netFlags.Check(*addr, cli.Call{Flag: "league", URL: *leagueURL}); err != nil {
+		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
+		return 2
+	}
+	serverTLS, clientTLS, err := netFlags.Load()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
+		return 1
 	}
 	for _, f := range []struct {
 		name    string
@@ -82,6 +93,7 @@ func run(ctx context.Context, args []string) int {
 		Policy: *policy, MoveTimeout: time.Duration(*moveMS) * time.Millisecond, JoinTimeout: time.Duration(*joinMS) * time.Millisecond,
 		ReportTimeout: time.Duration(*reportMS) * time.Millisecond, DrainTimeout: time.Duration(*drainMS) * time.Millisecond,
 		Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1},
+		Advertise: netFlags.Advertise, TLS: serverTLS, ClientTLS: clientTLS, Insecure: netFlags.Insecure,
 	}, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "referee: %v\n", err)

@@ -22,6 +22,12 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"too many max matches", []string{"--id", "ref1", "--max-matches", "65"}},
 		{"zero max queued", []string{"--id", "ref1", "--max-queued", "0"}},
 		{"too long a queue", []string{"--id", "ref1", "--max-queued", "193"}},
+		{"advertise that is not a url", []string{"--id", "ref1", "--advertise", "/mcp"}},
+		{"advertise plain http off loopback", []string{"--id", "ref1", "--advertise", "http://10.0.0.2:8001/mcp"}},
+		{"plain league url off loopback", []string{"--id", "ref1", "--league", "http://10.0.0.1:8000/mcp"}},
+		{"plain server off loopback", []string{"--id", "ref1", "--addr", "10.0.0.2:8001"}},
+		{"every interface without advertise", []string{"--id", "ref1", "--addr", ":8001", "--tls-cert", "c.pem", "--tls-key", "k.pem"}},
+		{"key without certificate", []string{"--id", "ref1", "--tls-key", "k.pem"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

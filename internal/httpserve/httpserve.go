@@ -3,6 +3,7 @@ package httpserve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -12,9 +13,10 @@ import (
 
 // Server is a started HTTP server bound to a real address.
 type Server struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan error
+	srv    *http.Server
+	ln     net.Listener
+	scheme string
+	done   chan error
 }
 
 // Timeouts bound how long a client may hold a connection, so that slow or stalled
@@ -30,11 +32,25 @@ var DefaultTimeouts = Timeouts{ReadHeader: 5 * time.Second, Read: 10 * time.Seco
 // until Shutdown.
 func Start(addr string, h http.Handler) (*Server, error) { return StartWith(addr, h, DefaultTimeouts) }
 
+// StartTLS is Start serving HTTPS with cfg (see internal/netsec.ServerConfig); nil
+// cfg serves plain HTTP.
+func StartTLS(addr string, h http.Handler, cfg *tls.Config) (*Server, error) {
+	return start(addr, h, DefaultTimeouts, cfg)
+}
+
 // StartWith is Start with other timeouts (tests of slow clients use short ones).
 func StartWith(addr string, h http.Handler, t Timeouts) (*Server, error) {
+	return start(addr, h, t, nil)
+}
+
+func start(addr string, h http.Handler, t Timeouts, cfg *tls.Config) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	scheme := "http"
+	if cfg != nil {
+		ln, scheme = tls.NewListener(ln, cfg), "https"
 	}
 	s := &Server{
 		srv: &http.Server{
@@ -45,8 +61,9 @@ func StartWith(addr string, h http.Handler, t Timeouts) (*Server, error) {
 			IdleTimeout:       t.Idle,
 			MaxHeaderBytes:    16 << 10,
 		},
-		ln:   ln,
-		done: make(chan error, 1),
+		ln:     ln,
+		scheme: scheme,
+		done:   make(chan error, 1),
 	}
 	// The serving goroutine ends when Shutdown closes the listener.
 	go func() {
@@ -62,8 +79,11 @@ func StartWith(addr string, h http.Handler, t Timeouts) (*Server, error) {
 // Addr is the bound address, e.g. 127.0.0.1:8000.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL is the JSON-RPC endpoint of the server.
-func (s *Server) URL() string { return "http://" + s.Addr() + "/mcp" }
+// Base is the server's root, e.g. https://10.0.0.2:8000: https when it serves TLS.
+func (s *Server) Base() string { return s.scheme + "://" + s.Addr() }
+
+// URL is the JSON-RPC endpoint of the server, Base + /mcp.
+func (s *Server) URL() string { return s.Base() + "/mcp" }
 
 // Shutdown stops accepting requests and waits for those in flight until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {

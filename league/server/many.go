@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +53,13 @@ type ManyOptions struct {
 	Log *zerolog.Logger
 	// Stderr receives the readable log lines of the leagues; nil means os.Stderr.
 	Stderr io.Writer
+	// TLS, ClientTLS and Insecure apply to every league as in Options.
+	TLS       *tls.Config
+	ClientTLS *tls.Config
+	Insecure  bool
+	// Advertise is the base URL others reach the leagues at (e.g. https://lm.example:8000);
+	// empty: the listen address's.
+	Advertise string
 }
 
 // LeagueInfo is one league of a Many as the root page and /api/leagues list it.
@@ -85,8 +93,9 @@ const (
 // database, audit log, lifecycle, live view and metrics; a league that fails to start
 // is reported and the others run. It ends once every league has shut down.
 type Many struct {
-	http    *httpserve.Server
-	log     zerolog.Logger
+	http      *httpserve.Server
+	advertise string
+	log       zerolog.Logger
 	leagues []*mounted
 	proc    *prometheus.Registry // the process's Go and process metrics, once
 	stop    context.CancelFunc   // shuts every league down
@@ -113,7 +122,7 @@ func StartMany(ctx context.Context, opts ManyOptions) (*Many, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(ctx)
-	m := &Many{log: log, proc: prometheus.NewRegistry(), stop: stop, done: make(chan struct{})}
+	m := &Many{log: log, advertise: strings.TrimSuffix(opts.Advertise, "/"), proc: prometheus.NewRegistry(), stop: stop, done: make(chan struct{})}
 	m.proc.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ids := map[string]string{}
 	for _, folder := range folders {
@@ -127,7 +136,7 @@ func StartMany(ctx context.Context, opts ManyOptions) (*Many, error) {
 	if addr == "" {
 		addr = DefaultAddr
 	}
-	srv, err := httpserve.Start(addr, m.routes())
+	srv, err := httpserve.StartTLS(addr, m.routes(), opts.TLS)
 	if err != nil {
 		m.stopAll()
 		return nil, err
@@ -180,6 +189,7 @@ func (m *Many) open(ctx context.Context, opts ManyOptions, folder string, ids ma
 		Config: cfg, DBPath: filepath.Join(dir, LeagueDBPath), AuditPath: filepath.Join(dir, LeagueAuditPath),
 		LogPath: filepath.Join(dir, LeagueLogPath), Drain: opts.Drain, CutDrain: opts.CutDrain,
 		StopReason: opts.StopReason, AdminToken: opts.AdminToken, Stderr: opts.Stderr, mounted: true,
+		ClientTLS: opts.ClientTLS, Insecure: opts.Insecure,
 	})
 	if err != nil {
 		lg.info.Error = err.Error()
@@ -218,8 +228,14 @@ func (m *Many) stopAll() {
 	}
 }
 
-// URL is the base address of the leagues, e.g. http://127.0.0.1:8000/.
-func (m *Many) URL() string { return "http://" + m.http.Addr() + "/" }
+// URL is the base address of the leagues, e.g. http://127.0.0.1:8000/: the advertised
+// one when set.
+func (m *Many) URL() string {
+	if m.advertise != "" {
+		return m.advertise + "/"
+	}
+	return m.http.Base() + "/"
+}
 
 // Addr is the bound address, e.g. 127.0.0.1:8000.
 func (m *Many) Addr() string { return m.http.Addr() }

@@ -13,6 +13,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -91,6 +92,14 @@ type Options struct {
 	// Clock drives every deadline of the league (registration window, leases, result
 	// reports, suspensions, the drain); nil means real time. Tests pass a fake one.
 	Clock Clock
+	// TLS, when set, makes the League Manager serve HTTPS (netsec.ServerConfig).
+	TLS *tls.Config
+	// ClientTLS configures the calls to agents (whom to trust); nil: the system's roots.
+	ClientTLS *tls.Config
+	// Insecure accepts and calls agents at plain-http endpoints off loopback.
+	Insecure bool
+	// Advertise is the endpoint URL reports; empty: the URL of the listen address.
+	Advertise string
 
 	// mounted: the league is served by a Many under its path, not on an address.
 	mounted bool
@@ -124,9 +133,10 @@ type Timer interface {
 
 // Server is a running League Manager. Wait for its end with Wait or Done.
 type Server struct {
-	http *httpserve.Server // nil when mounted
-	log  zerolog.Logger
-	cfg  *config.Config
+	http      *httpserve.Server // nil when mounted
+	advertise string
+	log       zerolog.Logger
+	cfg       *config.Config
 
 	// handler and gate serve a mounted league: requests pass the gate until the league
 	// closes, and its close waits for those in flight.
@@ -166,12 +176,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, shuttingDown: make(chan struct{}), done: make(chan struct{})}
+	s := &Server{cfg: cfg, advertise: opts.Advertise, shuttingDown: make(chan struct{}), done: make(chan struct{})}
 	if err := s.open(cfg, opts); err != nil {
 		return nil, s.close(err)
 	}
 	if s.http != nil {
-		s.log.Info().Str("url", s.http.URL()).Str("live_view", "http://"+s.http.Addr()+"/").Str("league_id", cfg.League.LeagueID).
+		s.log.Info().Str("url", s.URL()).Str("addr", s.http.Addr()).Str("live_view", s.http.Base()+"/").Str("league_id", cfg.League.LeagueID).
 			Str("game_type", cfg.League.GameType).Str("db", cfg.Database.Path).Msg("league manager listening")
 	} else {
 		s.log.Info().Str("game_type", cfg.League.GameType).Str("db", cfg.Database.Path).Msg("league opened")
@@ -181,8 +191,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// URL is the League Manager's JSON-RPC endpoint, e.g. http://127.0.0.1:8000/mcp.
-func (s *Server) URL() string { return s.http.URL() }
+// URL is the League Manager's JSON-RPC endpoint, e.g. http://127.0.0.1:8000/mcp:
+// Options.Advertise when set.
+func (s *Server) URL() string {
+	if s.advertise != "" {
+		return s.advertise
+	}
+	return s.http.URL()
+}
 
 // Addr is the bound address, e.g. 127.0.0.1:8000; GET /status and the live view are
 // served there.
@@ -296,8 +312,8 @@ func (s *Server) open(cfg *config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s.client = protocol.NewClient(validator, log)
-	mopt := league.Options{Config: cfg, Store: db, Audit: log, Client: s.client, AdminToken: token, Log: s.log}
+	s.client = protocol.NewClientWith(validator, log, protocol.ClientOptions{TLS: opts.ClientTLS, Insecure: opts.Insecure})
+	mopt := league.Options{Config: cfg, Store: db, Audit: log, Client: s.client, AdminToken: token, Log: s.log, Insecure: opts.Insecure}
 	if c := opts.Clock; c != nil {
 		mopt.Now = c.Now
 		mopt.AfterFunc = func(d time.Duration, f func()) league.Timer { return c.AfterFunc(d, f) }
@@ -316,7 +332,7 @@ func (s *Server) open(cfg *config.Config, opts Options) error {
 		s.handler, s.gate = league.Routes(mgr, rpc), newGate()
 		return mgr.Start()
 	}
-	srv, err := httpserve.Start(addr, league.Routes(mgr, rpc))
+	srv, err := httpserve.StartTLS(addr, league.Routes(mgr, rpc), opts.TLS)
 	if err != nil {
 		return err
 	}
