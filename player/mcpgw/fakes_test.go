@@ -147,20 +147,20 @@ func (f *fakeLeague) shutdown(t *testing.T, id string) {
 	}
 }
 
-// referee sends match messages to seats as the referee of match R1M1 would.
-type referee struct {
+// fakeReferee sends match messages to seats as the referee of match R1M1 would.
+type fakeReferee struct {
 	t      *testing.T
 	league *fakeLeague
 	client *protocol.Client
 }
 
-func newReferee(t *testing.T, lg *fakeLeague) *referee {
+func newReferee(t *testing.T, lg *fakeLeague) *fakeReferee {
 	c := protocol.NewClient(lg.v, nil)
 	t.Cleanup(c.Close)
-	return &referee{t: t, league: lg, client: c}
+	return &fakeReferee{t: t, league: lg, client: c}
 }
 
-func (r *referee) send(ctx context.Context, id, messageType string, payload any) (*protocol.Message, error) {
+func (r *fakeReferee) send(ctx context.Context, id, messageType string, payload any) (*protocol.Message, error) {
 	r.t.Helper()
 	m, err := protocol.NewMessage(messageType, protocol.RefereeSender("ref1"), payload)
 	if err != nil {
@@ -172,7 +172,7 @@ func (r *referee) send(ctx context.Context, id, messageType string, payload any)
 }
 
 // invite sends GAME_INVITATION of match R1M1 against opponent.
-func (r *referee) invite(id, opponent string) {
+func (r *fakeReferee) invite(id, opponent string) {
 	r.t.Helper()
 	ans, err := r.send(context.Background(), id, protocol.GameInvitation, protocol.Invitation{MatchID: "R1M1", GameType: "tic_tac_toe", Opponents: []string{opponent}})
 	if err != nil {
@@ -186,7 +186,7 @@ func (r *referee) invite(id, opponent string) {
 
 // requestMove sends REQUEST_MOVE on an empty board in the background; the answer, or
 // the error, arrives on the channel.
-func (r *referee) requestMove(id string, deadline time.Duration) <-chan moveAnswer {
+func (r *fakeReferee) requestMove(id string, deadline time.Duration) <-chan moveAnswer {
 	r.t.Helper()
 	ch := make(chan moveAnswer, 1)
 	board := [][]string{{"X", "", ""}, {"", "", ""}, {"", "", ""}}
