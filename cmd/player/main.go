@@ -40,6 +40,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "serve-model" {
 		return serveModel(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "mcp" {
+		return serveMCP(ctx, args[1:], os.Stdin, stdout, stderr)
+	}
 	fset := flag.NewFlagSet("player", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	id := fset.String("id", "", "player id (required), e.g. p01")

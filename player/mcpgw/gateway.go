@@ -57,7 +57,8 @@ type Config struct {
 	Version string
 }
 
-func (c Config) validate() error {
+// Validate checks the configuration without side effects.
+func (c Config) Validate() error {
 	if c.Addr == "" {
 		return errors.New("listen address is empty")
 	}
@@ -101,7 +102,7 @@ func Start(cfg Config, log zerolog.Logger) (*Gateway, error) {
 }
 
 func start(cfg Config, log zerolog.Logger, clk clock) (*Gateway, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.RegisterFor == 0 {

@@ -90,7 +90,7 @@ type GameOver struct {
 
 // MoveInput is make_move's input.
 type MoveInput struct {
-	Move    any    `json:"move" jsonschema:"your move, written as one of turn.legal_moves (e.g. \"1,2\" in tic-tac-toe, \"3\" in connect four, \"e2e4\" in chess, \"rock\")"`
+	Move    string `json:"move" jsonschema:"your move, written as one of turn.legal_moves (e.g. \"1,2\" in tic-tac-toe, \"3\" in connect four, \"e2e4\" in chess, \"rock\")"`
 	MatchID string `json:"match_id,omitempty" jsonschema:"the match the move is for (optional: the oldest turn waiting by default)"`
 }
 
@@ -204,12 +204,12 @@ func (g *Gateway) moveTool(_ context.Context, req *sdk.CallToolRequest, in MoveI
 	if s == nil {
 		return nil, MoveResult{}, fmt.Errorf("make_move: %w", errNoSeat)
 	}
-	if in.Move == nil {
-		return nil, MoveResult{}, errors.New("make_move: move is missing: write one of turn.legal_moves")
+	if strings.TrimSpace(in.Move) == "" {
+		return nil, MoveResult{}, errors.New("make_move: move is empty: write one of turn.legal_moves")
 	}
 	raw, err := json.Marshal(in.Move)
 	if err != nil {
-		return nil, MoveResult{}, fmt.Errorf("make_move: move is not JSON: %w", err)
+		return nil, MoveResult{}, fmt.Errorf("make_move: %w", err)
 	}
 	res, err := s.move(raw, in.MatchID)
 	if err != nil {
