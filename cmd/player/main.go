@@ -1,5 +1,7 @@
 // Command player runs one player agent: it serves its endpoint, registers with the League
 // Manager and plays the matches referees invite it to until the league shuts down.
+// "player serve-model" serves a strategy as an LBM Arena model server, and "player mcp" the
+// MCP gateway, through which MCP clients take seats in a league.
 package main
 
 import (

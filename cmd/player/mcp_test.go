@@ -434,3 +434,28 @@ func TestMCPStdio(t *testing.T) {
 		t.Errorf("exit code %d; stderr:\n%s", code, stderr)
 	}
 }
+
+func TestMCPCommandLine(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"help", []string{"-h"}, 0, "-stdio"},
+		{"league that is not http", []string{"--league", "ftp://league"}, 2, "must be an http(s) url"},
+		{"stray argument", []string{"extra"}, 2, "unexpected argument"},
+		{"negative duration", []string{"--register-for", "-1s"}, 2, "must not be negative"},
+		{"address taken by nothing valid", []string{"--addr", "256.0.0.1:1"}, 1, "listen on 256.0.0.1:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			args := append([]string{"mcp", "--log-dir", t.TempDir()}, tt.args...)
+			code := run(context.Background(), args, io.Discard, &stderr)
+			if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("run: code %d, stderr %q; want code %d and stderr mentioning %q", code, stderr.String(), tt.wantCode, tt.wantStderr)
+			}
+		})
+	}
+}
