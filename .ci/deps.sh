@@ -2,12 +2,14 @@
 # Installs the Debian packages the tests need when they are missing (make test runs it):
 # gcc for cgo (SQLite), chromium for the browser test, python3 with requests for the
 # interop and model-API tests, pgn-extract to validate the PGN export, nodejs for the
-# JavaScript example player (examples/node), stockfish for the uci strategy's tests.
+# JavaScript example player (examples/node), npm for npx, which runs the MCP clients of the
+# gateway's tests (Debian's nodejs package leaves it out), stockfish for the uci strategy's tests.
 set -euo pipefail
 need=()
 command -v gcc >/dev/null || need+=(gcc)
 command -v python3 >/dev/null || need+=(python3)
 command -v node >/dev/null || need+=(nodejs)
+command -v npx >/dev/null || need+=(npm)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 # Debian installs it in /usr/games, which root's PATH lacks.
 command -v pgn-extract >/dev/null || [ -x /usr/games/pgn-extract ] || need+=(pgn-extract)

@@ -18,6 +18,12 @@ import (
 // fallbackStrategy plays when the configured strategy does not support a match's game.
 const fallbackStrategy = "random"
 
+// Finisher is a strategy told how its match ended; the MCP gateway's seats pass the
+// result on to their client.
+type Finisher interface {
+	Finish(result protocol.GameResult)
+}
+
 // match is the player's state of one match in progress.
 type match struct {
 	game     game.Game
@@ -254,7 +260,7 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	opponent := m.opponent
 	p.mu.Unlock()
 	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS,
-		Opponent: opponent, ConversationID: env.ConversationID}
+		Opponent: opponent, ConversationID: env.ConversationID, LastResult: req.LastResult, Warning: req.Warning}
 	var move, meta json.RawMessage
 	switch s := m.strategy.(type) {
 	case strategy.ContextExplainer:
@@ -340,6 +346,9 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 	}
 	p.mu.Unlock()
 	if ended != nil {
+		if f, ok := ended.strategy.(Finisher); ok && !repeated {
+			f.Finish(over)
+		}
 		p.release(ended)
 	}
 	zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("outcome", string(over.Outcome)).Str("reason", over.Reason).

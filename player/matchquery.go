@@ -121,6 +121,18 @@ func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) err
 	return nil
 }
 
+// MatchInfo asks the League Manager about one of the player's matches (QUERY_MATCH, an
+// extension it announces as match_query). It returns ErrNotRegistered before
+// registration succeeded.
+func (p *Player) MatchInfo(ctx context.Context, matchID string) (protocol.MatchDetails, error) {
+	select {
+	case <-p.registered:
+	default:
+		return protocol.MatchDetails{}, ErrNotRegistered
+	}
+	return p.queryMatch(ctx, matchID)
+}
+
 // queryMatch sends QUERY_MATCH about matchID with the player's own token.
 func (p *Player) queryMatch(ctx context.Context, matchID string) (protocol.MatchDetails, error) {
 	msg, err := p.leagueMessage(protocol.QueryMatch, protocol.MatchQuery{MatchID: matchID})

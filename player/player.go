@@ -108,6 +108,10 @@ type Config struct {
 	// Engine is the chess engine of the "uci" strategy; required by and only used with
 	// that strategy.
 	Engine uci.Config
+	// Remote, when set, builds the strategy of every match in place of Strategy's plugin:
+	// the moves come from elsewhere (the MCP gateway's seats, whose client chooses them).
+	// Strategy then only names it in Status, and no stand-in strategy ever plays.
+	Remote func(g game.Game, matchID string) (strategy.Strategy, error)
 }
 
 // StrategyLBM plays every move through an external model server (Config.ModelURL).
@@ -138,6 +142,7 @@ func (c Config) Validate() error {
 		}
 	}
 	switch {
+	case c.Remote != nil:
 	case c.Strategy == StrategyLBM:
 		if u, err := url.Parse(c.ModelURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("strategy lbm needs a model server url, got %q", c.ModelURL)
@@ -277,6 +282,11 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 	case StrategyUCI:
 		p.newStrategy = p.engineStrategy
 	}
+	if cfg.Remote != nil {
+		p.newStrategy = func(_ string, g game.Game, _ int64, matchID string) (strategy.Strategy, error) {
+			return cfg.Remote(g, matchID)
+		}
+	}
 	return p, nil
 }
 
@@ -302,11 +312,34 @@ func (p *Player) Run(ctx context.Context) error {
 	}
 	// Tools and tests read the endpoint from this one stdout line.
 	fmt.Fprintf(p.cfg.Stdout, "player %s listening on %s\n", p.cfg.ID, endpoint)
+	return p.play(ctx, endpoint, srv)
+}
 
+// Serve is Run for a player whose endpoint another server serves (the MCP gateway serves
+// the Handler of each seat at a path of its own): it registers endpoint and plays until
+// ctx ends or LEAGUE_SHUTDOWN arrives, and prints nothing.
+func (p *Player) Serve(ctx context.Context, endpoint string) error {
+	if !p.ran.CompareAndSwap(false, true) {
+		return errors.New("player: run called twice")
+	}
+	p.setState(StateRegistering)
+	return p.play(ctx, endpoint, nil)
+}
+
+// Handler is the player's JSON-RPC endpoint, for the server of a player run with Serve.
+func (p *Player) Handler() http.Handler { return p.rpc }
+
+// Registered is closed once the player is registered.
+func (p *Player) Registered() <-chan struct{} { return p.registered }
+
+// play registers endpoint and serves until ctx ends or LEAGUE_SHUTDOWN arrives, then
+// stops: srv, when the player has its own, is shut down gracefully.
+func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Server) error {
+	var err error
 	switch {
 	case p.model != nil:
 		err = p.checkModel(ctx)
-	case p.cfg.Strategy == StrategyUCI:
+	case p.cfg.Strategy == StrategyUCI && p.cfg.Remote == nil:
 		err = p.checkEngine(ctx)
 	}
 	if err == nil {
@@ -332,12 +365,14 @@ func (p *Player) Run(ctx context.Context) error {
 	}
 	p.setState(StateStopping)
 	close(p.stopping)
-	// Shutdown lets requests in flight finish, so a LEAGUE_SHUTDOWN_ACK is written before
-	// the connection closes.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	if serr := srv.Shutdown(sctx); serr != nil && err == nil {
-		err = fmt.Errorf("shut down server: %w", serr)
+	if srv != nil {
+		// Shutdown lets requests in flight finish, so a LEAGUE_SHUTDOWN_ACK is written
+		// before the connection closes.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+			err = fmt.Errorf("shut down server: %w", serr)
+		}
 	}
 	p.releaseAll()
 	p.client.Close()

@@ -1,5 +1,7 @@
 // Command player runs one player agent: it serves its endpoint, registers with the League
 // Manager and plays the matches referees invite it to until the league shuts down.
+// "player serve-model" serves a strategy as an LBM Arena model server, and "player mcp" the
+// MCP gateway, through which MCP clients take seats in a league.
 package main
 
 import (
@@ -41,6 +43,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "serve-model" {
 		return serveModel(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "mcp" {
+		return serveMCP(ctx, args[1:], os.Stdin, stdout, stderr)
 	}
 	fset := flag.NewFlagSet("player", flag.ContinueOnError)
 	fset.SetOutput(stderr)

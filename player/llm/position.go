@@ -61,8 +61,36 @@ func describe(g game.Game, stepContext json.RawMessage) (position, error) {
 	if err != nil {
 		return position{}, fmt.Errorf("describe %s: %w", g.Type(), err)
 	}
-	return p, nil
+	p.rules, err = Rules(g)
+	return p, err
 }
+
+// Rules are the rules of g in a few sentences, as a model is told them.
+func Rules(g game.Game) (string, error) {
+	switch g.Type() {
+	case game.TypeTicTacToe:
+		return "Tic-tac-toe on a 3x3 board. Players take turns putting their mark (X or O) in an empty cell; X moves first. " +
+			"Three of your marks in a row, a column or a diagonal win; a full board without such a line is a draw. " +
+			"Rows and columns are numbered 0 to 2 from the top left.", nil
+	case game.TypeConnectFour:
+		return fmt.Sprintf("Connect Four on a board of %d rows and %d columns. Players take turns dropping a disc (R or Y) into a column "+
+			"that is not full; it falls to the lowest empty cell. R moves first. Four of your discs in a line (across, down or diagonal) win; "+
+			"a full board is a draw. Columns are numbered 0 to %d from the left.", game.ConnectFourRows, game.ConnectFourCols, game.ConnectFourCols-1), nil
+	case game.TypeChess:
+		return fmt.Sprintf("Chess by the FIDE Laws: checkmate wins; stalemate, threefold repetition, the fifty-move rule and "+
+			"insufficient material draw, and a game still running after %d half-moves is adjudicated a draw.", g.MaxSteps()), nil
+	case game.TypeRockPaperScissors:
+		return fmt.Sprintf("Rock-paper-scissors, best of %d rounds. Each round both players choose rock, paper or scissors at the same time: "+
+			"rock beats scissors, scissors beats paper, paper beats rock, and equal choices draw the round.", g.MaxSteps()) + roundsEnd, nil
+	case game.TypeEvenOdd:
+		return fmt.Sprintf("Even or odd, best of %d rounds. Each round the referee draws a secret number from 1 to 10 and both players "+
+			"call \"even\" or \"odd\" at the same time; being right while the opponent is wrong wins the round, anything else draws it.", g.MaxSteps()) + roundsEnd, nil
+	}
+	return "", fmt.Errorf("the llm strategy does not play %s", g.Type())
+}
+
+// roundsEnd is how a rounds game ends.
+const roundsEnd = " The match ends when the rounds are played or the leader can no longer be caught; more rounds won wins the match."
 
 func describeTicTacToe(raw json.RawMessage, legal []json.RawMessage) (position, error) {
 	c, err := game.ParseTicTacToeContext(raw)
@@ -87,12 +115,7 @@ func describeTicTacToe(raw json.RawMessage, legal []json.RawMessage) (position, 
 		}
 		choices[k] = choice{label: fmt.Sprintf("%d,%d", cell.Row, cell.Col), move: m}
 	}
-	return position{
-		rules: "Tic-tac-toe on a 3x3 board. Players take turns putting their mark (X or O) in an empty cell; X moves first. " +
-			"Three of your marks in a row, a column or a diagonal win; a full board without such a line is a draw. " +
-			"Rows and columns are numbered 0 to 2 from the top left.",
-		board: b.String(), choices: choices,
-	}, nil
+	return position{board: b.String(), choices: choices}, nil
 }
 
 func describeConnectFour(raw json.RawMessage, legal []json.RawMessage) (position, error) {
@@ -122,12 +145,7 @@ func describeConnectFour(raw json.RawMessage, legal []json.RawMessage) (position
 		}
 		choices[k] = choice{label: strconv.Itoa(col.Column), move: m}
 	}
-	return position{
-		rules: fmt.Sprintf("Connect Four on a board of %d rows and %d columns. Players take turns dropping a disc (R or Y) into a column "+
-			"that is not full; it falls to the lowest empty cell. R moves first. Four of your discs in a line (across, down or diagonal) win; "+
-			"a full board is a draw. Columns are numbered 0 to %d from the left.", game.ConnectFourRows, game.ConnectFourCols, game.ConnectFourCols-1),
-		board: b.String(), choices: choices,
-	}, nil
+	return position{board: b.String(), choices: choices}, nil
 }
 
 // chessExtras are the fields of a chess context that referees may add: the check flag and
@@ -166,11 +184,7 @@ func describeChess(g game.Game, raw json.RawMessage, legal []json.RawMessage) (p
 	for k, u := range c.LegalMoves {
 		choices[k] = choice{label: u, san: san[u], move: legal[k]}
 	}
-	return position{
-		rules: fmt.Sprintf("Chess by the FIDE Laws: checkmate wins; stalemate, threefold repetition, the fifty-move rule and "+
-			"insufficient material draw, and a game still running after %d half-moves is adjudicated a draw.", g.MaxSteps()),
-		board: b.String(), choices: choices,
-	}, nil
+	return position{board: b.String(), choices: choices}, nil
 }
 
 // chessHistory is the game's moves so far in SAN when the context lists them, else the
@@ -260,14 +274,7 @@ func describeRounds(g game.Game, raw json.RawMessage, legal []json.RawMessage) (
 		}
 		choices[k] = choice{label: ch.Choice, move: m}
 	}
-	rules := fmt.Sprintf("Rock-paper-scissors, best of %d rounds. Each round both players choose rock, paper or scissors at the same time: "+
-		"rock beats scissors, scissors beats paper, paper beats rock, and equal choices draw the round.", g.MaxSteps())
-	if g.Type() == game.TypeEvenOdd {
-		rules = fmt.Sprintf("Even or odd, best of %d rounds. Each round the referee draws a secret number from 1 to 10 and both players "+
-			"call \"even\" or \"odd\" at the same time; being right while the opponent is wrong wins the round, anything else draws it.", g.MaxSteps())
-	}
-	rules += " The match ends when the rounds are played or the leader can no longer be caught; more rounds won wins the match."
-	return position{rules: rules, board: b.String(), choices: choices}, nil
+	return position{board: b.String(), choices: choices}, nil
 }
 
 func roundResult(o protocol.Outcome) string {
@@ -286,4 +293,41 @@ func cellText(cell string) string {
 		return "."
 	}
 	return cell
+}
+
+// Position is a step_context as a model reads it, for agents outside this package that
+// show positions to a model (the MCP gateway).
+type Position struct {
+	// Rules are the game's rules in a few sentences.
+	Rules string
+	// Board shows the position as text, whose turn it is and how to write a move.
+	Board string
+	// Moves are the legal moves as a model is asked to write them, in the rules' order.
+	Moves []string
+	pos   position
+}
+
+// Describe reads a step_context of g; the legal moves come from the game's rules.
+func Describe(g game.Game, stepContext json.RawMessage) (Position, error) {
+	pos, err := describe(g, stepContext)
+	if err != nil {
+		return Position{}, err
+	}
+	moves := make([]string, len(pos.choices))
+	for k, c := range pos.choices {
+		moves[k] = c.label
+	}
+	return Position{Rules: pos.rules, Board: pos.board, Moves: moves, pos: pos}, nil
+}
+
+// Find returns the legal move that move names, as Moves writes it and as its
+// move_payload: move may be a label of Moves (case, spaces, brackets and dashes aside), a
+// SAN in chess, or the move_payload itself. The error says why no legal move matches, in
+// words meant for the model.
+func (p Position) Find(move json.RawMessage) (label string, payload json.RawMessage, err error) {
+	k, err := p.pos.find(move)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.pos.choices[k].label, p.pos.choices[k].move, nil
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Request is one REQUEST_MOVE as a strategy sees it.
@@ -31,6 +32,10 @@ type Request struct {
 	Opponent string
 	// ConversationID is the envelope's, for strategies that log.
 	ConversationID string
+	// LastResult is what the referee made of the player's previous move, when it says.
+	LastResult *protocol.LastResult
+	// Warning says why the request is sent again, when it is.
+	Warning string
 }
 
 // Strategy chooses the move_payload for a request.
