@@ -113,7 +113,11 @@ type mounted struct {
 // only when Dir cannot be read, holds no league, or the address cannot be listened on;
 // a league that cannot start is listed as failed with its error.
 func StartMany(ctx context.Context, opts ManyOptions) (*Many, error) {
-	log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true}).With().Timestamp().Str("component", "league_manager").Logger()
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: true}).With().Timestamp().Str("component", "league_manager").Logger()
 	if opts.Log != nil {
 		log = *opts.Log
 	}
