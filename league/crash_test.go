@@ -3,11 +3,14 @@ package league
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"maps"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -142,6 +145,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 		cut        func(t *testing.T, l *testLeague, mt liveMatch) *protocol.Message
 		repair     func(tb testing.TB, dir string)
 		recoveries int // AUDIT_RECOVERY events expected
+		recovered  int // results the restart writes to the log from the database
 	}{
 		{"result stored, round not completed", func(t *testing.T, l *testLeague, mt liveMatch) *protocol.Message {
 			if _, err := l.store.DB().Exec(`CREATE TRIGGER cut BEFORE INSERT ON standings_snapshots BEGIN SELECT RAISE(ABORT, 'killed'); END`); err != nil {
@@ -150,21 +154,29 @@ func TestCrashBetweenWrites(t *testing.T) {
 			msg := l.report(mt.Referee, l.refTokens[mt.Referee], mt, decided(mt, 0))
 			l.refused(msg, protocol.ReasonInternal)
 			return msg
-		}, dropTrigger("cut"), 0},
+		}, dropTrigger("cut"), 0, 1}, // stored though refused: recovered, then acknowledged
 		{"result stored, audit line not written", func(t *testing.T, l *testLeague, mt liveMatch) *protocol.Message {
 			msg := l.report(mt.Referee, l.refTokens[mt.Referee], mt, decided(mt, 0))
 			if _, err := l.m.Handle(context.Background(), msg); err != nil {
 				t.Fatal(err)
 			}
 			return msg
-		}, nil, 0},
+		}, nil, 0, 1},
+		// The referee's retry may never come (it stopped, or the league ended first): the
+		// log must still hold every result the database holds.
+		{"result stored, audit line not written, no retry", func(t *testing.T, l *testLeague, mt liveMatch) *protocol.Message {
+			if _, err := l.m.Handle(context.Background(), l.report(mt.Referee, l.refTokens[mt.Referee], mt, decided(mt, 0))); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}, nil, 0, 1},
 		{"result transaction cut half-way", func(t *testing.T, l *testLeague, mt liveMatch) *protocol.Message {
 			if _, err := l.store.DB().Exec(`CREATE TRIGGER cut BEFORE UPDATE ON matches WHEN NEW.status = 'COMPLETED' BEGIN SELECT RAISE(ABORT, 'killed'); END`); err != nil {
 				t.Fatal(err)
 			}
 			l.refused(l.report(mt.Referee, l.refTokens[mt.Referee], mt, decided(mt, 0)), protocol.ReasonInternal)
 			return nil
-		}, dropTrigger("cut"), 0},
+		}, dropTrigger("cut"), 0, 0},
 		{"audit line torn", func(t *testing.T, l *testLeague, mt liveMatch) *protocol.Message {
 			l.reportOK(mt, decided(mt, 0))
 			return nil
@@ -177,7 +189,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 			if _, err := f.WriteString(`{"log_id":"0b1","timestamp":"2026-01-0`); err != nil {
 				tb.Fatal(err)
 			}
-		}, 1},
+		}, 1, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,6 +215,116 @@ func TestCrashBetweenWrites(t *testing.T) {
 			if n := auditEvents(t, l.harness, "AUDIT_RECOVERY"); n != tc.recoveries {
 				t.Errorf("%d AUDIT_RECOVERY events, want %d", n, tc.recoveries)
 			}
+			if n := auditEvents(t, l.harness, audit.EventResultRecorded); n != tc.recovered {
+				t.Errorf("%d RESULT_RECORDED events, want %d recovered from the database", n, tc.recovered)
+			}
+			checkLogAgainstDB(t, l.harness)
 		})
 	}
+}
+
+// checkLogAgainstDB rebuilds the league from the audit log and compares it with the
+// database, as league replay --check does: every round snapshot, the final standings,
+// the ratings and the pairings.
+func checkLogAgainstDB(t *testing.T, h *harness) {
+	t.Helper()
+	entries, err := audit.Read(h.auditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := replay.Rebuild(entries)
+	if err != nil {
+		t.Fatalf("rebuild from the log: %v", err)
+	}
+	if err := lg.CheckDB(h.store); err != nil {
+		t.Errorf("CheckDB: %v", err)
+	}
+	if _, err := lg.CheckPairings(); err != nil {
+		t.Errorf("CheckPairings: %v", err)
+	}
+}
+
+// A League Manager killed after its database took writes its log has not (here the log
+// is cut back to an earlier line, standing for any number of writes lost between the two)
+// writes what is missing when it starts again: the schedule, the rounds a Swiss format paired and the
+// results, each marked recovered. The league then plays out, and the log rebuilds the
+// database exactly.
+func TestRestartWritesWhatTheLogLacks(t *testing.T) {
+	tests := []struct {
+		name string
+		// cutBeforeStart cuts the log before registration closes, so it lacks the
+		// schedule too; else after round 1 was paired.
+		cutBeforeStart           bool
+		schedule, rounds, result int // recovered notes expected
+	}{
+		{"schedule, rounds and results", true, 1, 1, 2},
+		{"rounds and results", false, 0, 1, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOptions{cfg: swissConfig(2, 3)})
+			l := h.register([]string{"ref1"}, nil, playerIDs(4))
+			var cut int64
+			if tc.cutBeforeStart {
+				cut = fileSize(t, h.auditPath())
+			}
+			l.start()
+			h.settle()
+			if !tc.cutBeforeStart {
+				cut = fileSize(t, h.auditPath())
+			}
+			_, ms := h.round()
+			for _, mt := range ms {
+				h.settle()
+				l.reportOK(h.match(mt.ID), decided(h.match(mt.ID), 0))
+			}
+			h.settle() // round 2 is paired and stored
+			l.crash(func(tb testing.TB, dir string) {
+				if err := os.Truncate(filepath.Join(dir, "audit.jsonl"), cut); err != nil {
+					tb.Fatal(err)
+				}
+			})
+			for kind, want := range map[audit.Event]int{audit.EventSchedule: 1, audit.EventRoundPaired: 1, audit.EventResultRecorded: tc.result} {
+				if n := auditEvents(t, l.harness, kind); n != want {
+					t.Errorf("%d %s events after the restart, want %d", n, kind, want)
+				}
+			}
+			if n := recoveredNotes(t, l.harness); n != tc.schedule+tc.rounds+tc.result {
+				t.Errorf("%d notes marked recovered, want %d", n, tc.schedule+tc.rounds+tc.result)
+			}
+			checkLogAgainstDB(t, l.harness)
+			l.restart() // a second start finds nothing missing
+			if n := recoveredNotes(t, l.harness); n != tc.schedule+tc.rounds+tc.result {
+				t.Errorf("%d notes marked recovered after a clean restart, want still %d", n, tc.schedule+tc.rounds+tc.result)
+			}
+			l.playOut()
+			checkLogAgainstDB(t, l.harness)
+		})
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// recoveredNotes counts the League Manager's notes marked recovered.
+func recoveredNotes(t *testing.T, h *harness) int {
+	t.Helper()
+	n := 0
+	for _, l := range readAudit(t, h.auditPath()) {
+		var ev struct {
+			Body struct {
+				Recovered bool `json:"recovered"`
+			} `json:"body"`
+		}
+		if l.entry.Direction == "event" && json.Unmarshal(l.entry.Message, &ev) == nil && ev.Body.Recovered {
+			n++
+		}
+	}
+	return n
 }

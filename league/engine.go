@@ -149,6 +149,7 @@ func (e *engine) load() error {
 			}
 		}
 	}
+	e.reconcileAudit(rounds)
 	return nil
 }
 

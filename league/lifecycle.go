@@ -88,8 +88,7 @@ func (e *engine) closeRegistration(why string) error {
 	e.log.Info().Str("why", why).Str("format", f.Algorithm).Int("players", len(ids)).Int("rounds", len(rounds)).Int("matches", len(e.fx.matches)).Msg("registration closed, schedule built")
 	// The schedule is committed: a failed note must not stall the league until a
 	// restart. The league goes on; replay will name the missing schedule.
-	e.auditNote(audit.EventSchedule, map[string]any{"league_id": e.leagueID, "game_type": e.gameType, "seed": e.cfg.League.Seed,
-		"players": ids, "format": f, "rounds": roundsNote(rounds)})
+	e.auditNote(audit.EventSchedule, scheduleNote(e, ids, rounds, false))
 	return e.activate()
 }
 

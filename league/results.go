@@ -161,10 +161,7 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 		e.applyChange(c)
 	}
 	if refereeID == "" {
-		e.auditNote(audit.EventResultRecorded, map[string]any{
-			"match_id": mt.id, "game_type": p.GameType, "players": p.Players,
-			"outcome": p.Outcome, "points": p.Points, "game_metadata": p.GameMetadata,
-		})
+		e.auditNote(audit.EventResultRecorded, resultNote(p.GameType, mt.id, mt.players, &res, false))
 	}
 	e.publish(events.MatchFinished, mt.id, map[string]any{
 		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,

@@ -184,12 +184,24 @@ func TestWrittenLogReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines, hash := a.Mark()
+	live, err := a.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reading back does not move the end: the next line follows the last.
+	if err := a.Note(EventRefereeBack, map[string]string{"referee_id": "r1"}); err != nil {
+		t.Fatal(err)
+	}
 	closeLog(t, a)
 
 	entries, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(live) != 4 || len(entries) != 5 || string(live[3].Raw) != string(entries[3].Raw) {
+		t.Fatalf("Entries read %d lines while open, the file has %d afterwards; want 4, then 5 with the same first four", len(live), len(entries))
+	}
+	entries = entries[:4]
 	if err := CheckChain(entries); err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,10 @@ const (
 	// EventRoundPaired is a round a format decided after the schedule (a Swiss or knockout
 	// round), stored before it started; the body is shaped as a round of SCHEDULE.
 	EventRoundPaired Event = "ROUND_PAIRED"
-	// EventResultRecorded is a result the League Manager decided itself (e.g. a forfeit).
+	// EventResultRecorded is a result the League Manager decided itself (e.g. a forfeit),
+	// or, marked "recovered" and naming its referee_id, a result the database held but the
+	// log lacked after a crash between the two writes. SCHEDULE, ROUND_PAIRED and
+	// MATCH_ABANDONED may be marked "recovered" the same way.
 	EventResultRecorded Event = "RESULT_RECORDED"
 	// EventMatchFailed is a match taken from its referee, to be assigned again or
 	// abandoned.

@@ -168,6 +168,18 @@ func (a *Log) syncTo(end int) error {
 	return nil
 }
 
+// Entries parses every line written so far, for a League Manager that compares the log
+// with its database when it starts.
+func (a *Log) Entries() ([]Entry, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	end, err := a.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	return Parse(io.NewSectionReader(a.f, 0, end))
+}
+
 // Mark is the number of lines written and the hash of the last one, for CheckMark.
 func (a *Log) Mark() (int, string) {
 	a.mu.Lock()

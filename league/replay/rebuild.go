@@ -217,10 +217,15 @@ func (l *League) applyEvent(e *audit.Entry) error {
 		return l.addRound(r, e.Line)
 	case audit.EventResultRecorded:
 		var r Result
+		// A result recovered from the database after a crash names its referee.
+		var by struct {
+			RefereeID string `json:"referee_id"`
+		}
 		if err := json.Unmarshal(ev.Body, &r); err != nil {
 			return &audit.LineError{Line: e.Line, Msg: "recorded result cannot be read: " + err.Error()}
 		}
-		r.Line = e.Line
+		_ = json.Unmarshal(ev.Body, &by)
+		r.Line, r.Referee = e.Line, by.RefereeID
 		return l.addResult(&r)
 	case audit.EventMatchAbandoned:
 		var a struct {
