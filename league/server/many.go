@@ -96,11 +96,11 @@ type Many struct {
 	http      *httpserve.Server
 	advertise string
 	log       zerolog.Logger
-	leagues []*mounted
-	proc    *prometheus.Registry // the process's Go and process metrics, once
-	stop    context.CancelFunc   // shuts every league down
-	done    chan struct{}
-	err     error
+	leagues   []*mounted
+	proc      *prometheus.Registry // the process's Go and process metrics, once
+	stop      context.CancelFunc   // shuts every league down
+	done      chan struct{}
+	err       error
 }
 
 // mounted is one league of a Many: its server when it started, else why not.
