@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 )
 
 // Environment variables holding the model server's credentials.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 )
 
 func serve(t *testing.T, s *Server) *httptest.Server {

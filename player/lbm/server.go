@@ -12,8 +12,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 )
 
 // Server answers the arena's model API with one of our strategies.

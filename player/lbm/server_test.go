@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 )
 
 // gridRequest is a play request for tic-tac-toe or connect four whose board is drawn one

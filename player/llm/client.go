@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/rs/zerolog"

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/openai/openai-go/v3"
 	"github.com/rs/zerolog"
 )

@@ -10,8 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/rs/zerolog"
 )
 

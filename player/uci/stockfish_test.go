@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/stockfish"
 	"github.com/agentleague/agentleague/player/strategy"
-	"github.com/agentleague/agentleague/game"
 )
 
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/rs/zerolog"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/player/strategy"
 	"github.com/corentings/chess/v2"
 	"github.com/rs/zerolog"
 )
