@@ -250,29 +250,35 @@ func checkLogAgainstDB(t *testing.T, h *harness) {
 // results, each marked recovered. The league then plays out, and the log rebuilds the
 // database exactly.
 func TestRestartWritesWhatTheLogLacks(t *testing.T) {
+	const (
+		beforeRegistration = iota // the log lacks the registrations too
+		beforeStart               // it lacks the schedule too
+		afterStart                // it lacks round 1's results and round 2
+	)
 	tests := []struct {
-		name string
-		// cutBeforeStart cuts the log before registration closes, so it lacks the
-		// schedule too; else after round 1 was paired.
-		cutBeforeStart           bool
-		schedule, rounds, result int // recovered notes expected
+		name                             string
+		cut                              int
+		agents, schedule, rounds, result int // recovered notes expected
 	}{
-		{"schedule, rounds and results", true, 1, 1, 2},
-		{"rounds and results", false, 0, 1, 2},
+		{"registrations, schedule, rounds and results", beforeRegistration, 5, 1, 1, 2},
+		{"schedule, rounds and results", beforeStart, 0, 1, 1, 2},
+		{"rounds and results", afterStart, 0, 0, 1, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, harnessOptions{cfg: swissConfig(2, 3)})
-			l := h.register([]string{"ref1"}, nil, playerIDs(4))
 			var cut int64
-			if tc.cutBeforeStart {
-				cut = fileSize(t, h.auditPath())
+			at := func(point int) {
+				if tc.cut == point {
+					cut = fileSize(t, h.auditPath())
+				}
 			}
+			at(beforeRegistration)
+			l := h.register([]string{"ref1"}, nil, playerIDs(4))
+			at(beforeStart)
 			l.start()
 			h.settle()
-			if !tc.cutBeforeStart {
-				cut = fileSize(t, h.auditPath())
-			}
+			at(afterStart)
 			_, ms := h.round()
 			for _, mt := range ms {
 				h.settle()
@@ -284,18 +290,19 @@ func TestRestartWritesWhatTheLogLacks(t *testing.T) {
 					tb.Fatal(err)
 				}
 			})
-			for kind, want := range map[audit.Event]int{audit.EventSchedule: 1, audit.EventRoundPaired: 1, audit.EventResultRecorded: tc.result} {
-				if n := auditEvents(t, l.harness, kind); n != want {
-					t.Errorf("%d %s events after the restart, want %d", n, kind, want)
+			want := tc.agents + tc.schedule + tc.rounds + tc.result
+			for kind, n := range map[audit.Event]int{audit.EventAgentRecovered: tc.agents, audit.EventSchedule: 1, audit.EventRoundPaired: 1, audit.EventResultRecorded: tc.result} {
+				if got := auditEvents(t, l.harness, kind); got != n {
+					t.Errorf("%d %s events after the restart, want %d", got, kind, n)
 				}
 			}
-			if n := recoveredNotes(t, l.harness); n != tc.schedule+tc.rounds+tc.result {
-				t.Errorf("%d notes marked recovered, want %d", n, tc.schedule+tc.rounds+tc.result)
+			if n := recoveredNotes(t, l.harness); n != want {
+				t.Errorf("%d notes marked recovered, want %d", n, want)
 			}
 			checkLogAgainstDB(t, l.harness)
 			l.restart() // a second start finds nothing missing
-			if n := recoveredNotes(t, l.harness); n != tc.schedule+tc.rounds+tc.result {
-				t.Errorf("%d notes marked recovered after a clean restart, want still %d", n, tc.schedule+tc.rounds+tc.result)
+			if n := recoveredNotes(t, l.harness); n != want {
+				t.Errorf("%d notes marked recovered after a clean restart, want still %d", n, want)
 			}
 			l.playOut()
 			checkLogAgainstDB(t, l.harness)

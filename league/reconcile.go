@@ -1,6 +1,9 @@
 package league
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/schedule"
@@ -20,10 +23,11 @@ type auditReader interface {
 // ahead of the log. A referee usually sends such a result again, but nothing makes it
 // do so before the league ends, and a replay would then find a round the log cannot
 // complete. So what the database holds and the log lacks is written to the log now, as
-// the League Manager's own notes, marked "recovered".
+// the League Manager's own notes, marked "recovered"; so are registrations, which a
+// player may give up repeating.
 func (e *engine) reconcileAudit(rounds []store.Round) {
 	r, ok := e.opt.Audit.(auditReader)
-	if !ok || len(rounds) == 0 {
+	if !ok {
 		return
 	}
 	entries, err := r.Entries()
@@ -31,15 +35,26 @@ func (e *engine) reconcileAudit(rounds []store.Round) {
 		e.log.Error().Err(err).Msg("audit log not compared with the database")
 		return
 	}
-	logged, err := replay.Rebuild(entries)
+	logged, err := replay.Logged(entries)
 	if err != nil {
 		// verify and replay name the line; the league itself goes on from its database.
 		e.log.Error().Err(err).Msg("audit log cannot be rebuilt, so it is not compared with the database")
 		return
 	}
-	var added struct{ schedule, rounds, results, abandoned int }
+	var added struct{ agents, schedule, rounds, results, abandoned int }
+	for _, group := range []struct {
+		agents map[string]*agent
+		logged []string
+	}{{e.agents.referees, logged.Referees}, {e.agents.players, logged.Players}} {
+		for _, id := range slices.Sorted(maps.Keys(group.agents)) {
+			if !slices.Contains(group.logged, id) {
+				e.auditNote(audit.EventAgentRecovered, map[string]any{"kind": group.agents[id].kind, "id": id, "recovered": true})
+				added.agents++
+			}
+		}
+	}
 	have := len(logged.Rounds)
-	if have == 0 {
+	if have == 0 && len(rounds) > 0 {
 		ids := e.agents.playerIDs()
 		first, err := schedule.Next(e.format.Format, ids, e.cfg.League.Seed, nil)
 		if err != nil || len(first) > len(rounds) {
@@ -66,8 +81,8 @@ func (e *engine) reconcileAudit(rounds []store.Round) {
 			}
 		}
 	}
-	if added != (struct{ schedule, rounds, results, abandoned int }{}) {
-		e.log.Warn().Int("schedule", added.schedule).Int("rounds", added.rounds).Int("results", added.results).Int("abandoned", added.abandoned).
+	if added != (struct{ agents, schedule, rounds, results, abandoned int }{}) {
+		e.log.Warn().Int("agents", added.agents).Int("schedule", added.schedule).Int("rounds", added.rounds).Int("results", added.results).Int("abandoned", added.abandoned).
 			Msg("the database was ahead of the audit log (a crash between the two writes): the missing facts are logged as recovered")
 	}
 }

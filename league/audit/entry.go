@@ -60,6 +60,10 @@ const (
 	// EventRoundPaired is a round a format decided after the schedule (a Swiss or knockout
 	// round), stored before it started; the body is shaped as a round of SCHEDULE.
 	EventRoundPaired Event = "ROUND_PAIRED"
+	// EventAgentRecovered is a registration (body: kind "player" or "referee", id) the
+	// database held and the log lacked after a crash between the two writes; the League
+	// Manager writes it when it starts, marked "recovered".
+	EventAgentRecovered Event = "AGENT_RECOVERED"
 	// EventResultRecorded is a result the League Manager decided itself (e.g. a forfeit),
 	// or, marked "recovered" and naming its referee_id, a result the database held but the
 	// log lacked after a crash between the two writes. SCHEDULE, ROUND_PAIRED and

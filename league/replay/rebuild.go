@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 
 	"github.com/agentleague/agentleague/league/audit"
@@ -88,6 +89,23 @@ type scheduleNote struct {
 // Rebuild reconstructs the league from the log alone: registrations, the schedule and
 // every acknowledged result.
 func Rebuild(entries []audit.Entry) (*League, error) {
+	l, err := Logged(entries)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Rounds) > 0 {
+		for _, id := range l.scheduledPlayers() {
+			if !slices.Contains(l.Players, id) {
+				return nil, fmt.Errorf("the schedule lists %s, whose registration is not in the log", id)
+			}
+		}
+	}
+	return l, nil
+}
+
+// Logged is Rebuild without its last check, that the log registers every scheduled
+// player: a League Manager reads with it what its log lacks, to write it.
+func Logged(entries []audit.Entry) (*League, error) {
 	l := &League{Results: map[string]*Result{}, Abandoned: map[string]int{}, Scoring: map[string]protocol.Scoring{}, matchRound: map[string]int{}}
 	players := map[string]bool{}
 	referees := map[string]bool{}
@@ -97,6 +115,13 @@ func Rebuild(entries []audit.Entry) (*League, error) {
 		case audit.DirEvent, audit.DirRecovery:
 			if err := l.applyEvent(e); err != nil {
 				return nil, err
+			}
+			if a, ok := recoveredAgent(e); ok {
+				if a.Kind == store.KindReferee {
+					referees[a.ID] = true
+				} else {
+					players[a.ID] = true
+				}
 			}
 			continue
 		case audit.DirRequest:
@@ -160,14 +185,24 @@ func Rebuild(entries []audit.Entry) (*League, error) {
 	}
 	l.Players = sortedKeys(players)
 	l.Referees = sortedKeys(referees)
-	if len(l.Rounds) > 0 {
-		for _, id := range l.scheduledPlayers() {
-			if !players[id] {
-				return nil, fmt.Errorf("the schedule lists %s, whose registration is not in the log", id)
-			}
-		}
-	}
 	return l, nil
+}
+
+// recoveredAgent reads an AGENT_RECOVERED event: a registration the database held and
+// the log lacked after a crash.
+func recoveredAgent(e *audit.Entry) (a struct{ Kind, ID string }, ok bool) {
+	var ev struct {
+		Type audit.Event `json:"type"`
+		Body struct {
+			Kind string `json:"kind"`
+			ID   string `json:"id"`
+		} `json:"body"`
+	}
+	if json.Unmarshal(e.Message, &ev) != nil || ev.Type != audit.EventAgentRecovered || ev.Body.ID == "" {
+		return a, false
+	}
+	a.Kind, a.ID = ev.Body.Kind, ev.Body.ID
+	return a, true
 }
 
 func (l *League) applyEvent(e *audit.Entry) error {
