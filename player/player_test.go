@@ -1,6 +1,7 @@
 package player
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -201,7 +203,11 @@ func TestStopWhileRegisteringIsClean(t *testing.T) {
 		_, err := s.invite(r, "R1M1", "")
 		refused <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Stop only once the invitation waits inside the player: stopped earlier, the
+	// player would refuse the connection instead.
+	for !goroutineIn("player.(*Player).awaitRegistration") {
+		time.Sleep(time.Millisecond)
+	}
 	r.cancel()
 	if err := r.wait(t); err != nil {
 		t.Fatalf("Run after cancel while registering: %v, want nil", err)
@@ -210,6 +216,12 @@ func TestStopWhileRegisteringIsClean(t *testing.T) {
 	if err := r.Run(context.Background()); err == nil {
 		t.Error("second Run succeeded, want an error")
 	}
+}
+
+// goroutineIn reports whether a goroutine of the process is running fn.
+func goroutineIn(fn string) bool {
+	buf := make([]byte, 1<<20)
+	return bytes.Contains(buf[:runtime.Stack(buf, true)], []byte(fn))
 }
 
 func TestInvitationCredentials(t *testing.T) {
