@@ -1,7 +1,6 @@
 package league
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -116,8 +115,8 @@ type resultRecord struct {
 	rated bool
 }
 
-func newResultRecord(outcome map[string]string, points map[string]int, metadata json.RawMessage) *resultRecord {
-	g, ok := ratings.FromResult(outcome, metadata)
+func newResultRecord(outcome map[string]string, points map[string]int, md protocol.GameMetadata) *resultRecord {
+	g, ok := ratings.FromOutcome(outcome, md.Ending())
 	return &resultRecord{outcome: maps.Clone(outcome), points: maps.Clone(points), game: g, rated: ok}
 }
 

@@ -127,7 +127,8 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 		return protocol.Errorf(protocol.ReasonInvalidResult, "result does not fit the standings")
 	}
 	now := e.opt.Now()
-	facts := readFacts(mt.players, p.GameMetadata)
+	md := protocol.ReadGameMetadata(p.GameMetadata) // read once: facts, ratings, live view
+	facts := readFacts(mt.players, md)
 	var changes []agentChange
 	var records []store.AgentChange
 	for _, id := range mt.players {
@@ -142,8 +143,7 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 		return fmt.Errorf("store result: %w", err)
 	}
 	mt.status, mt.deadline = protocol.MatchStateCompleted, time.Time{}
-	mt.result = newResultRecord(p.Outcome, p.Points, p.GameMetadata)
-	md := protocol.ReadGameMetadata(p.GameMetadata)
+	mt.result = newResultRecord(p.Outcome, p.Points, md)
 	// The live view gets the moves it missed before match_finished; the match view
 	// re-plays the stored moves from now on.
 	e.publishUnseenMoves(mt, md)

@@ -56,11 +56,10 @@ type llmFacts struct {
 	tokensIn, tokensOut, errors int64
 }
 
-// readFacts reads, leniently (protocol.ReadGameMetadata), what a result's game_metadata
-// says of the two players of a match.
-func readFacts(players [2]string, meta json.RawMessage) resultFacts {
+// readFacts reads what a result's game_metadata, read leniently
+// (protocol.ReadGameMetadata), says of the two players of a match.
+func readFacts(players [2]string, md protocol.GameMetadata) resultFacts {
 	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}, llm: map[string]llmFacts{}}
-	md := protocol.ReadGameMetadata(meta)
 	inMatch := func(p string) bool { return p == players[0] || p == players[1] }
 	for _, v := range md.Violations {
 		if inMatch(v.Player) && v.Kind.Known() {

@@ -12,10 +12,16 @@ import (
 // Manager decided, a no-show (the game was never played), a result that is not a win,
 // loss or draw between two players.
 func FromResult(outcome map[string]string, metadata json.RawMessage) (Game, bool) {
+	return FromOutcome(outcome, protocol.ReadGameMetadata(metadata).Ending())
+}
+
+// FromOutcome is FromResult for a caller that has read the game_metadata already: ending
+// is its termination.
+func FromOutcome(outcome map[string]string, ending protocol.Termination) (Game, bool) {
 	if len(outcome) != 2 {
 		return Game{}, false
 	}
-	switch protocol.ReadGameMetadata(metadata).Ending() {
+	switch ending {
 	case protocol.TerminationForfeit, protocol.TerminationNoShow, protocol.TerminationDoubleNoShow:
 		return Game{}, false
 	}
