@@ -231,19 +231,20 @@ func checkAnswer(s *seat, ans *protocol.Message, matchID string) error {
 func (r *MatchRunner) invite(ctx context.Context, seats [2]*seat, md *protocol.GameMetadata) [2]bool {
 	var joined [2]bool
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for i, s := range seats {
-		other := seats[1-i]
-		wg.Go(func() {
-			ok, detail := r.inviteOne(ctx, s, other)
-			mu.Lock()
-			defer mu.Unlock()
-			joined[i] = ok
-			if !ok && ctx.Err() == nil {
-				md.Violations = append(md.Violations, protocol.MatchViolation{Player: s.id, Kind: protocol.ViolationNoJoin, Action: protocol.ActionTechnicalLoss, Detail: detail})
-			}
-		})
+	one := func(i int) {
+		s, other := seats[i], seats[1-i]
+		ok, detail := r.inviteOne(ctx, s, other)
+		mu.Lock()
+		defer mu.Unlock()
+		joined[i] = ok
+		if !ok && ctx.Err() == nil {
+			md.Violations = append(md.Violations, protocol.MatchViolation{Player: s.id, Kind: protocol.ViolationNoJoin, Action: protocol.ActionTechnicalLoss, Detail: detail})
+		}
 	}
+	// The second invitation goes out on this goroutine (see loop).
+	var wg sync.WaitGroup
+	wg.Go(func() { one(0) })
+	one(1)
 	wg.Wait()
 	return joined
 }
@@ -303,20 +304,27 @@ func (r *MatchRunner) loop(ctx context.Context, seats [2]*seat, state game.State
 		}
 		step++
 		movers := state.ToMove()
+		if len(movers) == 0 {
+			return state, fmt.Errorf("step %d: the rules name no player to move in a game that is not over", step)
+		}
 		moves := make([]json.RawMessage, len(movers))
 		records := make([]protocol.MoveRecord, len(movers))
 		errs := make([]error, len(movers))
-		var wg sync.WaitGroup
 		var mu sync.Mutex
-		for k, i := range movers {
-			wg.Go(func() {
-				rec, mv, vs, err := r.collect(ctx, seats[i], state, step)
-				mu.Lock()
-				defer mu.Unlock()
-				md.Violations = append(md.Violations, vs...)
-				moves[k], records[k], errs[k] = mv, rec, err
-			})
+		collect := func(k, i int) {
+			rec, mv, vs, err := r.collect(ctx, seats[i], state, step)
+			mu.Lock()
+			defer mu.Unlock()
+			md.Violations = append(md.Violations, vs...)
+			moves[k], records[k], errs[k] = mv, rec, err
 		}
+		// The last mover is asked on this goroutine, whose stack has already grown to
+		// what a call needs; a fresh goroutine per move would grow its own every time.
+		var wg sync.WaitGroup
+		for k, i := range movers[:len(movers)-1] {
+			wg.Go(func() { collect(k, i) })
+		}
+		collect(len(movers)-1, movers[len(movers)-1])
 		wg.Wait()
 		// With simultaneous moves both may fail; the first mover in seat order is judged first.
 		for _, err := range errs {
@@ -478,24 +486,25 @@ func (r *MatchRunner) announce(ctx context.Context, seats [2]*seat, rep *Report)
 			winner = &id
 		}
 	}
-	var wg sync.WaitGroup
-	for _, s := range seats {
+	one := func(s *seat) {
 		if s.url == "" {
-			continue
+			return
 		}
-		wg.Go(func() {
-			m, err := r.message(s, protocol.GameOver, protocol.GameResult{
-				Outcome: protocol.Outcome(rep.Outcome[s.id]), FinalState: rep.Metadata.FinalState, Outcomes: rep.Outcome,
-				Points: rep.Points, Reason: string(rep.Metadata.Termination), Winner: winner,
-			})
-			if err != nil {
-				return
-			}
-			if _, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: r.joinTimeout(), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)}); err != nil && !errors.Is(err, protocol.ErrBadResponse) {
-				r.Log.Debug().Err(err).Str("player_id", s.id).Msg("game over not delivered")
-			}
+		m, err := r.message(s, protocol.GameOver, protocol.GameResult{
+			Outcome: protocol.Outcome(rep.Outcome[s.id]), FinalState: rep.Metadata.FinalState, Outcomes: rep.Outcome,
+			Points: rep.Points, Reason: string(rep.Metadata.Termination), Winner: winner,
 		})
+		if err != nil {
+			return
+		}
+		if _, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: r.joinTimeout(), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)}); err != nil && !errors.Is(err, protocol.ErrBadResponse) {
+			r.Log.Debug().Err(err).Str("player_id", s.id).Msg("game over not delivered")
+		}
 	}
+	// The second notice goes out on this goroutine (see loop).
+	var wg sync.WaitGroup
+	wg.Go(func() { one(seats[0]) })
+	one(seats[1])
 	wg.Wait()
 }
 
