@@ -44,7 +44,8 @@ func adminCallWith(ctx context.Context, opt protocol.ClientOptions, url, token, 
 	})
 }
 
-// adminNet are the flags of the admin commands for a League Manager on another host.
+// adminNet are the flags of the commands that call a League Manager, or an agent, on
+// another host: the admin commands and league conform.
 type adminNet struct {
 	tlsCA    string
 	insecure bool
@@ -55,10 +56,10 @@ func (a *adminNet) addFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&a.insecure, "insecure", false, "allow a plain http --league that is not loopback: the admin token then crosses the network in clear")
 }
 
-// options checks --league against the loopback rule and loads --tls-ca.
-func (a *adminNet) options(url string) (protocol.ClientOptions, error) {
+// options checks the calls' URLs against the loopback rule and loads --tls-ca.
+func (a *adminNet) options(calls ...cli.Call) (protocol.ClientOptions, error) {
 	n := cli.Net{TLSCA: a.tlsCA, Insecure: a.insecure}
-	if err := n.Check("127.0.0.1:0", cli.Call{Flag: "league", URL: url}); err != nil {
+	if err := n.Check("127.0.0.1:0", calls...); err != nil {
 		return protocol.ClientOptions{}, usageError{err}
 	}
 	_, tlsCfg, err := n.Load()
@@ -77,7 +78,7 @@ func start(ctx context.Context, args []string) error {
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
-	opt, err := an.options(*url)
+	opt, err := an.options(cli.Call{Flag: "league", URL: *url})
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func standingsCmd(ctx context.Context, args []string) error {
 	if _, err := cli.Parse(fset, args); err != nil {
 		return usageError{err}
 	}
-	opt, err := an.options(*url)
+	opt, err := an.options(cli.Call{Flag: "league", URL: *url})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/internal/conform"
+	"github.com/agentleague/agentleague/internal/netsec"
 	"github.com/rs/zerolog"
 )
 
@@ -42,6 +43,9 @@ func conformCmd(ctx context.Context, args []string) error {
 	reminder := fset.Duration("reminder-wait", 0, "league-manager: hold one result back this long to see a RESULT_REMINDER (0: do not check; set it above the League Manager's result_report_ms)")
 	jsonOut := fset.Bool("json", false, "write the report as JSON")
 	verbose := fset.Bool("verbose", false, "log what the tool sends and receives to stderr")
+	var an adminNet
+	fset.StringVar(&an.tlsCA, "tls-ca", "", "CA certificates (PEM) to trust for https calls (the League Manager at --url, the agent's endpoint), besides the system's")
+	fset.BoolVar(&an.insecure, "insecure", false, "allow plain HTTP off loopback: a --url to another host, a --listen on an address that is not loopback; tokens then cross the network in clear")
 	if _, err := cli.Parse(fset, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -54,12 +58,25 @@ func conformCmd(ctx context.Context, args []string) error {
 	if *wait <= 0 || *move <= 0 || *result <= 0 || *grace <= 0 || *reminder < 0 {
 		return usageError{errors.New("--wait, --move-timeout, --result-timeout and --grace must be positive, --reminder-wait not negative")}
 	}
+	// The tool serves plain HTTP only.
+	if err := netsec.CheckListen(*listen, false); errors.Is(err, netsec.ErrPlainHTTP) && !an.insecure {
+		return usageError{fmt.Errorf("--listen %s serves %w; listen on loopback, or pass --insecure", *listen, err)}
+	}
+	var calls []cli.Call
+	if *url != "" {
+		calls = append(calls, cli.Call{Flag: "url", URL: *url})
+	}
+	copt, err := an.options(calls...)
+	if err != nil {
+		return err
+	}
 	log := zerolog.Nop()
 	if *verbose {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("component", "conform").Logger()
 	}
 	opt := conform.Options{Listen: *listen, URL: *url, Game: *game, Wait: *wait, MoveTimeout: *move,
 		AdminToken: os.Getenv("LEAGUE_ADMIN_TOKEN"), Log: log, ResultTimeout: *result, Grace: *grace, ReminderWait: *reminder,
+		ClientTLS: copt.TLS, Insecure: copt.Insecure,
 		// Tests and scripts read the URL from this line; the report goes to stdout.
 		Ready: func(leagueURL string) {
 			fmt.Fprintf(os.Stderr, "league conform %s: League Manager listening on %s; start the %s with --league %s (waiting %s)\n",

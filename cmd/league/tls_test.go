@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,6 +123,80 @@ func TestServeRefusesPlainHTTPOffLoopback(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "league.db")); err == nil {
 			t.Errorf("serve %v created a database", tc.args)
+		}
+	}
+}
+
+// league conform league-manager checks a League Manager served over TLS with a private
+// CA when given --tls-ca, and without it says the certificate is not trusted and how to
+// trust it.
+func TestConformOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	certs := filepath.Join(dir, "certs")
+	if code, _, stderr := runLeague(t, nil, "certs", "--out", certs, "--hosts", "127.0.0.1"); code != 0 {
+		t.Fatalf("certs: %s", stderr)
+	}
+	p := startServe(t, dir, "--tls-cert", filepath.Join(certs, "127.0.0.1.pem"), "--tls-key", filepath.Join(certs, "127.0.0.1-key.pem"))
+	args := []string{"conform", "league-manager", "--url", p.url, "--listen", "127.0.0.1:0", "--json"}
+	// Untrusted, nothing reaches the League Manager, which stays fresh for the run below.
+	code, stdout, stderr := runLeague(t, nil, args...)
+	rep := conformReport(t, stdout)
+	if r := rep["lm.register.order"]; code != 1 || r.Status != "fail" || !strings.Contains(r.Reason, "certificate signed by unknown authority") || !strings.Contains(r.Reason, "--tls-ca") {
+		t.Errorf("without --tls-ca: exit %d, lm.register.order %+v; want 1 and a certificate error naming --tls-ca; stderr:\n%s", code, r, stderr)
+	}
+	code, stdout, stderr = runLeague(t, []string{"LEAGUE_ADMIN_TOKEN=" + e2eAdminToken}, append(args, "--tls-ca", filepath.Join(certs, "ca.pem"))...)
+	rep = conformReport(t, stdout)
+	for _, id := range []string{"lm.register.order", "lm.register.referee", "lm.register.player", "lm.league.start"} {
+		if rep[id].Status != "pass" {
+			t.Errorf("with --tls-ca: %s %+v, want pass", id, rep[id])
+		}
+	}
+	if code != 0 {
+		t.Errorf("with --tls-ca: exit %d, want 0; report:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+type conformResult struct {
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+}
+
+// conformReport reads the results of league conform --json by check id.
+func conformReport(t *testing.T, stdout string) map[string]conformResult {
+	t.Helper()
+	var doc struct {
+		Results []struct {
+			ID string `json:"id"`
+			conformResult
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("--json output is not one JSON document: %v\n%s", err, stdout)
+	}
+	out := map[string]conformResult{}
+	for _, r := range doc.Results {
+		out[r.ID] = r.conformResult
+	}
+	return out
+}
+
+// league conform calls nothing over plain HTTP off loopback, and serves nothing there,
+// without --insecure.
+func TestConformRefusesPlainHTTPOffLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"league-manager", "--url", "http://10.0.0.1:8000/mcp"}, 2,
+			"--url http://10.0.0.1:8000/mcp is plain http off loopback: 10.0.0.1 is not loopback, so tokens would cross the network in clear; use an https:// url"},
+		{[]string{"player", "--listen", "10.0.0.1:8900"}, 2, "--listen 10.0.0.1:8900 serves plain http off loopback"},
+		{[]string{"league-manager", "--url", "lm:8000"}, 2, `--url "lm:8000" is not an absolute http(s) url`},
+		{[]string{"league-manager", "--url", "https://127.0.0.1:1/mcp", "--tls-ca", "/nonexistent/ca.pem"}, 1, "read tls ca"},
+	} {
+		code, stdout, stderr := runLeague(t, nil, append([]string{"conform"}, tc.args...)...)
+		if code != tc.code || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("conform %v: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, stdout, stderr, tc.code, tc.want)
 		}
 	}
 }

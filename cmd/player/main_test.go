@@ -345,9 +345,19 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
-// Over TLS the player trusts --tls-ca for the League Manager, serves HTTPS with its
-// certificate and registers the advertised endpoint.
-func TestRegistersOverTLSWithTheAdvertisedEndpoint(t *testing.T) {
+// tlsLeague is a fake League Manager serving HTTPS with a certificate of a test CA, and
+// what an agent needs to join it over TLS: a free port to listen on, the certificate and
+// key of localhost (another name of that port), and the CA.
+type tlsLeague struct {
+	*fakeLeague
+	port          int
+	cert, key, ca string
+	// client trusts the CA.
+	client *tls.Config
+}
+
+func startTLSLeague(t *testing.T) *tlsLeague {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := netsec.MakeCerts(dir, []string{"127.0.0.1", "localhost"}, 1, false); err != nil {
 		t.Fatal(err)
@@ -357,26 +367,38 @@ func TestRegistersOverTLSWithTheAdvertisedEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg := startLeagueTLS(t, "", scfg)
-	// A free port, so that the advertised URL can name it (by another name the
-	// certificate also covers).
+	l := &tlsLeague{fakeLeague: startLeagueTLS(t, "", scfg), ca: filepath.Join(dir, netsec.CAFile)}
+	l.cert, l.key = netsec.CertFiles(dir, "localhost")
+	if l.client, err = netsec.ClientConfig(l.ca); err != nil {
+		t.Fatal(err)
+	}
+	// A free port, so that an advertised URL can name it.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	l.port = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	advertise := fmt.Sprintf("https://localhost:%d/mcp", port)
-	pcert, pkey := netsec.CertFiles(dir, "localhost")
-	ca := filepath.Join(dir, netsec.CAFile)
+	return l
+}
+
+// runAsync runs the command in a goroutine; its exit code arrives on code.
+func runAsync(ctx context.Context, args []string) (stdout, stderr *syncBuffer, code <-chan int) {
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	c := make(chan int, 1)
+	go func() { c <- run(ctx, args, stdout, stderr) }()
+	return stdout, stderr, c
+}
+
+// Over TLS the player trusts --tls-ca for the League Manager, serves HTTPS with its
+// certificate and registers the advertised endpoint.
+func TestRegistersOverTLSWithTheAdvertisedEndpoint(t *testing.T) {
+	lg := startTLSLeague(t)
+	advertise := fmt.Sprintf("https://localhost:%d/mcp", lg.port)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
-	code := make(chan int, 1)
-	go func() {
-		code <- run(ctx, []string{"--id", "p01", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--advertise", advertise, "--league", lg.url,
-			"--tls-cert", pcert, "--tls-key", pkey, "--tls-ca", ca, "--log-dir", t.TempDir(), "--register-for", "5s"}, &stdout, &stderr)
-	}()
+	stdout, stderr, code := runAsync(ctx, []string{"--id", "p01", "--addr", fmt.Sprintf("127.0.0.1:%d", lg.port), "--advertise", advertise, "--league", lg.url,
+		"--tls-cert", lg.cert, "--tls-key", lg.key, "--tls-ca", lg.ca, "--log-dir", t.TempDir(), "--register-for", "5s"})
 	select {
 	case <-lg.ready:
 	case c := <-code:
@@ -393,11 +415,7 @@ func TestRegistersOverTLSWithTheAdvertisedEndpoint(t *testing.T) {
 	if want := "player p01 listening on " + advertise + "\n"; stdout.String() != want {
 		t.Errorf("stdout %q, want %q", stdout.String(), want)
 	}
-	ccfg, err := netsec.ClientConfig(ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg.shutdownTLS(t, "p01", advertise, ccfg)
+	lg.shutdownTLS(t, "p01", advertise, lg.client)
 	select {
 	case c := <-code:
 		if c != 0 {

@@ -15,7 +15,8 @@ import (
 
 // serveMCP runs the MCP gateway: MCP clients take seats in the league through its tools,
 // over Streamable HTTP at /mcp or, with --stdio, over stdin and stdout. Seats are served
-// over HTTP at --addr either way, for the referees. stdin is the stdio transport's input.
+// over HTTP(S) at --addr either way, for the referees, and registered under --advertise
+// when set. stdin is the stdio transport's input.
 func serveMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("player mcp", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -26,6 +27,9 @@ func serveMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout, s
 	fset.DurationVar(&cfg.RegisterFor, "register-for", mcpgw.DefaultRegisterFor, "how long join_league retries registration")
 	fset.DurationVar(&cfg.SessionTimeout, "session-timeout", mcpgw.DefaultSessionTimeout, "close an HTTP session idle this long (its seat then times out)")
 	logDir := fset.String("log-dir", "logs", "folder of the log file mcp_gateway.log")
+	var netFlags cli.Net
+	netFlags.AddFlags(fset)
+	fset.Lookup("advertise").Usage = "MCP endpoint others call this gateway at, e.g. https://host:9400/mcp; seats register the URL beside it, https://host:9400/seats/<player_id> (default: derived from --addr, https with --tls-cert)"
 	rest, err := cli.Parse(fset, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -37,9 +41,18 @@ func serveMCP(ctx context.Context, args []string, stdin io.ReadCloser, stdout, s
 		fmt.Fprintf(stderr, "player mcp: unexpected argument %q\n", rest[0])
 		return 2
 	}
+	if err := netFlags.Check(cfg.Addr, cli.Call{Flag: "league", URL: cfg.LeagueURL}); err != nil {
+		fmt.Fprintf(stderr, "player mcp: %v\n", err)
+		return 2
+	}
+	cfg.Advertise, cfg.Insecure = netFlags.Advertise, netFlags.Insecure
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "player mcp: %v\n", err)
 		return 2
+	}
+	if cfg.TLS, cfg.ClientTLS, err = netFlags.Load(); err != nil {
+		fmt.Fprintf(stderr, "player mcp: %v\n", err)
+		return 1
 	}
 	log, logFile, err := logging.Open("mcp_gateway", filepath.Join(*logDir, "mcp_gateway.log"), "INFO")
 	if err != nil {

@@ -1,10 +1,7 @@
 // Package cli holds small helpers shared by the three commands.
 package cli
 
-import (
-	"flag"
-	"strings"
-)
+import "flag"
 
 // Parse parses args with fs, allowing flags before and after positional arguments,
 // and returns the positional arguments in order.
@@ -23,8 +20,5 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]
-		if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-			continue
-		}
 	}
 }

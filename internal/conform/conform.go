@@ -2,6 +2,7 @@ package conform
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -37,6 +38,11 @@ type Options struct {
 	// Grace bounds how long an agent may take to stop listening after LEAGUE_SHUTDOWN
 	// (DefaultGrace when 0).
 	Grace time.Duration
+	// ClientTLS configures the tool's https calls, to the League Manager under test or
+	// the agent's endpoint (whom to trust); nil: the system's roots.
+	ClientTLS *tls.Config
+	// Insecure allows calls over plain http to a League Manager that is not on loopback.
+	Insecure bool
 }
 
 // Defaults of Options.

@@ -272,8 +272,8 @@ func newLMRun(opt Options, rep *Report) (*lmRun, error) {
 	}
 	log := opt.Log.With().Str("component", "conform").Str("subject", "league-manager").Logger()
 	r := &lmRun{
-		opt: opt, rep: rep, log: log, v: v, reg: reg, client: protocol.NewClient(v, nil),
-		wire: newLMWire(opt.URL, v, log), tag: uuid.NewString()[:6], agents: map[string]*lmAgent{},
+		opt: opt, rep: rep, log: log, v: v, reg: reg, client: protocol.NewClientWith(v, nil, protocol.ClientOptions{TLS: opt.ClientTLS, Insecure: opt.Insecure}),
+		wire: newLMWire(opt.URL, opt.ClientTLS, v, log), tag: uuid.NewString()[:6], agents: map[string]*lmAgent{},
 		changed: make(chan struct{}, 1), recorded: map[string]bool{}, taken: map[string]bool{},
 		results: map[string]lmResult{}, progress: map[string]map[string]protocol.MatchProgress{}, inbound: map[string][]string{},
 	}

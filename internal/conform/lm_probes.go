@@ -87,7 +87,7 @@ func (r *lmRun) registerFirst(ctx context.Context) error {
 	c := r.wire.send(ctx, "REGISTER_PLAYER_REQUEST before any referee", msg)
 	if c.err != nil {
 		r.fail(ckOrder, c.describe())
-		return fmt.Errorf("the League Manager at %s does not answer: %v", r.opt.URL, c.err)
+		return fmt.Errorf("the League Manager at %s does not answer: %v%s", r.opt.URL, c.err, certHint(c.err))
 	}
 	p1Registered := false
 	if e, err := c.refusal(); err == nil {

@@ -3,6 +3,7 @@ package conform
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,9 +39,11 @@ type lmWire struct {
 	calls []*lmCall
 }
 
-func newLMWire(url string, v *protocol.Validator, log zerolog.Logger) *lmWire {
+func newLMWire(url string, tlsCfg *tls.Config, v *protocol.Validator, log zerolog.Logger) *lmWire {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		TLSClientConfig:     tlsCfg,
+		TLSHandshakeTimeout: 5 * time.Second,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
 	}
@@ -214,7 +217,7 @@ func parseRPC(body []byte) (*rpcAnswer, error) {
 func (c *lmCall) describe() string {
 	switch {
 	case c.err != nil:
-		return "no answer: " + c.err.Error()
+		return "no answer: " + c.err.Error() + certHint(c.err)
 	case c.rpc == nil:
 		return fmt.Sprintf("HTTP %d with a body that is not a JSON-RPC response (%v): %s", c.status, c.rpcErr, snippet(c.body, 120))
 	case c.rpc.hasError && c.rpc.errObj != nil:

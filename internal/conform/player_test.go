@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentleague/agentleague/internal/netsec"
 )
 
 // Our player passes every required check and every recommended one.
@@ -20,6 +22,39 @@ func TestPlayerOurs(t *testing.T) {
 		if r.Status != Pass {
 			t.Errorf("%s: %s: %s", r.ID, r.Status, r.Reason)
 		}
+	}
+}
+
+// Our player serving HTTPS with a certificate of a private CA passes every check when the
+// tool trusts that CA; when it does not, a failed call says so and names --tls-ca.
+func TestPlayerOursOverTLS(t *testing.T) {
+	certs := t.TempDir()
+	if _, err := netsec.MakeCerts(certs, []string{"127.0.0.1"}, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	cert, key := netsec.CertFiles(certs, "127.0.0.1")
+	start := func(url string) *agent {
+		return startAgent(t, filepath.Join(binDir, "player"), "--id", "p1", "--addr", "127.0.0.1:0", "--league", url,
+			"--tls-cert", cert, "--tls-key", key, "--strategy", "random", "--seed", "3", "--log-dir", t.TempDir())
+	}
+	opt := options(t, "tic_tac_toe")
+	var err error
+	if opt.ClientTLS, err = netsec.ClientConfig(filepath.Join(certs, netsec.CAFile)); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := conformRun(t, "player", opt, start)
+	for _, r := range rep.Results() {
+		if r.Status != Pass {
+			t.Errorf("trusting the CA: %s: %s: %s", r.ID, r.Status, r.Reason)
+		}
+	}
+	rep, _ = conformRun(t, "player", options(t, "tic_tac_toe"), start)
+	named := false
+	for _, r := range rep.Results() {
+		named = named || r.Status == Fail && strings.Contains(r.Reason, "certificate signed by unknown authority (signed by a private CA? trust it with --tls-ca)")
+	}
+	if !named {
+		t.Error("not trusting the CA: no failed check names the certificate and --tls-ca")
 	}
 }
 

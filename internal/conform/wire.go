@@ -3,6 +3,7 @@ package conform
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,8 +53,10 @@ func newSession(opt Options) (*session, error) {
 		return nil, fmt.Errorf("load schemas: %w", err)
 	}
 	s := &session{opt: opt, v: v, log: opt.Log, http: &http.Client{Transport: &http.Transport{
-		DialContext:     (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		IdleConnTimeout: 10 * time.Second,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		TLSClientConfig:     opt.ClientTLS,
+		TLSHandshakeTimeout: 5 * time.Second,
+		IdleConnTimeout:     10 * time.Second,
 	}}}
 	s.serve = func(addr string, h http.Handler) (string, func(context.Context) error, error) {
 		srv, err := httpserve.Start(addr, h)
@@ -193,7 +196,7 @@ func (a *answer) problem() string {
 	case a.timeout:
 		return fmt.Sprintf("no answer within %s", a.elapsed.Round(time.Millisecond))
 	case a.err != nil:
-		return "no answer: " + shortErr(a.err)
+		return "no answer: " + shortErr(a.err) + certHint(a.err)
 	case a.malformed != "":
 		return a.malformed
 	case a.rpcErr != nil:
@@ -226,6 +229,15 @@ func shortErr(err error) string {
 		return s[i+2:]
 	}
 	return s
+}
+
+// certHint names the fix when err is a certificate the tool does not trust.
+func certHint(err error) string {
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &cv) {
+		return " (signed by a private CA? trust it with --tls-ca)"
+	}
+	return ""
 }
 
 // truncate cuts s to at most n bytes, on a character boundary, marking the cut.

@@ -341,8 +341,9 @@ func (r *leagueRun) openDB(t *testing.T) *sql.DB {
 	return db
 }
 
-// checkLeague asserts what every completed league must satisfy.
-func (r *leagueRun) checkLeague(t *testing.T, cycles int) {
+// checkLeague asserts what every completed league must satisfy, and returns the
+// standings a recount of its results gives.
+func (r *leagueRun) checkLeague(t *testing.T, cycles int) []protocol.StandingsRow {
 	t.Helper()
 	db := r.openDB(t)
 	ids := r.allPlayers(t, db)
@@ -408,6 +409,7 @@ func (r *leagueRun) checkLeague(t *testing.T, cycles int) {
 	}
 	r.checkAudit(t, db)
 	checkReplayAndVerify(t, r.audit, r.db)
+	return want
 }
 
 func (r *leagueRun) allPlayers(t *testing.T, db *sql.DB) []string {

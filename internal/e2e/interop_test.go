@@ -30,7 +30,7 @@ func interpreter(t *testing.T, name string) string {
 	t.Helper()
 	bin, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("%s is needed for the tests of other-language agents (make deps installs it): %v", name, err)
+		t.Fatalf("%s is needed for the tests of other-language agents and clients (make deps installs it): %v", name, err)
 	}
 	return bin
 }

@@ -119,9 +119,7 @@ func (h *Hub) subscribe(lastID uint64, filter func(Event) bool) (backlog []Event
 func (h *Hub) unsubscribe(s *sub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.subs[s]; ok {
-		delete(h.subs, s)
-	}
+	delete(h.subs, s)
 }
 
 // LastID is the id of the last event published (0 before the first). A snapshot read

@@ -6,16 +6,19 @@ package mcpgw
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/internal/netsec"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 )
@@ -55,6 +58,18 @@ type Config struct {
 	ProgressEvery time.Duration
 	// Version is the server version shown to clients.
 	Version string
+	// Advertise is the gateway's MCP endpoint as others reach it, e.g.
+	// https://gw.example.org:9400/mcp; each seat registers the URL beside it,
+	// https://gw.example.org:9400/seats/<player_id>. Empty: the URL of Addr (https with TLS).
+	Advertise string
+	// TLS, when set, makes the gateway serve HTTPS (netsec.ServerConfig).
+	TLS *tls.Config
+	// ClientTLS configures the seats' calls to the League Manager (whom to trust); nil:
+	// the system's roots.
+	ClientTLS *tls.Config
+	// Insecure allows the seats' calls over plain http to a League Manager that is not
+	// on loopback.
+	Insecure bool
 }
 
 // Validate checks the configuration without side effects.
@@ -69,6 +84,16 @@ func (c Config) Validate() error {
 	if c.RegisterFor < 0 || c.SessionTimeout < 0 || c.ProgressEvery < 0 {
 		return errors.New("durations must not be negative")
 	}
+	if c.Advertise != "" {
+		u, err := netsec.ParseURL(c.Advertise)
+		if err != nil {
+			return fmt.Errorf("advertised endpoint: %w", err)
+		}
+		// The seats' endpoints are made by replacing /mcp.
+		if !strings.HasSuffix(u.Path, "/mcp") || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("advertised endpoint %s must end in /mcp, e.g. https://host:9400/mcp: it is the gateway's MCP endpoint, and its seats are served beside it at .../seats/<player_id>", c.Advertise)
+		}
+	}
 	return nil
 }
 
@@ -80,7 +105,7 @@ type Gateway struct {
 	games  *game.Registry
 	server *sdk.Server
 	http   *httpserve.Server
-	// base is the gateway's HTTP root, e.g. http://127.0.0.1:9400.
+	// base is the gateway's HTTP root as others reach it, e.g. http://127.0.0.1:9400.
 	base string
 	// seatsCtx ends every seat when the gateway closes.
 	seatsCtx    context.Context
@@ -139,13 +164,16 @@ func start(cfg Config, log zerolog.Logger, clk clock) (*Gateway, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
-	srv, err := httpserve.Start(cfg.Addr, g.bounded(mux))
+	srv, err := httpserve.StartTLS(cfg.Addr, g.bounded(mux), cfg.TLS)
 	if err != nil {
 		g.cancelSeats()
 		return nil, err
 	}
-	g.http, g.base = srv, "http://"+srv.Addr()
-	log.Info().Str("url", g.base).Str("league_url", cfg.LeagueURL).Bool("stdio", cfg.Stdio).Msg("mcp gateway listening")
+	g.http, g.base = srv, srv.Base()
+	if cfg.Advertise != "" {
+		g.base = strings.TrimSuffix(cfg.Advertise, "/mcp")
+	}
+	log.Info().Str("url", g.base).Str("addr", srv.Addr()).Str("league_url", cfg.LeagueURL).Bool("stdio", cfg.Stdio).Msg("mcp gateway listening")
 	return g, nil
 }
 
@@ -163,7 +191,8 @@ func (g *Gateway) bounded(h http.Handler) http.Handler {
 	})
 }
 
-// URL is the MCP endpoint over HTTP, e.g. http://127.0.0.1:9400/mcp.
+// URL is the MCP endpoint over HTTP, e.g. http://127.0.0.1:9400/mcp (under Config.Advertise
+// when set).
 func (g *Gateway) URL() string { return g.base + "/mcp" }
 
 // Base is the gateway's HTTP root; seats are served at Base/seats/<player_id>.

@@ -88,6 +88,7 @@ func (g *Gateway) join(ctx context.Context, ss *sdk.ServerSession, id, displayNa
 	p, err := player.New(player.Config{
 		ID: id, Addr: g.http.Addr(), LeagueURL: g.cfg.LeagueURL, Strategy: strategyName, DisplayName: displayName,
 		RegisterFor: g.cfg.RegisterFor, Stdout: io.Discard, Remote: s.strategy,
+		ClientTLS: g.cfg.ClientTLS, Insecure: g.cfg.Insecure,
 	}, s.log)
 	if err != nil {
 		return nil, err

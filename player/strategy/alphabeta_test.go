@@ -70,20 +70,6 @@ func TestAlphaBetaConnectFourTactics(t *testing.T) {
 	}
 }
 
-// chessState plays UCI moves from the start through the rules.
-func chessState(t *testing.T, g game.Game, moves ...string) game.State {
-	t.Helper()
-	s := g.NewState(0)
-	for _, m := range moves {
-		next, err := s.Apply([]json.RawMessage{json.RawMessage(`"` + m + `"`)})
-		if err != nil {
-			t.Fatalf("%s: %v", m, err)
-		}
-		s = next
-	}
-	return s
-}
-
 func TestAlphaBetaChessTactics(t *testing.T) {
 	g := mustGame(t, game.TypeChess, nil)
 	tests := []struct {

@@ -1,6 +1,6 @@
 //go:build long
 
-package main
+package e2e
 
 import (
 	"context"
@@ -54,16 +54,13 @@ var (
 	}
 )
 
-// TestLongMCPConformance runs the MCP conformance suite against a live gateway: every
-// scenario that applies to a server without the suite's fixtures must pass.
+// TestLongMCPConformance runs the MCP conformance suite against a live gateway of a
+// League Manager that waits for players: every scenario that applies to a server without
+// the suite's fixtures must pass.
 func TestLongMCPConformance(t *testing.T) {
-	npx := needNpx(t)
-	bin := filepath.Join(t.TempDir(), "player")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	lg := startLeague(t, "")
-	gw := startProc(t, "gateway", nil, bin, "mcp", "--addr", "127.0.0.1:0", "--league", lg.url, "--log-dir", t.TempDir())
+	npx := interpreter(t, "npx")
+	run := startLeague(t, leagueOpts{hold: true})
+	gw := startProc(t, "gateway", nil, filepath.Join(binDir, "player"), "mcp", "--addr", "127.0.0.1:0", "--league", run.lm.url, "--log-dir", t.TempDir())
 	results := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -71,7 +68,7 @@ func TestLongMCPConformance(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	// The suite exits non-zero for the scenarios that do not apply; each is judged below.
 	t.Logf("conformance suite (%v):\n%s", err, summary(out))
-	ran := map[string][]check{}
+	ran := map[string][]suiteCheck{}
 	dirs, _ := filepath.Glob(filepath.Join(results, "server-*", "checks.json"))
 	for _, path := range dirs {
 		name := strings.TrimPrefix(filepath.Base(filepath.Dir(path)), "server-")
@@ -80,7 +77,7 @@ func TestLongMCPConformance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var checks []check
+		var checks []suiteCheck
 		if err := json.Unmarshal(b, &checks); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -108,14 +105,14 @@ func TestLongMCPConformance(t *testing.T) {
 	}
 }
 
-// check is one result of checks.json.
-type check struct {
+// suiteCheck is one result of checks.json.
+type suiteCheck struct {
 	ID           string `json:"id"`
 	Status       string `json:"status"`
 	ErrorMessage string `json:"errorMessage"`
 }
 
-func failures(checks []check) int {
+func failures(checks []suiteCheck) int {
 	n := 0
 	for _, c := range checks {
 		if c.Status == "FAILURE" {
