@@ -201,6 +201,7 @@ type Player struct {
 	// types it listed at start.
 	model      *lbm.Client
 	modelGames []string
+	validator  *protocol.Validator
 	// exit ends the process in fault mode crash-after; os.Exit outside tests.
 	exit func(code int)
 	// moveRequests counts REQUEST_MOVE received, for fault mode crash-after.
@@ -264,6 +265,7 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		log:         log,
 		games:       game.Default(),
 		newStrategy: strategy.New,
+		validator:   v,
 		client:      protocol.NewClientWith(v, nil, protocol.ClientOptions{TLS: cfg.ClientTLS, Insecure: cfg.Insecure}),
 		registered:  make(chan struct{}),
 		stopping:    make(chan struct{}),
@@ -294,8 +296,8 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 // readiness, and serves until ctx ends or LEAGUE_SHUTDOWN arrives; both are a clean stop
 // and return nil. It returns an error when the server cannot start or registration fails.
 func (p *Player) Run(ctx context.Context) error {
-	if !p.ran.CompareAndSwap(false, true) {
-		return errors.New("player: run called twice")
+	if err := p.begin(); err != nil {
+		return err
 	}
 	srv, err := httpserve.StartTLS(p.cfg.Addr, p.routes(), p.cfg.TLS)
 	if err != nil {
@@ -315,12 +317,20 @@ func (p *Player) Run(ctx context.Context) error {
 	return p.play(ctx, endpoint, srv)
 }
 
+// begin starts the one run a player has, with the schemas of what it receives compiled.
+func (p *Player) begin() error {
+	if !p.ran.CompareAndSwap(false, true) {
+		return errors.New("player: run called twice")
+	}
+	return p.validator.Warm(protocol.PlayerReceives...)
+}
+
 // Serve is Run for a player whose endpoint another server serves (the MCP gateway serves
 // the Handler of each seat at a path of its own): it registers endpoint and plays until
 // ctx ends or LEAGUE_SHUTDOWN arrives, and prints nothing.
 func (p *Player) Serve(ctx context.Context, endpoint string) error {
-	if !p.ran.CompareAndSwap(false, true) {
-		return errors.New("player: run called twice")
+	if err := p.begin(); err != nil {
+		return err
 	}
 	p.setState(StateRegistering)
 	return p.play(ctx, endpoint, nil)

@@ -139,3 +139,18 @@ func BenchmarkClientCall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWarmPlayer is what a player pays at start-up for its schemas: loading them,
+// then compiling what it receives.
+func BenchmarkWarmPlayer(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := protocol.NewValidator()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := v.Warm(protocol.PlayerReceives...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -31,6 +31,28 @@ func TestCompileAll(t *testing.T) {
 	}
 }
 
+// TestWarm: every role's list names message types with a schema, and a warmed validator
+// judges their examples as a cold one does; a type without a schema is refused by name.
+func TestWarm(t *testing.T) {
+	v, err := protocol.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, list := range [][]string{protocol.PlayerReceives, protocol.RefereeReceives, protocol.LeagueManagerReceives} {
+		if err := v.Warm(list...); err != nil {
+			t.Fatalf("Warm(%v): %v", list, err)
+		}
+		for _, mt := range list {
+			if err := v.ValidateMessage(exampleMessage(t, strings.ToLower(mt))); err != nil {
+				t.Errorf("example %s after Warm: %v", mt, err)
+			}
+		}
+	}
+	if err := v.Warm(protocol.RequestMove, "NO_SUCH_MESSAGE"); err == nil || !strings.Contains(err.Error(), `"NO_SUCH_MESSAGE"`) {
+		t.Errorf("Warm of an unknown type: %v, want an error naming it", err)
+	}
+}
+
 func exampleMessage(t *testing.T, name string) *protocol.Message {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "schemas", "testdata", "examples", name+".json"))

@@ -222,6 +222,9 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 // serves, it sends heartbeats if the League Manager announced them.
 func (r *Referee) Run(ctx context.Context) error {
 	defer r.client.Close()
+	if err := r.validator.Warm(protocol.RefereeReceives...); err != nil {
+		return err
+	}
 	r.startMatches(ctx)
 	defer r.cancelMatches()
 	srv, err := httpserve.StartTLS(r.cfg.Addr, r.routes(), r.cfg.TLS)

@@ -312,6 +312,9 @@ func (s *Server) open(cfg *config.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := validator.Warm(protocol.LeagueManagerReceives...); err != nil {
+		return err
+	}
 	s.client = protocol.NewClientWith(validator, log, protocol.ClientOptions{TLS: opts.ClientTLS, Insecure: opts.Insecure})
 	mopt := league.Options{Config: cfg, Store: db, Audit: log, Client: s.client, AdminToken: token, Log: s.log, Insecure: opts.Insecure}
 	if c := opts.Clock; c != nil {
