@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -66,6 +67,10 @@ type runFigures struct {
 	storedMoves int
 }
 
+// maxBenchProcesses bounds the agents of a bench: each listens on a port of its own,
+// taken from 10000-29999.
+const maxBenchProcesses = 5000
+
 // bench runs local leagues of real processes, as demo does, and prints one table of
 // throughput figures: the median of --runs runs, per build when --against names another.
 func bench(ctx context.Context, args []string) error {
@@ -93,6 +98,8 @@ func bench(ctx context.Context, args []string) error {
 	switch {
 	case o.players < 2 || o.referees < 1:
 		return usageError{errors.New("need at least 2 players and 1 referee")}
+	case o.players+o.referees > maxBenchProcesses:
+		return usageError{fmt.Errorf("at most %d players and referees together, got %d", maxBenchProcesses, o.players+o.referees)}
 	case *runs < 1:
 		return usageError{fmt.Errorf("--runs must be at least 1, got %d", *runs)}
 	case o.think < 0 || o.timeout <= 0:
@@ -205,10 +212,15 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	// Ports below the kernel's ephemeral range (32768 and up on Linux), from a random
+	// base: a port the kernel picked as free could go to another process's outgoing
+	// connection before the process meant to listen on it starts, which with a hundred
+	// processes registering at once happens.
+	base := 10000 + rand.IntN(20000-maxBenchProcesses-1)
 	ll, err := startLocalLeague(ctx, localSetup{
 		binDir: b.binDir, cfgPath: b.cfgPath, dataDir: dataDir, logDir: logDir, gameType: o.gameType, strategy: o.strategy,
 		players: o.players, referees: o.referees, seed: o.seed, think: o.think, profileDir: b.profileDir, out: io.Discard,
-		poll: benchPoll,
+		poll: benchPoll, ports: [3]int{base, base + 1, base + 1 + o.referees},
 	})
 	if ll != nil {
 		// Before the folders go: the processes write there until they exit.

@@ -127,7 +127,7 @@ func atoi(t *testing.T, s string) int {
 
 // Bad settings are refused before any process starts.
 func TestBenchRefusesBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--runs", "0"}, {"--players", "1"}, {"--think", "-1s"}, {"--against", "/tmp/x"}, {"--against-config", "x.yaml"}} {
+	for _, args := range [][]string{{"--runs", "0"}, {"--players", "1"}, {"--players", "4990", "--referees", "11"}, {"--think", "-1s"}, {"--against", "/tmp/x"}, {"--against-config", "x.yaml"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			if code := run(context.Background(), append([]string{"bench"}, args...)); code != 2 {
 				t.Errorf("league bench %v exited %d, want 2 (a bad command line)", args, code)
