@@ -25,6 +25,11 @@ import (
 // moveEventAttempts times. A League Manager without move_batches gets one MOVE_EVENT per
 // move, sent once: sending one again could show the move twice.
 //
+// To such a League Manager a batch also waits moveEventLinger after its first move for
+// the moves that follow, unless play ends first: a fast match then needs a MOVE_EVENT or
+// two instead of one per move or two, each of which the League Manager audits and
+// fsyncs, and the live view is late by at most that much, which nobody watching sees.
+//
 // When play is over the referee flushes the pending moves before it reports the result,
 // for at most moveEventFlush, so a League Manager that does not answer never holds the
 // result long; the League Manager fills any gap in its live view from the result's moves.
@@ -33,6 +38,7 @@ const (
 	moveEventBackoff  = 250 * time.Millisecond
 	moveEventAttempts = 3
 	moveEventFlush    = time.Second
+	moveEventLinger   = 20 * time.Millisecond
 	// moveBatchBytes bounds the moves and states of one batch, far below the 1 MiB body
 	// limit: a chess state carries the whole game, so late moves are large.
 	moveBatchBytes = 256 << 10
@@ -133,7 +139,14 @@ func (ev *moveEvents) run(ctx context.Context) {
 	defer close(ev.done)
 	defer ev.abandon()
 	failures := 0
+	lingered := false // the pending batch has had its linger
 	for {
+		if ev.batches && !lingered && ev.open() {
+			lingered = true
+			if !ev.linger(ctx) {
+				return
+			}
+		}
 		msg, n, finished := ev.next()
 		if n == 0 {
 			if finished {
@@ -158,7 +171,7 @@ func (ev *moveEvents) run(ctx context.Context) {
 		case err == nil:
 			ev.take(n)
 			ev.r.metrics.moveEvents.WithLabelValues("sent").Add(float64(n))
-			failures = 0
+			failures, lingered = 0, false
 		case !ev.batches || judged(err) || failures+1 >= moveEventAttempts:
 			ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Int("moves", n).Msg("move events not delivered")
 			ev.giveUp(n)
@@ -173,6 +186,32 @@ func (ev *moveEvents) run(ctx context.Context) {
 				t.Stop()
 				return
 			case <-t.C:
+			}
+		}
+	}
+}
+
+// open reports whether moves are pending and more may join them.
+func (ev *moveEvents) open() bool {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return len(ev.pending) > 0 && !ev.finished
+}
+
+// linger waits moveEventLinger for more moves to join the pending batch, or until play
+// is over; false when ctx ended.
+func (ev *moveEvents) linger(ctx context.Context) bool {
+	t := time.NewTimer(moveEventLinger)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-ev.wake:
+			if !ev.open() {
+				return true
 			}
 		}
 	}

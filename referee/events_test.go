@@ -167,10 +167,10 @@ func metricCounts(t *testing.T, r *Referee) map[string]float64 {
 	return counts
 }
 
-// To a League Manager that announced move_batches, the moves that pile up while a
-// MOVE_EVENT is in flight go together in the next one: all of them, in order, each with
-// its state, in far fewer messages than moves.
-func TestMoveEventsBatchWhileTheLeagueIsSlow(t *testing.T) {
+// To a League Manager that announced move_batches, a batch waits moveEventLinger for
+// more moves, and the end of play sends it at once: instant players finish within the
+// linger, so the whole match goes in one MOVE_EVENT, in order, each move with its state.
+func TestMoveEventsBatchAFastMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
 			time.Sleep(300 * time.Millisecond) // a busy League Manager; the players are instant
@@ -200,13 +200,54 @@ func TestMoveEventsBatchWhileTheLeagueIsSlow(t *testing.T) {
 			}
 			got = append(got, moves...)
 		}
-		// The first move goes alone; the others pile up while it is in flight.
-		if len(sent) != 2 {
-			t.Errorf("got %d MOVE_EVENTs for %d moves, want 2", len(sent), len(rep.Metadata.Moves))
+		if len(sent) != 1 {
+			t.Errorf("got %d MOVE_EVENTs for %d moves, want 1", len(sent), len(rep.Metadata.Moves))
 		}
 		checkMoves(t, g, runner.A.MatchSeed, got, rep.Metadata.Moves)
 		if c := metricCounts(t, r); c["sent"] != float64(len(rep.Metadata.Moves)) || c["failed"] != 0 || c["dropped"] != 0 {
 			t.Errorf("got counts %v, want every move sent", c)
+		}
+	})
+}
+
+// A batch waits moveEventLinger after its first move, so moves that follow within it go
+// together; the end of play sends what is pending at once. Each MOVE_EVENT leaves at the
+// time it should, on the fake clock.
+func TestMoveEventsLinger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
+			return moveEventAck(m)
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
+		g := ttt(t)
+		ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
+		add := func(step int) {
+			ev.add(protocol.MoveRecord{Step: step, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}, g.NewState(1))
+		}
+		gap := moveEventLinger / 4
+		for step := 1; step <= 3; step++ { // at 0, gap and 2*gap: one batch
+			add(step)
+			time.Sleep(gap)
+		}
+		time.Sleep(moveEventLinger) // the batch went; nothing is pending
+		add(4)
+		time.Sleep(gap)
+		add(5)
+		ev.flush(time.Hour) // play is over: no linger left to wait
+
+		sent := fl.sent(protocol.MoveEvent)
+		var counts []int
+		var at []time.Duration
+		for _, c := range sent {
+			moves, _ := movesOf(t, c.msg)
+			counts = append(counts, len(moves))
+			at = append(at, c.at.Sub(start))
+		}
+		wantAt := []time.Duration{moveEventLinger, 3*gap + moveEventLinger + gap}
+		if !slices.Equal(counts, []int{3, 2}) || !slices.Equal(at, wantAt) {
+			t.Errorf("MOVE_EVENTs carried %v moves at %v, want [3 2] at %v", counts, at, wantAt)
 		}
 	})
 }
@@ -289,9 +330,12 @@ func TestMoveEventsAreBestEffort(t *testing.T) {
 				g := ttt(t)
 				ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
 				rec := protocol.MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}
-				start := time.Now()
 				ev.add(rec, g.NewState(1))
+				if tc.batches {
+					time.Sleep(moveEventLinger) // the first batch is due
+				}
 				synctest.Wait() // the sender holds the first event
+				start := time.Now()
 				for range moves - 1 {
 					ev.add(rec, g.NewState(1))
 				}
