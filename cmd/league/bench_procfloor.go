@@ -46,6 +46,9 @@ type processFloor struct {
 	concurrentCPU time.Duration
 }
 
+// cpu is the CPU both processes spent per sequential round trip.
+func (pf processFloor) cpu() time.Duration { return pf.clientCPU + pf.serverCPU }
+
 // benchEcho is league bench-echo: it serves the floor's echo on --addr, prints the
 // address it listens on as one line on stdout, and serves until stdin ends (league bench
 // closes it, or dies) or ctx does.

@@ -54,15 +54,10 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if !strings.HasPrefix(text, "league bench: 4 players, 2 referees, tic_tac_toe, strategy random, think 0s, median of 1 run\n") {
 		t.Errorf("header missing:\n%s", text)
 	}
-	rows := map[string]string{}
-	for _, line := range strings.Split(text, "\n") {
-		if len(line) > 28 {
-			rows[strings.TrimSpace(line[:28])] = strings.TrimSpace(line[28:])
-		}
-	}
+	rows := tableRows(text)
 	for _, label := range []string{"league time", "first player to last result", "matches", "matches/s", "per-move overhead p50", "per-move overhead p99",
-		"CPU league manager", "CPU referees (sum)", "CPU players (sum)", "exchanges per match", "exchanges/s",
-		"moves in live view", "exchanges/s of floor", "overhead p50 / round trip"} {
+		"CPU league manager", "CPU referees (sum)", "CPU players (sum)", "exchanges per match", "exchanges/s", "CPU per exchange",
+		"moves in live view", "exchanges/s of floor", "overhead p50 / round trip", "CPU per exchange / floor between processes"} {
 		if _, ok := rows[label]; !ok {
 			t.Errorf("no row %q:\n%s", label, text)
 		}
@@ -82,7 +77,8 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if got := num("matches"); got != 6 {
 		t.Errorf("got %v matches, want 6", got)
 	}
-	for _, label := range []string{"league time", "matches/s", "per-move overhead p50", "exchanges per match", "exchanges/s"} {
+	for _, label := range []string{"league time", "matches/s", "per-move overhead p50", "exchanges per match", "exchanges/s",
+		"CPU per exchange", "CPU per exchange / floor between processes"} {
 		if v := num(label); v <= 0 {
 			t.Errorf("row %q is %v, want more than 0", label, v)
 		}
@@ -107,14 +103,28 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if stored < 30 || shown > stored {
 		t.Errorf("moves in live view %d of %d, want at most all of at least 30", shown, stored)
 	}
-	if !strings.Contains(text, "floor: net/http loopback echo, sequential ") {
-		t.Errorf("no floor line:\n%s", text)
+	for _, floor := range []string{"floor in one process: net/http loopback echo, sequential ", "floor between processes: the echo in a child process, sequential "} {
+		if !strings.Contains(text, floor) {
+			t.Errorf("no line %q:\n%s", floor, text)
+		}
 	}
 	for _, name := range []string{"league_manager", "referee_ref1", "referee_ref2", "player_p01", "player_p04"} {
 		if fi, err := os.Stat(filepath.Join(profiles, name+".pprof")); err != nil || fi.Size() == 0 {
 			t.Errorf("no CPU profile of %s: %v", name, err)
 		}
 	}
+}
+
+// tableRows maps each row of a bench table to its figures: the label is what comes
+// before the first two spaces.
+func tableRows(table string) map[string]string {
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		if label, figures, ok := strings.Cut(line, "  "); ok && label != "" {
+			rows[label] = strings.TrimSpace(figures)
+		}
+	}
+	return rows
 }
 
 func atoi(t *testing.T, s string) int {
