@@ -26,7 +26,7 @@ const benchPoll = 2 * time.Millisecond
 // benchGrace is how long a bench run's agents may take to leave on LEAGUE_SHUTDOWN.
 const benchGrace = 5 * time.Second
 
-// floorTime is how long each half of the floor (sequential, concurrent) is measured.
+// floorTime is how long each half of each floor (sequential, concurrent) is measured.
 const floorTime = 500 * time.Millisecond
 
 // benchBuild is one build league bench runs: its binaries and its League Manager's
@@ -132,6 +132,14 @@ func bench(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary: %w", err)
+	}
+	pf, err := measureProcessFloor(ctx, self, floorTime, fl.workers)
+	if err != nil {
+		return err
+	}
 	figures := make([][]runFigures, len(builds))
 	for run := 1; run <= *runs; run++ {
 		// Alternated, so a machine that warms up or gets busy weighs on both builds alike.
@@ -146,7 +154,7 @@ func bench(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("league bench: %d players, %d referees, %s, strategy %s, think %s, median of %d %s\n",
 		o.players, o.referees, o.gameType, o.strategy, o.think, *runs, pick(*runs == 1, "run", "runs"))
-	writeBenchTable(os.Stdout, builds, medians(figures), fl)
+	writeBenchTable(os.Stdout, builds, medians(figures), fl, pf)
 	return nil
 }
 

@@ -26,6 +26,17 @@ type floor struct {
 // floorBody is about the size of a small league message.
 var floorBody = bytes.Repeat([]byte("x"), 512)
 
+// newEchoServer is the floor's server: it answers a POST with its body.
+func newEchoServer() *http.Server {
+	return &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "use POST", http.StatusMethodNotAllowed)
+			return
+		}
+		_, _ = io.Copy(w, r.Body)
+	}), ReadHeaderTimeout: 5 * time.Second}
+}
+
 // measureFloor serves an echo handler on 127.0.0.1:0 and posts to it through a keep-alive
 // client for d sequentially, then for d from 2×GOMAXPROCS goroutines.
 func measureFloor(ctx context.Context, d time.Duration) (floor, error) {
@@ -33,13 +44,7 @@ func measureFloor(ctx context.Context, d time.Duration) (floor, error) {
 	if err != nil {
 		return floor{}, fmt.Errorf("floor: listen: %w", err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "use POST", http.StatusMethodNotAllowed)
-			return
-		}
-		_, _ = io.Copy(w, r.Body)
-	}), ReadHeaderTimeout: 5 * time.Second}
+	srv := newEchoServer()
 	served := make(chan error, 1)
 	// Ends when Shutdown below closes the listener.
 	go func() { served <- srv.Serve(ln) }()

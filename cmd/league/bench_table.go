@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // benchSummary is the median of each figure over the runs of one build.
@@ -17,7 +18,8 @@ type benchSummary struct {
 	cpu                      [3]float64
 	exchangesPerMatch        float64
 	exchangesPerSec          float64
-	derived                  bool // some run's exchanges were derived, not counted
+	cpuPerExchange           float64 // µs, every role's CPU over every exchange
+	derived                  bool    // some run's exchanges were derived, not counted
 	liveMoves, storedMoves   float64
 }
 
@@ -44,6 +46,9 @@ func medians(figures [][]runFigures) []benchSummary {
 		}
 		s.exchangesPerMatch = of(func(r runFigures) float64 { return float64(r.exchanges) / float64(max(r.matches, 1)) })
 		s.exchangesPerSec = of(func(r runFigures) float64 { return float64(r.exchanges) / r.leagueTime.Seconds() })
+		s.cpuPerExchange = of(func(r runFigures) float64 {
+			return 1e6 * (r.cpu[0] + r.cpu[1] + r.cpu[2]) / float64(max(r.exchanges, 1))
+		})
 		s.liveMoves = of(func(r runFigures) float64 { return float64(r.liveMoves) })
 		s.storedMoves = of(func(r runFigures) float64 { return float64(r.storedMoves) })
 		for _, r := range runs {
@@ -64,8 +69,9 @@ type benchRow struct {
 }
 
 // writeBenchTable prints the table: a column per build and, with two, the ratio of how
-// many times better this build is.
-func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl floor) {
+// many times better this build is. fl is the floor in one process, pf the floor between
+// two.
+func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl floor, pf processFloor) {
 	ms := func(v float64) string { return fmt.Sprintf("%.3f ms", v) }
 	sec := func(v float64) string { return fmt.Sprintf("%.2f s", v) }
 	rows := []benchRow{
@@ -91,6 +97,8 @@ func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl f
 			format: func(s benchSummary) string { return approx(s.derived) + fmt.Sprintf("%.1f", s.exchangesPerMatch) }, ratio: true},
 		{label: "exchanges/s", value: func(s benchSummary) float64 { return s.exchangesPerSec },
 			format: func(s benchSummary) string { return approx(s.derived) + fmt.Sprintf("%.0f", s.exchangesPerSec) }, more: true, ratio: true},
+		{label: "CPU per exchange", value: func(s benchSummary) float64 { return s.cpuPerExchange },
+			format: func(s benchSummary) string { return approx(s.derived) + fmt.Sprintf("%.0f µs", s.cpuPerExchange) }, ratio: true},
 		{label: "moves in live view", format: func(s benchSummary) string { return fmt.Sprintf("%.0f of %.0f", s.liveMoves, s.storedMoves) }},
 		{label: "exchanges/s of floor", value: func(s benchSummary) float64 { return s.exchangesPerSec / fl.concurrent },
 			format: func(s benchSummary) string {
@@ -98,8 +106,16 @@ func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl f
 			}, more: true, ratio: true},
 		{label: "overhead p50 / round trip", value: func(s benchSummary) float64 { return s.overheadP50 / msOf(fl.roundTrip) },
 			format: func(s benchSummary) string { return fmt.Sprintf("%.1fx", s.overheadP50/msOf(fl.roundTrip)) }, ratio: true},
+		{label: "CPU per exchange / floor between processes", value: func(s benchSummary) float64 { return s.cpuPerExchange / usOf(pf.cpu()) },
+			format: func(s benchSummary) string {
+				return approx(s.derived) + fmt.Sprintf("%.1fx", s.cpuPerExchange/usOf(pf.cpu()))
+			}, ratio: true},
 	}
-	header := fmt.Sprintf("%-28s", "")
+	width := 28
+	for _, r := range rows {
+		width = max(width, utf8.RuneCountInString(r.label)+2)
+	}
+	header := fmt.Sprintf("%-*s", width, "")
 	for _, b := range builds {
 		header += fmt.Sprintf("%16s", b.name)
 	}
@@ -108,7 +124,7 @@ func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl f
 	}
 	fmt.Fprintln(w, strings.TrimRight(header, " "))
 	for _, r := range rows {
-		line := fmt.Sprintf("%-28s", r.label)
+		line := fmt.Sprintf("%-*s", width, r.label)
 		for _, s := range sums {
 			line += fmt.Sprintf("%16s", r.format(s))
 		}
@@ -117,8 +133,10 @@ func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl f
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "floor: net/http loopback echo, sequential %.0f req/s (%.0f µs), concurrent %.0f req/s (%d goroutines)\n",
-		fl.sequential, float64(fl.roundTrip)/float64(time.Microsecond), fl.concurrent, fl.workers)
+	fmt.Fprintf(w, "floor in one process: net/http loopback echo, sequential %.0f req/s (%.0f µs), concurrent %.0f req/s (%d goroutines)\n",
+		fl.sequential, usOf(fl.roundTrip), fl.concurrent, fl.workers)
+	fmt.Fprintf(w, "floor between processes: the echo in a child process, sequential %.0f req/s (%.0f µs), CPU %.0f µs per round trip (client %.0f + server %.0f), concurrent %.0f req/s (%d goroutines, CPU %.0f µs per round trip)\n",
+		pf.sequential, usOf(pf.roundTrip), usOf(pf.cpu()), usOf(pf.clientCPU), usOf(pf.serverCPU), pf.concurrent, pf.workers, usOf(pf.concurrentCPU))
 	if len(builds) == 2 {
 		fmt.Fprintf(w, "ratio: how many times better this build does than %s (above 1 is better)\n", builds[1].name)
 	}
@@ -149,3 +167,5 @@ func approx(derived bool) string {
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,15 +54,10 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if !strings.HasPrefix(text, "league bench: 4 players, 2 referees, tic_tac_toe, strategy random, think 0s, median of 1 run\n") {
 		t.Errorf("header missing:\n%s", text)
 	}
-	rows := map[string]string{}
-	for _, line := range strings.Split(text, "\n") {
-		if len(line) > 28 {
-			rows[strings.TrimSpace(line[:28])] = strings.TrimSpace(line[28:])
-		}
-	}
+	rows := tableRows(text)
 	for _, label := range []string{"league time", "first player to last result", "matches", "matches/s", "per-move overhead p50", "per-move overhead p99",
-		"CPU league manager", "CPU referees (sum)", "CPU players (sum)", "exchanges per match", "exchanges/s",
-		"moves in live view", "exchanges/s of floor", "overhead p50 / round trip"} {
+		"CPU league manager", "CPU referees (sum)", "CPU players (sum)", "exchanges per match", "exchanges/s", "CPU per exchange",
+		"moves in live view", "exchanges/s of floor", "overhead p50 / round trip", "CPU per exchange / floor between processes"} {
 		if _, ok := rows[label]; !ok {
 			t.Errorf("no row %q:\n%s", label, text)
 		}
@@ -81,7 +77,8 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if got := num("matches"); got != 6 {
 		t.Errorf("got %v matches, want 6", got)
 	}
-	for _, label := range []string{"league time", "matches/s", "per-move overhead p50", "exchanges per match", "exchanges/s"} {
+	for _, label := range []string{"league time", "matches/s", "per-move overhead p50", "exchanges per match", "exchanges/s",
+		"CPU per exchange", "CPU per exchange / floor between processes"} {
 		if v := num(label); v <= 0 {
 			t.Errorf("row %q is %v, want more than 0", label, v)
 		}
@@ -106,14 +103,28 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if stored < 30 || shown > stored {
 		t.Errorf("moves in live view %d of %d, want at most all of at least 30", shown, stored)
 	}
-	if !strings.Contains(text, "floor: net/http loopback echo, sequential ") {
-		t.Errorf("no floor line:\n%s", text)
+	for _, floor := range []string{"floor in one process: net/http loopback echo, sequential ", "floor between processes: the echo in a child process, sequential "} {
+		if !strings.Contains(text, floor) {
+			t.Errorf("no line %q:\n%s", floor, text)
+		}
 	}
 	for _, name := range []string{"league_manager", "referee_ref1", "referee_ref2", "player_p01", "player_p04"} {
 		if fi, err := os.Stat(filepath.Join(profiles, name+".pprof")); err != nil || fi.Size() == 0 {
 			t.Errorf("no CPU profile of %s: %v", name, err)
 		}
 	}
+}
+
+// tableRows maps each row of a bench table to its figures: the label is what comes
+// before the first two spaces.
+func tableRows(table string) map[string]string {
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		if label, figures, ok := strings.Cut(line, "  "); ok && label != "" {
+			rows[label] = strings.TrimSpace(figures)
+		}
+	}
+	return rows
 }
 
 func atoi(t *testing.T, s string) int {
@@ -133,5 +144,95 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 				t.Errorf("league bench %v exited %d, want 2 (a bad command line)", args, code)
 			}
 		})
+	}
+}
+
+// children lists the processes whose parent is this test process, alive or not yet
+// reaped, as "pid (command) state".
+func children(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			t.Fatalf("/proc/%s/stat: %q", e.Name(), s)
+		}
+		// After the command name: state, parent.
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			t.Fatalf("/proc/%s/stat: %q", e.Name(), s)
+		}
+		if f[1] == strconv.Itoa(os.Getpid()) {
+			out = append(out, s[:i+1]+" "+f[0])
+		}
+	}
+	return out
+}
+
+// The floor between processes measures against the real binary's bench-echo, and
+// reaps it.
+func TestProcessFloor(t *testing.T) {
+	pf, err := measureProcessFloor(context.Background(), leagueBin, 200*time.Millisecond, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", pf)
+	if pf.sequential <= 0 || pf.roundTrip <= 0 || pf.concurrent <= 0 || pf.workers != 3 {
+		t.Errorf("figures not positive: %+v", pf)
+	}
+	if pf.clientCPU <= 0 || pf.serverCPU <= 0 || pf.concurrentCPU <= 0 {
+		t.Errorf("CPU per round trip not positive: %+v", pf)
+	}
+	if c := children(t); len(c) > 0 {
+		t.Errorf("children left: %v", c)
+	}
+}
+
+// The echo server is stopped and reaped when ctx ends in the middle of a measure, and
+// when it prints no address.
+func TestProcessFloorStopsTheChild(t *testing.T) {
+	t.Run("ctx ends", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := measureProcessFloor(ctx, leagueBin, time.Minute, 2)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("got %v, want the end of ctx", err)
+		}
+		if c := children(t); len(c) > 0 {
+			t.Errorf("children left: %v", c)
+		}
+	})
+	t.Run("no address", func(t *testing.T) {
+		// true ignores its arguments and prints nothing.
+		bin, err := exec.LookPath("true")
+		if err != nil {
+			t.Skip(err)
+		}
+		_, err = measureProcessFloor(context.Background(), bin, time.Minute, 2)
+		if err == nil || !strings.Contains(err.Error(), "printed no address") {
+			t.Errorf("got %v, want no address", err)
+		}
+		if c := children(t); len(c) > 0 {
+			t.Errorf("children left: %v", c)
+		}
+	})
+}
+
+// bench-echo is internal: the usage does not offer it.
+func TestBenchEchoHidden(t *testing.T) {
+	if strings.Contains(usage, benchEchoCommand) {
+		t.Errorf("the usage names %s:\n%s", benchEchoCommand, usage)
 	}
 }

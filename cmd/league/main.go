@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string) int {
 		err = conformCmd(ctx, args[1:])
 	case "certs":
 		err = certsCmd(args[1:])
+	case benchEchoCommand:
+		err = benchEcho(ctx, args[1:], os.Stdin, os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Println(usage)
 		return 0
