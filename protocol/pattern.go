@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -40,6 +41,20 @@ type dfaEdge struct {
 // unanchored counted repetition, say, needs a state per count. The largest schema
 // pattern, ^[A-Za-z0-9_.-]{1,256}$, needs ~20,000 (257 states).
 const maxPatternWork = 1 << 17
+
+// patternCache holds the matcher of each pattern source compiled so far, nil when it
+// has none. A matcher depends on its source alone, so the validators of a process share
+// them; the sources are the embedded schemas' few.
+var patternCache sync.Map
+
+// cachedPattern returns compilePattern(re), compiled once per process.
+func cachedPattern(re *regexp.Regexp) *patternMatcher {
+	m, ok := patternCache.Load(re.String())
+	if !ok {
+		m, _ = patternCache.LoadOrStore(re.String(), compilePattern(re))
+	}
+	return m.(*patternMatcher)
+}
 
 // compilePattern returns a matcher that agrees with re.MatchString on every string, or
 // nil when re uses syntax outside the subset it handles. re must come from

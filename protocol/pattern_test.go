@@ -197,6 +197,31 @@ func TestSchemaPatternsHaveFastMatchers(t *testing.T) {
 	}
 }
 
+// TestFastPathReachesEveryPattern checks that the fast paths of the message types hold
+// a matcher for every pattern of the schema files.
+func TestFastPathReachesEveryPattern(t *testing.T) {
+	v, err := NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := map[string]bool{}
+	for _, mt := range v.MessageTypes() {
+		s, err := v.messages[mt]()
+		if err != nil {
+			t.Fatalf("%s: %v", mt, err)
+		}
+		for re, m := range s.fast {
+			if m == nil {
+				t.Errorf("%s: nil matcher for %s", mt, re)
+			}
+			reached[re.String()] = true
+		}
+	}
+	if got, want := slices.Sorted(maps.Keys(reached)), schemaPatterns(t); !slices.Equal(got, want) {
+		t.Errorf("fast paths match %q,\nthe schemas set %q", got, want)
+	}
+}
+
 func TestPatternMatchAllocatesNothing(t *testing.T) {
 	m := compilePattern(regexp.MustCompile(senderPattern))
 	if n := testing.AllocsPerRun(100, func() { m.match("referee:ref1") }); n != 0 {
