@@ -13,33 +13,34 @@ import (
 // patternMatcher answers re.MatchString for a schema pattern without the regexp
 // package, whose matcher took 5-8% of an exchange's CPU: a DFA built when the schema is
 // compiled, from the program regexp itself runs. Matching reads each rune of the text
-// once and finds its edge by binary search, so it costs O(len(text) × log(edges of a
-// state)) whatever the text (maxPatternWork bounds the edges), never backtracks and
-// allocates nothing: a 64 KiB string from a hostile peer costs one pass at most.
+// once and looks its transition up in a table (an ASCII rune directly, another by binary
+// search over the pieces), so it costs O(len(text)) whatever the text, never backtracks
+// and allocates nothing: a 64 KiB string from a hostile peer costs one pass at most.
 type patternMatcher struct {
-	// states[0] is the state at the text's beginning.
-	states []dfaState
+	// always: the pattern matches at the text's beginning, whatever follows.
+	always bool
+	// cuts split the rune space into pieces, piece i running from cuts[i] to
+	// cuts[i+1]-1, within which every rune takes every state to the same place.
+	cuts  []rune
+	ascii [utf8.RuneSelf]uint8 // the piece of each ASCII rune
+	width int                  // len(cuts)-1 pieces
+	// next is the transition table: next[state*width+piece] is a state (0 is the
+	// text's beginning), noMatch or matched.
+	next []int32
+	// atEnd tells of each state whether a match ends there if the text does (a $ holds).
+	atEnd []bool
 }
 
-// A dfaState is the set of positions of the pattern a prefix of the text can reach.
-type dfaState struct {
-	// edges are sorted and disjoint; a rune outside them leaves no match possible.
-	edges []dfaEdge
-	// matchHere: a match ends at this point of the text, whatever follows.
-	matchHere bool
-	// matchAtEnd: a match ends here if the text ends here (a $ is satisfied).
-	matchAtEnd bool
-}
+// The transitions that leave the table.
+const (
+	noMatch int32 = -1 // no match is possible any more
+	matched int32 = -2 // a match ends here, whatever follows
+)
 
-type dfaEdge struct {
-	lo, hi rune
-	next   int32
-}
-
-// maxPatternWork bounds the work of building a DFA: instructions followed, pieces of the
-// rune space and rune ranges examined. A pattern that needs more keeps its regexp: an
-// unanchored counted repetition, say, needs a state per count. The largest schema
-// pattern, ^[A-Za-z0-9_.-]{1,256}$, needs ~20,000 (257 states).
+// maxPatternWork bounds the work of building a DFA, and so its size: instructions
+// followed, pieces of the rune space and rune ranges examined. A pattern that needs more
+// keeps its regexp: an unanchored counted repetition, say, needs a state per count. The
+// schema patterns need 28,000 at most (the sender's: 160 states of 32 pieces).
 const maxPatternWork = 1 << 17
 
 // patternCache holds the matcher of each pattern source compiled so far, nil when it
@@ -104,43 +105,39 @@ func inPatternSubset(re *syntax.Regexp) bool {
 // anywhere in s unless anchored, over runes decoded as regexp decodes them (an invalid
 // UTF-8 byte is one U+FFFD).
 func (m *patternMatcher) match(s string) bool {
-	st := &m.states[0]
-	for i := 0; ; {
-		if st.matchHere {
-			return true
-		}
-		if i == len(s) {
-			return st.matchAtEnd
-		}
-		r, w := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
-			r, w = utf8.DecodeRuneInString(s[i:])
-		}
-		i += w
-		next := st.next(r)
-		if next < 0 {
-			return false
-		}
-		st = &m.states[next]
+	if m.always {
+		return true
 	}
+	st := int32(0)
+	for i := 0; i < len(s); {
+		var piece int
+		if c := s[i]; c < utf8.RuneSelf {
+			piece = int(m.ascii[c])
+			i++
+		} else {
+			r, w := utf8.DecodeRuneInString(s[i:])
+			piece = m.piece(r)
+			i += w
+		}
+		if st = m.next[int(st)*m.width+piece]; st < 0 {
+			return st == matched
+		}
+	}
+	return m.atEnd[st]
 }
 
-// next returns the state r leads to, or -1 when no match is possible any more.
-func (st *dfaState) next(r rune) int32 {
-	e := st.edges
-	lo, hi := 0, len(e)
-	for lo < hi { // the first edge not below r
+// piece returns the index of the piece that holds r.
+func (m *patternMatcher) piece(r rune) int {
+	lo, hi := 0, len(m.cuts)-1 // cuts[lo] <= r < cuts[hi]
+	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
-		if e[mid].hi < r {
-			lo = mid + 1
+		if m.cuts[mid] <= r {
+			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	if lo < len(e) && e[lo].lo <= r {
-		return e[lo].next
-	}
-	return -1
+	return lo
 }
 
 // dfaBuilder builds a DFA by the subset construction over a regexp program: a state is
@@ -151,10 +148,10 @@ type dfaBuilder struct {
 	// ranges are the runes each rune instruction matches, by pc, as [lo, hi] pairs.
 	ranges [][]rune
 	m      *patternMatcher
-	// runes are each state's rune instructions, whose edges are still to be made.
+	// runes are each state's rune instructions, from which its row of the table is made.
 	runes [][]uint32
 	index map[string]int32
-	// afterIndex maps the instructions a rune leads to to the state they reach.
+	// afterIndex maps the instructions a rune leads to to where they lead.
 	afterIndex map[string]int32
 	// work counts towards maxPatternWork.
 	work int
@@ -162,7 +159,6 @@ type dfaBuilder struct {
 	marks        []uint32
 	mark         uint32
 	stack, seeds []uint32
-	cuts         []rune
 	key          []byte
 }
 
@@ -174,29 +170,72 @@ func buildDFA(prog *syntax.Prog) *patternMatcher {
 		prog: prog, ranges: make([][]rune, len(prog.Inst)), m: &patternMatcher{},
 		index: map[string]int32{}, afterIndex: map[string]int32{}, marks: make([]uint32, len(prog.Inst)),
 	}
+	// Cut the rune space at every bound of every range: within a piece, every rune
+	// reaches the same instructions, so one rune stands for it.
+	cuts := []rune{0, unicode.MaxRune + 1}
 	for pc := range prog.Inst {
-		b.ranges[pc] = runeRanges(&prog.Inst[pc])
+		r := runeRanges(&prog.Inst[pc])
+		b.ranges[pc] = r
+		for j := 0; j+1 < len(r); j += 2 {
+			cuts = append(cuts, r[j], r[j+1]+1)
+		}
 	}
-	if _, ok := b.state([]uint32{uint32(prog.Start)}, true); !ok {
+	slices.Sort(cuts)
+	b.m.cuts = slices.Clip(slices.Compact(cuts))
+	b.m.width = len(b.m.cuts) - 1
+	for c := range utf8.RuneSelf {
+		b.m.ascii[c] = uint8(b.m.piece(rune(c))) // the ASCII pieces come first: at most 128
+	}
+	start, ok := b.state([]uint32{uint32(prog.Start)}, true)
+	if !ok {
 		return nil
 	}
-	var edges []dfaEdge
-	first := []int{0}
-	for i := 0; i < len(b.m.states); i++ {
-		var ok bool
-		if edges, ok = b.edges(edges, b.runes[i]); !ok {
+	if start == matched {
+		return &patternMatcher{always: true}
+	}
+	for i := 0; i < len(b.runes); i++ {
+		if !b.row(b.runes[i]) {
 			return nil
 		}
-		first = append(first, len(edges))
-	}
-	for i := range b.m.states {
-		b.m.states[i].edges = edges[first[i]:first[i+1]:first[i+1]]
 	}
 	return b.m
 }
 
-// after returns the state that seeds lead to after a rune, as state does, remembering
-// it: states mostly share them.
+// row appends the transitions of the state whose rune instructions are runes. Every
+// piece also starts the pattern anew, as regexp tries a match at every position of the
+// text (an anchored pattern fails there at once).
+func (b *dfaBuilder) row(runes []uint32) bool {
+	var prev []uint32
+	var next int32
+	b.work += b.m.width
+	for piece, r := range b.m.cuts[:b.m.width] {
+		seeds := b.seeds[:0]
+		for _, pc := range runes {
+			b.work += len(b.ranges[pc]) / 2
+			if inRanges(b.ranges[pc], r) {
+				seeds = append(seeds, b.prog.Inst[pc].Out)
+			}
+		}
+		if b.work > maxPatternWork {
+			return false
+		}
+		seeds = append(seeds, uint32(b.prog.Start))
+		// Pieces in a row mostly lead to the same instructions: all those of a class, or
+		// none.
+		if piece == 0 || !slices.Equal(seeds, prev) {
+			var ok bool
+			if next, ok = b.after(seeds); !ok {
+				return false
+			}
+		}
+		b.seeds, prev = prev, seeds
+		b.m.next = append(b.m.next, next)
+	}
+	return true
+}
+
+// after returns where seeds lead after a rune, as state does, remembering it: states
+// mostly share them.
 func (b *dfaBuilder) after(seeds []uint32) (int32, bool) {
 	b.key = b.key[:0]
 	for _, pc := range seeds {
@@ -214,26 +253,26 @@ func (b *dfaBuilder) after(seeds []uint32) (int32, bool) {
 }
 
 // state returns the index of the state that seeds (instructions about to run) reach,
-// adding it if it is new; -1 for a state from which nothing matches. begin tells
-// whether this is the text's beginning. ok is false when the DFA would cost more than
-// maxPatternWork or the program holds an instruction the matcher does not read.
+// adding it if it is new, or matched or noMatch. begin tells whether this is the text's
+// beginning. ok is false when the DFA would cost more than maxPatternWork or the
+// program holds an instruction the matcher does not read.
 func (b *dfaBuilder) state(seeds []uint32, begin bool) (index int32, ok bool) {
 	runes, here, ok := b.closure(seeds, begin, false)
 	if !ok {
 		return 0, false
 	}
+	if here {
+		return matched, true
+	}
 	_, atEnd, ok := b.closure(seeds, begin, true)
 	if !ok {
 		return 0, false
 	}
-	if here {
-		runes = nil // the text matches whatever follows
+	// The beginning is a state even when nothing matches from it: match starts there.
+	if len(runes) == 0 && !atEnd && !begin {
+		return noMatch, true
 	}
-	// The beginning is kept even when nothing matches from it: match starts there.
-	if len(runes) == 0 && !here && !atEnd && !begin {
-		return -1, true
-	}
-	b.key = append(b.key[:0], boolByte(here), boolByte(atEnd))
+	b.key = append(b.key[:0], boolByte(atEnd))
 	for _, pc := range runes {
 		b.key = binary.AppendUvarint(b.key, uint64(pc))
 	}
@@ -241,9 +280,9 @@ func (b *dfaBuilder) state(seeds []uint32, begin bool) (index int32, ok bool) {
 	if i, ok := b.index[string(b.key)]; ok && !begin {
 		return i, true
 	}
-	index = int32(len(b.m.states))
-	b.m.states = append(b.m.states, dfaState{matchHere: here, matchAtEnd: atEnd})
+	index = int32(len(b.runes))
 	b.runes = append(b.runes, runes)
+	b.m.atEnd = append(b.m.atEnd, atEnd)
 	if !begin {
 		b.index[string(b.key)] = index
 	}
@@ -292,62 +331,6 @@ func (b *dfaBuilder) closure(seeds []uint32, begin, end bool) (runes []uint32, m
 	}
 	slices.Sort(runes)
 	return runes, match, true
-}
-
-// edges appends the edges of the state whose rune instructions are runes. The rune
-// space is cut at every bound of their ranges; within a piece every rune reaches the
-// same instructions, so one rune stands for it. Every piece also starts the pattern
-// anew, as regexp tries a match at every position of the text (an anchored pattern
-// fails there at once).
-func (b *dfaBuilder) edges(edges []dfaEdge, runes []uint32) ([]dfaEdge, bool) {
-	cuts := append(b.cuts[:0], 0, unicode.MaxRune+1)
-	for _, pc := range runes {
-		r := b.ranges[pc]
-		for j := 0; j+1 < len(r); j += 2 {
-			cuts = append(cuts, r[j], r[j+1]+1)
-		}
-	}
-	slices.Sort(cuts)
-	cuts = slices.Compact(cuts)
-	b.cuts = cuts
-	if b.work += len(cuts); b.work > maxPatternWork {
-		return nil, false
-	}
-	start := len(edges)
-	var prev []uint32
-	var next int32
-	for i := 0; i+1 < len(cuts); i++ {
-		lo, hi := cuts[i], cuts[i+1]-1
-		seeds := b.seeds[:0]
-		for _, pc := range runes {
-			b.work += len(b.ranges[pc]) / 2
-			if inRanges(b.ranges[pc], lo) {
-				seeds = append(seeds, b.prog.Inst[pc].Out)
-			}
-		}
-		if b.work > maxPatternWork {
-			return nil, false
-		}
-		seeds = append(seeds, uint32(b.prog.Start))
-		// Pieces in a row mostly lead to the same instructions: all those of a class, or
-		// none.
-		if i == 0 || !slices.Equal(seeds, prev) {
-			var ok bool
-			if next, ok = b.after(seeds); !ok {
-				return nil, false
-			}
-		}
-		b.seeds, prev = prev, seeds
-		if next < 0 {
-			continue
-		}
-		if n := len(edges); n > start && edges[n-1].next == next && edges[n-1].hi == lo-1 {
-			edges[n-1].hi = hi
-			continue
-		}
-		edges = append(edges, dfaEdge{lo: lo, hi: hi, next: next})
-	}
-	return edges, true
 }
 
 // runeRanges returns the runes a rune instruction matches as [lo, hi] pairs, exactly as
