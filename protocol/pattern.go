@@ -13,9 +13,10 @@ import (
 // patternMatcher answers re.MatchString for a schema pattern without the regexp
 // package, whose matcher took 5-8% of an exchange's CPU: a DFA built when the schema is
 // compiled, from the program regexp itself runs. Matching reads each rune of the text
-// once and looks its transition up in a table (an ASCII rune directly, another by binary
-// search over the pieces), so it costs O(len(text)) whatever the text, never backtracks
-// and allocates nothing: a 64 KiB string from a hostile peer costs one pass at most.
+// once and looks its transition up in a table (an ASCII rune's piece directly, another's
+// by binary search over the pieces), so it costs a pass over the text at most, whatever
+// the text, never backtracks and allocates nothing: a 64 KiB string from a hostile peer
+// costs one pass.
 type patternMatcher struct {
 	// always: the pattern matches at the text's beginning, whatever follows.
 	always bool
@@ -24,11 +25,12 @@ type patternMatcher struct {
 	cuts  []rune
 	ascii [utf8.RuneSelf]uint8 // the piece of each ASCII rune
 	width int                  // len(cuts)-1 pieces
-	// next is the transition table: next[state*width+piece] is a state (0 is the
-	// text's beginning), noMatch or matched.
+	// next is the transition table, a row per state: next[row+piece] is the row of the
+	// next state (the row at 0 is the text's beginning's), noMatch or matched; a row's
+	// last entry, next[row+width], tells whether a match ends there if the text does
+	// (a $ holds), matched or noMatch. Rows are kept as offsets, which spares a
+	// multiplication per rune.
 	next []int32
-	// atEnd tells of each state whether a match ends there if the text does (a $ holds).
-	atEnd []bool
 }
 
 // The transitions that leave the table.
@@ -108,7 +110,7 @@ func (m *patternMatcher) match(s string) bool {
 	if m.always {
 		return true
 	}
-	st := int32(0)
+	row := int32(0)
 	for i := 0; i < len(s); {
 		var piece int
 		if c := s[i]; c < utf8.RuneSelf {
@@ -119,11 +121,11 @@ func (m *patternMatcher) match(s string) bool {
 			piece = m.piece(r)
 			i += w
 		}
-		if st = m.next[int(st)*m.width+piece]; st < 0 {
-			return st == matched
+		if row = m.next[int(row)+piece]; row < 0 {
+			return row == matched
 		}
 	}
-	return m.atEnd[st]
+	return m.next[int(row)+m.width] == matched
 }
 
 // piece returns the index of the piece that holds r.
@@ -148,8 +150,10 @@ type dfaBuilder struct {
 	// ranges are the runes each rune instruction matches, by pc, as [lo, hi] pairs.
 	ranges [][]rune
 	m      *patternMatcher
-	// runes are each state's rune instructions, from which its row of the table is made.
+	// runes are each state's rune instructions, from which its row of the table is made,
+	// and atEnd tells whether a match ends there at the text's end.
 	runes [][]uint32
+	atEnd []bool
 	index map[string]int32
 	// afterIndex maps the instructions a rune leads to to where they lead.
 	afterIndex map[string]int32
@@ -194,20 +198,25 @@ func buildDFA(prog *syntax.Prog) *patternMatcher {
 		return &patternMatcher{always: true}
 	}
 	for i := 0; i < len(b.runes); i++ {
-		if !b.row(b.runes[i]) {
+		if !b.row(b.runes[i], b.atEnd[i]) {
 			return nil
+		}
+	}
+	for i, next := range b.m.next {
+		if next >= 0 {
+			b.m.next[i] = next * int32(b.m.width+1)
 		}
 	}
 	return b.m
 }
 
-// row appends the transitions of the state whose rune instructions are runes. Every
-// piece also starts the pattern anew, as regexp tries a match at every position of the
-// text (an anchored pattern fails there at once).
-func (b *dfaBuilder) row(runes []uint32) bool {
+// row appends the row of the state whose rune instructions are runes and where a match
+// ends at the text's end if atEnd. Every piece also starts the pattern anew, as regexp
+// tries a match at every position of the text (an anchored pattern fails there at once).
+func (b *dfaBuilder) row(runes []uint32, atEnd bool) bool {
 	var prev []uint32
 	var next int32
-	b.work += b.m.width
+	b.work += b.m.width + 1
 	for piece, r := range b.m.cuts[:b.m.width] {
 		seeds := b.seeds[:0]
 		for _, pc := range runes {
@@ -231,6 +240,11 @@ func (b *dfaBuilder) row(runes []uint32) bool {
 		b.seeds, prev = prev, seeds
 		b.m.next = append(b.m.next, next)
 	}
+	end := noMatch
+	if atEnd {
+		end = matched
+	}
+	b.m.next = append(b.m.next, end)
 	return true
 }
 
@@ -282,7 +296,7 @@ func (b *dfaBuilder) state(seeds []uint32, begin bool) (index int32, ok bool) {
 	}
 	index = int32(len(b.runes))
 	b.runes = append(b.runes, runes)
-	b.m.atEnd = append(b.m.atEnd, atEnd)
+	b.atEnd = append(b.atEnd, atEnd)
 	if !begin {
 		b.index[string(b.key)] = index
 	}
