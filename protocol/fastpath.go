@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"math/big"
+	"regexp"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -13,6 +14,53 @@ import (
 // maxFastDepth bounds the schema and instance nesting the fast path follows.
 const maxFastDepth = 256
 
+// fastPath proves values valid against a compiled schema (provablyValid). It holds the
+// fast matchers of the patterns the schema reaches, made when it was compiled and never
+// changed after, so reading it takes no lock; a pattern without one is matched by its
+// regexp.
+type fastPath map[*regexp.Regexp]*patternMatcher
+
+// newFastPath finds the patterns provablyValid can reach from s, following the keywords
+// it follows, and their fast matchers.
+func newFastPath(s *jsonschema.Schema) fastPath {
+	f := fastPath{}
+	seen := map[*jsonschema.Schema]bool{}
+	var walk func(s *jsonschema.Schema)
+	walk = func(s *jsonschema.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		if s.Pattern != nil {
+			if m := cachedPattern(s.Pattern); m != nil {
+				f[s.Pattern] = m
+			}
+		}
+		for _, sub := range []*jsonschema.Schema{s.Ref, s.If, s.Then, s.Else, s.PropertyNames, s.Items2020} {
+			walk(sub)
+		}
+		for _, sub := range slices.Concat(s.AllOf, s.AnyOf) {
+			walk(sub)
+		}
+		for _, sub := range s.Properties {
+			walk(sub)
+		}
+		if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+			walk(ap)
+		}
+	}
+	walk(s)
+	return f
+}
+
+// matchPattern reports whether x matches re, with its fast matcher if it has one.
+func (f fastPath) matchPattern(re *regexp.Regexp, x string) bool {
+	if m := f[re]; m != nil {
+		return m.match(x)
+	}
+	return re.MatchString(x)
+}
+
 // provablyValid reports whether v certainly satisfies the compiled schema s, checking
 // the keywords our schemas use without allocating. It answers false whenever it is not
 // sure (a keyword it does not know, a number it cannot compare cheaply, any violation),
@@ -20,7 +68,7 @@ const maxFastDepth = 256
 // can only ever spare the library's work on a valid message, never accept what the
 // library refuses: the schema library allocates at every node it visits, which made it
 // the largest CPU cost of an exchange.
-func provablyValid(s *jsonschema.Schema, v any, depth int) bool {
+func (f fastPath) provablyValid(s *jsonschema.Schema, v any, depth int) bool {
 	if depth > maxFastDepth {
 		return false
 	}
@@ -48,11 +96,11 @@ func provablyValid(s *jsonschema.Schema, v any, depth int) bool {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		if !objectValid(s, x, depth) {
+		if !f.objectValid(s, x, depth) {
 			return false
 		}
 	case []any:
-		if !arrayValid(s, x, depth) {
+		if !f.arrayValid(s, x, depth) {
 			return false
 		}
 	case string:
@@ -62,7 +110,7 @@ func provablyValid(s *jsonschema.Schema, v any, depth int) bool {
 				return false
 			}
 		}
-		if s.Pattern != nil && !s.Pattern.MatchString(x) {
+		if s.Pattern != nil && !f.matchPattern(s.Pattern, x) {
 			return false
 		}
 	case json.Number:
@@ -74,20 +122,20 @@ func provablyValid(s *jsonschema.Schema, v any, depth int) bool {
 		// Not decoded with UseNumber (a float64): the library decides.
 		return false
 	}
-	if s.Ref != nil && !provablyValid(s.Ref, v, depth+1) {
+	if s.Ref != nil && !f.provablyValid(s.Ref, v, depth+1) {
 		return false
 	}
 	for _, sub := range s.AllOf {
-		if !provablyValid(sub, v, depth+1) {
+		if !f.provablyValid(sub, v, depth+1) {
 			return false
 		}
 	}
-	if s.If != nil && !conditionValid(s, v, depth) {
+	if s.If != nil && !f.conditionValid(s, v, depth) {
 		return false
 	}
 	if len(s.AnyOf) > 0 {
 		for _, sub := range s.AnyOf {
-			if provablyValid(sub, v, depth+1) {
+			if f.provablyValid(sub, v, depth+1) {
 				return true
 			}
 		}
@@ -99,16 +147,16 @@ func provablyValid(s *jsonschema.Schema, v any, depth int) bool {
 // conditionValid reports whether v certainly satisfies s's if/then/else: then when the
 // if schema provably holds, else when it certainly fails, which is known only from a
 // required member that v lacks (any failing keyword fails the whole schema).
-func conditionValid(s *jsonschema.Schema, v any, depth int) bool {
+func (f fastPath) conditionValid(s *jsonschema.Schema, v any, depth int) bool {
 	branch := s.Then
-	if !provablyValid(s.If, v, depth+1) {
+	if !f.provablyValid(s.If, v, depth+1) {
 		obj, ok := v.(map[string]any)
 		if !ok || !slices.ContainsFunc(s.If.Required, func(k string) bool { _, has := obj[k]; return !has }) {
 			return false // not sure whether if holds
 		}
 		branch = s.Else
 	}
-	return branch == nil || provablyValid(branch, v, depth+1)
+	return branch == nil || f.provablyValid(branch, v, depth+1)
 }
 
 // fastKeywordsOnly reports whether s uses only keywords provablyValid checks.
@@ -198,7 +246,7 @@ func inEnum(v any, enum []any) bool {
 	return false
 }
 
-func objectValid(s *jsonschema.Schema, x map[string]any, depth int) bool {
+func (f fastPath) objectValid(s *jsonschema.Schema, x map[string]any, depth int) bool {
 	if (s.MinProperties != -1 && len(x) < s.MinProperties) || (s.MaxProperties != -1 && len(x) > s.MaxProperties) {
 		return false
 	}
@@ -208,12 +256,12 @@ func objectValid(s *jsonschema.Schema, x map[string]any, depth int) bool {
 		}
 	}
 	for name, sub := range s.Properties {
-		if pv, ok := x[name]; ok && !provablyValid(sub, pv, depth+1) {
+		if pv, ok := x[name]; ok && !f.provablyValid(sub, pv, depth+1) {
 			return false
 		}
 	}
 	for name, pv := range x {
-		if s.PropertyNames != nil && !provablyValid(s.PropertyNames, name, depth+1) {
+		if s.PropertyNames != nil && !f.provablyValid(s.PropertyNames, name, depth+1) {
 			return false
 		}
 		if _, declared := s.Properties[name]; declared {
@@ -225,7 +273,7 @@ func objectValid(s *jsonschema.Schema, x map[string]any, depth int) bool {
 				return false
 			}
 		case *jsonschema.Schema:
-			if !provablyValid(ap, pv, depth+1) {
+			if !f.provablyValid(ap, pv, depth+1) {
 				return false
 			}
 		}
@@ -236,7 +284,7 @@ func objectValid(s *jsonschema.Schema, x map[string]any, depth int) bool {
 // maxFastUnique bounds the items compared pairwise for uniqueItems.
 const maxFastUnique = 64
 
-func arrayValid(s *jsonschema.Schema, x []any, depth int) bool {
+func (f fastPath) arrayValid(s *jsonschema.Schema, x []any, depth int) bool {
 	if (s.MinItems != -1 && len(x) < s.MinItems) || (s.MaxItems != -1 && len(x) > s.MaxItems) {
 		return false
 	}
@@ -258,7 +306,7 @@ func arrayValid(s *jsonschema.Schema, x []any, depth int) bool {
 	}
 	if s.Items2020 != nil {
 		for _, e := range x {
-			if !provablyValid(s.Items2020, e, depth+1) {
+			if !f.provablyValid(s.Items2020, e, depth+1) {
 				return false
 			}
 		}

@@ -43,7 +43,7 @@ func TestProvablyValidExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !provablyValid(s, p, 0) {
+		if !s.fast.provablyValid(s.Schema, p, 0) {
 			t.Errorf("%s: the fast path does not see the example as valid (library: %v)", mt, s.Validate(p))
 		}
 	}
@@ -92,7 +92,7 @@ func FuzzProvablyValid(f *testing.F) {
 		}
 		for _, mt := range types {
 			s, _ := v.messages[mt]()
-			if provablyValid(s, p, 0) {
+			if s.fast.provablyValid(s.Schema, p, 0) {
 				if err := s.Validate(p); err != nil {
 					b, _ := json.Marshal(p)
 					t.Fatalf("%s: fast path accepts %s, the library refuses: %v", mt, b, err)
@@ -129,7 +129,7 @@ func TestProvablyValidMoveBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := provablyValid(s, p, 0); got != c.want {
+		if got := s.fast.provablyValid(s.Schema, p, 0); got != c.want {
 			t.Errorf("%s: provably valid %v, want %v", c.payload, got, c.want)
 		}
 		if lib := s.Validate(p) == nil; lib != c.want {
