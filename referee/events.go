@@ -38,7 +38,7 @@ const (
 	moveEventBackoff  = 250 * time.Millisecond
 	moveEventAttempts = 3
 	moveEventFlush    = time.Second
-	moveEventLinger   = 20 * time.Millisecond
+	moveEventLinger   = 100 * time.Millisecond
 	// moveBatchBytes bounds the moves and states of one batch, far below the 1 MiB body
 	// limit: a chess state carries the whole game, so late moves are large.
 	moveBatchBytes = 256 << 10

@@ -35,6 +35,8 @@ type Event struct {
 	MatchID string          `json:"match_id,omitempty"`
 	Time    string          `json:"time"`
 	Data    json.RawMessage `json:"data"`
+	// wire is the event as every stream sends it, encoded once by Publish.
+	wire []byte
 }
 
 // Hub fans events out to subscribers.
@@ -76,6 +78,7 @@ func (h *Hub) Publish(typ, matchID string, data any) {
 		return
 	}
 	e := Event{ID: h.next, Type: typ, MatchID: matchID, Time: time.Now().UTC().Format(time.RFC3339Nano), Data: raw}
+	e.wire = e.encode()
 	h.next++
 	h.ring = append(h.ring, e)
 	if len(h.ring) > h.keep {
@@ -212,10 +215,30 @@ func (h *Hub) ServeSSE(w http.ResponseWriter, r *http.Request, filter func(Event
 }
 
 func writeEvent(w http.ResponseWriter, e Event) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, b)
+	_, err := w.Write(e.wire)
 	return err
+}
+
+// encode returns the event's SSE frame. Data is already compact JSON (Publish encoded
+// it), so it is copied as it is instead of being checked and compacted again for every
+// stream: with a hundred players each standings_changed carries the whole table.
+func (e Event) encode() []byte {
+	b := make([]byte, 0, len(e.Data)+len(e.Type)+len(e.MatchID)+len(e.Time)+96)
+	b = fmt.Appendf(b, "id: %d\nevent: %s\ndata: {\"id\":%d,\"type\":", e.ID, e.Type, e.ID)
+	b = appendJSONString(b, e.Type)
+	if e.MatchID != "" {
+		b = append(b, `,"match_id":`...)
+		b = appendJSONString(b, e.MatchID)
+	}
+	b = append(b, `,"time":`...)
+	b = appendJSONString(b, e.Time)
+	b = append(b, `,"data":`...)
+	b = append(b, e.Data...)
+	return append(b, "}\n\n"...)
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json escapes it.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(b, q...)
 }

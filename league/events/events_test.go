@@ -218,3 +218,62 @@ func TestStalledClientIsCutOff(t *testing.T) {
 		t.Fatal("the stream of a client that does not read is still open")
 	}
 }
+
+// The frame Publish encodes once is what encoding an Event would give, byte for byte:
+// with and without a match id, and with strings encoding/json escapes.
+func TestFrameIsTheEncodedEvent(t *testing.T) {
+	h := NewHub(8)
+	h.Publish(MatchFinished, `m<1>&"x"`, map[string]any{"points": map[string]int{"p01": 3}, "note": "a<b>&é\u2028"})
+	h.Publish(StandingsChanged, "", []string{"p01", "p02"})
+	h.Publish(MoveMade, "m2", func() {}) // cannot be encoded: data null
+	backlog, s, _ := h.subscribe(0, nil)
+	defer h.unsubscribe(s)
+	if len(backlog) != 3 {
+		t.Fatalf("got %d events, want 3", len(backlog))
+	}
+	for _, e := range backlog {
+		body, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "id: " + strconv.FormatUint(e.ID, 10) + "\nevent: " + e.Type + "\ndata: " + string(body) + "\n\n"
+		rec := httptest.NewRecorder()
+		if err := writeEvent(rec, e); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.Body.String(); got != want {
+			t.Errorf("event %d:\ngot  %q\nwant %q", e.ID, got, want)
+		}
+	}
+}
+
+// BenchmarkPublishStandings publishes a hundred players' standings to one stream, as the
+// League Manager does after every result.
+func BenchmarkPublishStandings(b *testing.B) {
+	type row struct {
+		Rank                        int
+		PlayerID                    string
+		Played, Wins, Draws, Losses int
+		Points                      int
+		Buchholz, SonnebornBerger   float64
+	}
+	rows := make([]row, 100)
+	for i := range rows {
+		rows[i] = row{Rank: i + 1, PlayerID: "p" + strconv.Itoa(i), Played: 99, Wins: 50, Draws: 9, Losses: 40, Points: 159}
+	}
+	h := NewHub(16)
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Publish(StandingsChanged, "", map[string]any{"standings": rows})
+		h.mu.Lock()
+		e := h.ring[len(h.ring)-1]
+		h.mu.Unlock()
+		if err := writeEvent(discardWriter{}, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type discardWriter struct{ http.ResponseWriter }
+
+func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
