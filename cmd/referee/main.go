@@ -55,6 +55,10 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintln(os.Stderr, "referee: --id is required")
 		return 2
 	}
+	if *maxMatches == 1 {
+		// One match at a time waits on its players, as a player waits on its referee.
+		cli.OneProcessor()
+	}
 	if err := netFlags.Check(*addr, cli.Call{Flag: "league", URL: *leagueURL}); err != nil {
 		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
 		return 2

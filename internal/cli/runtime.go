@@ -21,10 +21,11 @@ func TuneGC() {
 }
 
 // OneProcessor runs the Go code of a process on one processor unless the GOMAXPROCS
-// variable says otherwise: for a player, which answers one referee at a time and shares
-// its machine with many others, a second processor only adds idle threads spinning
-// for work (about a tenth of a league's CPU, league bench 20 players and 10 referees).
-// A strategy that thinks in parallel sets GOMAXPROCS.
+// variable says otherwise: for a player, which answers one referee at a time, or a
+// referee that runs one match at a time, sharing the machine with many others, a second
+// processor only adds idle threads spinning for work (about a tenth of a league's CPU,
+// league bench 20 players and 10 referees). A strategy that thinks in parallel sets
+// GOMAXPROCS.
 func OneProcessor() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
