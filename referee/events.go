@@ -161,6 +161,7 @@ func (ev *moveEvents) run(ctx context.Context) {
 		}
 		if msg == nil {
 			ev.giveUp(n) // cannot be built: nothing to send again
+			lingered = false
 			continue
 		}
 		err := ev.send(ctx, msg)
@@ -175,7 +176,7 @@ func (ev *moveEvents) run(ctx context.Context) {
 		case !ev.batches || judged(err) || failures+1 >= moveEventAttempts:
 			ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Int("moves", n).Msg("move events not delivered")
 			ev.giveUp(n)
-			failures = 0
+			failures, lingered = 0, false
 		default:
 			failures++
 			ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Int("moves", n).Int("attempt", failures).

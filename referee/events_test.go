@@ -29,6 +29,24 @@ func moveEventAck(m *protocol.Message) (*protocol.Message, error) {
 
 // To a League Manager without move_batches, every applied move of a match becomes one
 // MOVE_EVENT, in order, with the referee's token, the match context and the state after
+// playWithMoveEvents plays a tic-tac-toe match between two instant scripted players,
+// its moves going to r's move events, which the caller flushes or finishes.
+func playWithMoveEvents(t *testing.T, r *Referee) (game.Game, *MatchRunner, *moveEvents, *Report) {
+	t.Helper()
+	g := ttt(t)
+	runner := newRunner(t, game.TypeTicTacToe, newFakeCaller(t, map[string]fakePlayer{
+		"http://p1": scripted(g, "p1", firstLegal(g)),
+		"http://p2": scripted(g, "p2", firstLegal(g)),
+	}))
+	ev := r.startMoveEvents(t.Context(), runner.A, zerolog.Nop())
+	runner.OnMove = ev.add
+	rep, err := runner.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, runner, ev, rep
+}
+
 // the move.
 func TestMoveEventsFollowTheMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -36,17 +54,7 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 			return moveEventAck(m)
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
-		g := ttt(t)
-		runner := newRunner(t, game.TypeTicTacToe, newFakeCaller(t, map[string]fakePlayer{
-			"http://p1": scripted(g, "p1", firstLegal(g)),
-			"http://p2": scripted(g, "p2", firstLegal(g)),
-		}))
-		ev := r.startMoveEvents(t.Context(), runner.A, zerolog.Nop())
-		runner.OnMove = ev.add
-		rep, err := runner.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, runner, ev, rep := playWithMoveEvents(t, r)
 		ev.finish()
 		<-ev.done // the queue is sent
 		ev.stop()
@@ -173,22 +181,11 @@ func metricCounts(t *testing.T, r *Referee) map[string]float64 {
 func TestMoveEventsBatchAFastMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
-			time.Sleep(300 * time.Millisecond) // a busy League Manager; the players are instant
 			return moveEventAck(m)
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
 		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
-		g := ttt(t)
-		runner := newRunner(t, game.TypeTicTacToe, newFakeCaller(t, map[string]fakePlayer{
-			"http://p1": scripted(g, "p1", firstLegal(g)),
-			"http://p2": scripted(g, "p2", firstLegal(g)),
-		}))
-		ev := r.startMoveEvents(t.Context(), runner.A, zerolog.Nop())
-		runner.OnMove = ev.add
-		rep, err := runner.Run(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, runner, ev, rep := playWithMoveEvents(t, r)
 		ev.flush(time.Hour)
 
 		sent := fl.sent(protocol.MoveEvent)
@@ -248,6 +245,46 @@ func TestMoveEventsLinger(t *testing.T) {
 		wantAt := []time.Duration{moveEventLinger, 3*gap + moveEventLinger + gap}
 		if !slices.Equal(counts, []int{3, 2}) || !slices.Equal(at, wantAt) {
 			t.Errorf("MOVE_EVENTs carried %v moves at %v, want [3 2] at %v", counts, at, wantAt)
+		}
+	})
+}
+
+// A batch the League Manager refused is dropped, and the next batch waits its own
+// moveEventLinger.
+func TestMoveEventsLingerAfterARefusal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
+			if n == 0 {
+				return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "not yours")
+			}
+			return moveEventAck(m)
+		})
+		r := registeredReferee(t, fl, zerolog.Nop(), nil)
+		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
+		g := ttt(t)
+		ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
+		add := func(step int) {
+			ev.add(protocol.MoveRecord{Step: step, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}, g.NewState(1))
+		}
+		add(1)
+		time.Sleep(moveEventLinger * 3 / 2) // the first batch went and was refused
+		add(2)
+		time.Sleep(moveEventLinger / 4)
+		add(3)
+		time.Sleep(moveEventLinger)
+		ev.flush(time.Hour)
+
+		var counts []int
+		var at []time.Duration
+		for _, c := range fl.sent(protocol.MoveEvent) {
+			moves, _ := movesOf(t, c.msg)
+			counts = append(counts, len(moves))
+			at = append(at, c.at.Sub(start))
+		}
+		wantAt := []time.Duration{moveEventLinger, moveEventLinger*3/2 + moveEventLinger}
+		if !slices.Equal(counts, []int{1, 2}) || !slices.Equal(at, wantAt) {
+			t.Errorf("MOVE_EVENTs carried %v moves at %v, want [1 2] at %v", counts, at, wantAt)
 		}
 	})
 }
