@@ -330,11 +330,7 @@ func waitCompleted(ctx context.Context, procs *procSet, lw *liveWatch) error {
 func cpuByRole(procs *procSet) ([3]float64, error) {
 	var sum [3]float64
 	for _, p := range procs.all() {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-		if err != nil {
-			return sum, fmt.Errorf("cpu time of %s: %w", p.name, err)
-		}
-		s, err := cpuSeconds(stat)
+		s, err := pidCPUSeconds(p.cmd.Process.Pid)
 		if err != nil {
 			return sum, fmt.Errorf("cpu time of %s: %w", p.name, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -228,6 +229,15 @@ func median(xs []float64) float64 {
 // clockTicks is the unit of utime and stime in /proc/<pid>/stat: sysconf(_SC_CLK_TCK),
 // 100 on every Linux that Go supports.
 const clockTicks = 100
+
+// pidCPUSeconds is the user plus system CPU time process pid has used so far.
+func pidCPUSeconds(pid int) (float64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return cpuSeconds(stat)
+}
 
 // cpuSeconds reads the user plus system CPU time of a process from the contents of its
 // /proc/<pid>/stat (proc(5): fields 14 and 15, after the command name in parentheses,

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -162,11 +161,7 @@ func (e *echoChild) stop() error {
 
 // cpu is the CPU seconds the child has used so far.
 func (e *echoChild) cpu() (float64, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.cmd.Process.Pid))
-	if err != nil {
-		return 0, fmt.Errorf("cpu time of the echo server: %w", err)
-	}
-	s, err := cpuSeconds(stat)
+	s, err := pidCPUSeconds(e.cmd.Process.Pid)
 	if err != nil {
 		return 0, fmt.Errorf("cpu time of the echo server: %w", err)
 	}
