@@ -341,6 +341,48 @@ func TestClientBadResponse(t *testing.T) {
 	}
 }
 
+// TestClientAnswerPayload checks the answer read in one decode: it carries what the
+// peer wrote, Decode reads it, and a payload replaced afterwards is read anew rather
+// than from the decode that validated the first.
+func TestClientAnswerPayload(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(req protocol.Request) any
+	}{
+		{name: "plain", answer: func(req protocol.Request) any {
+			return protocol.Response{JSONRPC: "2.0", Result: heartbeatAnswer(t, req.Params), ID: req.ID}
+		}},
+		// A member JSON-RPC does not define is ignored, as before.
+		{name: "unknown member", answer: func(req protocol.Request) any {
+			return map[string]any{"jsonrpc": "2.0", "result": heartbeatAnswer(t, req.Params), "id": req.ID, "x-trace": 7}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, srv := newFakePeer(t, func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				writeJSON(w, tt.answer(req))
+			})
+			ans, err := newClient(t, nil).Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			var got protocol.HeartbeatAnswer
+			if err := ans.Decode(&got); err != nil || got.Status != "acknowledged" || got.LeaseMS != 15000 {
+				t.Fatalf("Decode: got %+v, %v; want acknowledged, 15000", got, err)
+			}
+			ans.Payload = json.RawMessage(`{"status":"acknowledged","lease_ms":900}`)
+			if err := ans.Decode(&got); err != nil || got.LeaseMS != 900 {
+				t.Errorf("Decode of a replaced payload: got %+v, %v; want lease_ms 900", got, err)
+			}
+			// Checked against its own members: the first payload had none in the wrong case.
+			ans.Payload = json.RawMessage(`{"status":"acknowledged","LEASE_MS":900}`)
+			if err := ans.Decode(&got); err == nil {
+				t.Errorf("Decode of a payload with LEASE_MS: got %+v, want an error", got)
+			}
+		})
+	}
+}
+
 func TestClientRefusesInvalidMessage(t *testing.T) {
 	bad := heartbeat(t)
 	bad.Envelope.AuthToken = ""

@@ -25,11 +25,13 @@ type Response struct {
 // nullID is the id of answers to requests whose id could not be read.
 var nullID = json.RawMessage("null")
 
-// messageOf builds the Message of a request whose params passed validation: the
-// envelope from its decoded members, the payload as the bytes the sender wrote. raw is
-// the request object, already decoded once, so it is known to be valid JSON.
-func messageOf(raw []byte, params map[string]any) (*Message, bool) {
-	rawParams, ok := rawMember(raw, "params")
+// messageOf builds the Message of a request's params or a response's result that
+// passed validation: the envelope from its decoded members, the payload as the bytes
+// the sender wrote, with their decoded value kept for Decode. raw is the request or
+// response object, already decoded once, so it is known to be valid JSON; member is
+// "params" or "result".
+func messageOf(raw []byte, member string, params map[string]any) (*Message, bool) {
+	rawParams, ok := rawMember(raw, member)
 	if !ok {
 		return nil, false
 	}
@@ -39,14 +41,16 @@ func messageOf(raw []byte, params map[string]any) (*Message, bool) {
 	}
 	env, _ := params["envelope"].(map[string]any)
 	str := func(k string) string { s, _ := env[k].(string); return s }
+	// A copy: the handler may keep it beyond the caller's use of raw.
+	payload = bytes.Clone(payload)
 	return &Message{
 		Envelope: Envelope{
 			Protocol: str("protocol"), MessageType: str("message_type"), Sender: str("sender"),
 			Timestamp: str("timestamp"), ConversationID: str("conversation_id"), AuthToken: str("auth_token"),
 			LeagueID: str("league_id"), RoundID: str("round_id"), MatchID: str("match_id"), GameType: str("game_type"),
 		},
-		// A copy: the handler may keep it beyond the caller's use of raw.
-		Payload: bytes.Clone(payload),
+		Payload: payload,
+		decoded: &decodedPayload{raw: payload, value: params["payload"]},
 	}, true
 }
 

@@ -153,6 +153,25 @@ type Envelope struct {
 type Message struct {
 	Envelope Envelope        `json:"envelope"`
 	Payload  json.RawMessage `json:"payload"`
+
+	// decoded is Payload as the decode that validated it gave it, so that Decode does
+	// not decode it again; it holds only while Payload is still that same slice.
+	decoded *decodedPayload
+}
+
+// decodedPayload is a payload's bytes and their value decoded with UseNumber.
+type decodedPayload struct {
+	raw   []byte
+	value any
+}
+
+// payloadValue is Payload decoded with UseNumber: the value kept from validation when
+// Payload has not been replaced since, else a fresh decode.
+func (m *Message) payloadValue() (any, error) {
+	if d := m.decoded; d != nil && len(d.raw) == len(m.Payload) && len(d.raw) > 0 && &d.raw[0] == &m.Payload[0] {
+		return d.value, nil
+	}
+	return decodeValue(m.Payload)
 }
 
 // Now formats t as a UTC timestamp with a Z designator.
@@ -224,7 +243,7 @@ func (m *Message) wireValue() (any, error) {
 	var payload any
 	if m.Payload != nil {
 		var err error
-		if payload, err = decodeValue(m.Payload); err != nil {
+		if payload, err = m.payloadValue(); err != nil {
 			return nil, fmt.Errorf("encode message: payload: %w", err)
 		}
 	}
@@ -248,7 +267,7 @@ func wireString(s string) string {
 // would fill the field with it although the schema checked only the exact name, which
 // would let an unchecked value past validation.
 func (m *Message) Decode(v any) error {
-	generic, err := decodeValue(m.Payload)
+	generic, err := m.payloadValue()
 	if err != nil {
 		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
 	}

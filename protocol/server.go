@@ -151,11 +151,18 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 	if !ok {
 		return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: method must be a string")))
 	}
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
+	for k := range obj {
 		switch k {
 		case "jsonrpc", "method", "params", "id":
-		default:
-			return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: unknown member %q", k)))
+			continue
+		}
+		// Sorted, so that of several unknown members the same one is named every time.
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			switch k {
+			case "jsonrpc", "method", "params", "id":
+			default:
+				return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: unknown member %q", k)))
+			}
 		}
 	}
 	respond := func(resp *Response) []byte {
@@ -184,7 +191,7 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 	// Validated, so the envelope's members are strings: read them from the value decoded
 	// above instead of decoding the request a second time.
 	paramsObj, _ := params.(map[string]any)
-	msg, ok := messageOf(raw, paramsObj)
+	msg, ok := messageOf(raw, "params", paramsObj)
 	if !ok {
 		return respond(errorResponse(id, Errorf(ReasonSchemaViolation, "invalid params: cannot decode envelope and payload")))
 	}
