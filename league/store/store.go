@@ -50,7 +50,9 @@ func Open(path string) (*Store, error) {
 			return nil, fmt.Errorf("create database folder: %w", err)
 		}
 	}
-	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_synchronous=NORMAL&_foreign_keys=on"
+	// The statement cache keeps the few statements a match runs prepared: SQLite parsing
+	// them again for every match cost a tenth of the League Manager's time in a league.
+	dsn := "file:" + path + "?_journal_mode=WAL&_busy_timeout=5000&_txlock=immediate&_synchronous=NORMAL&_foreign_keys=on&_stmt_cache_size=64"
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
