@@ -221,7 +221,8 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 		log.Warn().Err(err).Msg("declining invitation")
 		ack.Status, ack.Reason = protocol.StatusDeclined, fmt.Sprintf("cannot play %s with these game_params", env.GameType)
 	default:
-		log.Info().Strs("opponents", inv.Opponents).Str("referee", env.Sender).Msg("joined match")
+		// DEBUG: a busy league plays thousands of matches; "match over" says it at INFO.
+		log.Debug().Strs("opponents", inv.Opponents).Str("referee", env.Sender).Msg("joined match")
 	}
 	return p.matchReply(msg, protocol.GameJoinAck, ack)
 }
@@ -351,8 +352,11 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 		}
 		p.release(ended)
 	}
-	zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("outcome", string(over.Outcome)).Str("reason", over.Reason).
-		Bool("repeated", repeated).Msg("match over")
+	ev := zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID)
+	if ended != nil {
+		ev = ev.Str("opponent", ended.opponent).Str("referee", ended.referee)
+	}
+	ev.Str("outcome", string(over.Outcome)).Str("reason", over.Reason).Bool("repeated", repeated).Msg("match over")
 	return p.matchReply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 }
 

@@ -88,7 +88,8 @@ func (r *Referee) setProgress(hm *heldMatch, phase string, step int) {
 // play runs hm, then reports its result unless it was cancelled meanwhile.
 func (r *Referee) play(hm *heldMatch) {
 	a, log := hm.a, hm.log
-	log.Info().Strs("players", a.Players).Msg("match started")
+	// DEBUG: a busy league plays thousands of matches; "match finished" says it at INFO.
+	log.Debug().Strs("players", a.Players).Msg("match started")
 	runner := &MatchRunner{
 		RefereeID: r.cfg.ID, LeagueID: r.leagueIDOf(), Game: hm.game, A: a, Caller: r.players, Log: log,
 		JoinTimeout: r.cfg.JoinTimeout, MoveTimeout: r.cfg.MoveTimeout, Policy: r.cfg.Policy, Penalties: r.cfg.Penalties,
@@ -140,7 +141,7 @@ func (r *Referee) play(hm *heldMatch) {
 	r.metrics.completed.Inc()
 	r.metrics.duration.Observe(time.Since(start).Seconds())
 	r.metrics.countViolations(rep.Metadata.Violations)
-	log.Info().Str("termination", string(rep.Metadata.Termination)).Interface("outcome", rep.Outcome).Msg("match finished")
+	log.Info().Strs("players", a.Players).Str("termination", string(rep.Metadata.Termination)).Interface("outcome", rep.Outcome).Msg("match finished")
 
 	if ev != nil {
 		// The moves go before the result, so the live view has them all when the match
