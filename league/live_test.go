@@ -368,3 +368,21 @@ func TestMoveEventKeepsNoOversizedView(t *testing.T) {
 		t.Errorf("got steps %+v: want the first view kept and the oversized one dropped", v.Steps)
 	}
 }
+
+// TestMoveMadeEncoding checks that move_made data is encoded as the map it replaced
+// was: the same members in the same order, a missing view or move as null.
+func TestMoveMadeEncoding(t *testing.T) {
+	for _, mv := range []moveMade{
+		{Step: 3, Player: "p01", Move: json.RawMessage(`{"row": 1, "col": 2}`), Outcome: "SUCCESS", View: json.RawMessage(`{"board":[["X","",""]]}`)},
+		{Step: 1, Player: "<p&02>", Outcome: "INVALID"},
+	} {
+		got, err := json.Marshal(mv)
+		if err != nil {
+			t.Fatalf("marshal %+v: %v", mv, err)
+		}
+		want, _ := json.Marshal(map[string]any{"step": mv.Step, "player": mv.Player, "move": mv.Move, "outcome": mv.Outcome, "view": mv.View})
+		if string(got) != string(want) {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+}

@@ -34,6 +34,7 @@ package league
 // them): they feed the match page and never change the league.
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -302,9 +303,17 @@ func (e *engine) liveMove(mt *match, p protocol.MoveNotice) {
 	} else {
 		mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
 	}
-	e.publish(events.MoveMade, mt.id, map[string]any{
-		"step": p.StepNumber, "player": p.PlayerID, "move": p.Move, "outcome": p.Outcome, "view": view,
-	})
+	e.publish(events.MoveMade, mt.id, moveMade{Step: p.StepNumber, Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome, View: view})
+}
+
+// moveMade is the data of a move_made event: a struct, since encoding a map sorts its
+// keys on every move. The members are in the order that sort gave, as before.
+type moveMade struct {
+	Move    json.RawMessage      `json:"move"`
+	Outcome protocol.MoveOutcome `json:"outcome"`
+	Player  string               `json:"player"`
+	Step    int                  `json:"step"`
+	View    any                  `json:"view"`
 }
 
 // publishUnseenMoves publishes move_made for every move of a result that the live view of
@@ -331,9 +340,7 @@ func (e *engine) publishUnseenMoves(mt *match, md protocol.GameMetadata) {
 	}
 	for _, i := range unseen {
 		mv := md.Moves[i]
-		e.publish(events.MoveMade, mt.id, map[string]any{
-			"step": mv.Step, "player": mv.Player, "move": mv.Move, "outcome": mv.Outcome, "view": views[i],
-		})
+		e.publish(events.MoveMade, mt.id, moveMade{Step: mv.Step, Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome, View: views[i]})
 	}
 }
 
