@@ -144,7 +144,7 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: %w", m.Envelope.MessageType, url, err)
 	}
-	if ans, ok := c.validResult(raw, id, m); ok {
+	if ans, ok := c.validator.readAnswer(raw, id, m.Envelope.ConversationID); ok {
 		return ans, nil
 	}
 	// Anything but a valid result (an error, a broken answer) is read the long way,
@@ -172,34 +172,6 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 		return resp.Result, fmt.Errorf("%w: %w", ErrBadResponse, err)
 	}
 	return resp.Result, nil
-}
-
-// validResult reads raw in one decode when it is a valid answer to m, sent with id:
-// a JSON-RPC response with that id whose result is of m's conversation and passes its
-// schema. ok is false for anything else.
-func (c *Client) validResult(raw, id []byte, m *Message) (ans *Message, ok bool) {
-	v, err := decodeValue(raw)
-	if err != nil {
-		return nil, false
-	}
-	obj, _ := v.(map[string]any)
-	if len(obj) != 3 || obj["jsonrpc"] != JSONRPCVersion {
-		return nil, false
-	}
-	result, _ := obj["result"].(map[string]any)
-	if result == nil {
-		return nil, false
-	}
-	if got, _ := rawMember(raw, "id"); !bytes.Equal(got, id) {
-		return nil, false
-	}
-	if _, conv := envelopeIdentity(result); conv != m.Envelope.ConversationID {
-		return nil, false
-	}
-	if len(c.validator.ValidateParams(result)) > 0 {
-		return nil, false
-	}
-	return messageOf(raw, "result", result)
 }
 
 func (c *Client) post(ctx context.Context, url string, body []byte) ([]byte, error) {

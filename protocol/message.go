@@ -154,21 +154,32 @@ type Message struct {
 	Envelope Envelope        `json:"envelope"`
 	Payload  json.RawMessage `json:"payload"`
 
-	// decoded is Payload as the decode that validated it gave it, so that Decode does
-	// not decode it again; it holds only while Payload is still that same slice.
+	// decoded is what the validation of Payload read of it, so that Decode does not
+	// read it again; it holds only while Payload is still that same slice.
 	decoded *decodedPayload
 }
 
-// decodedPayload is a payload's bytes and their value decoded with UseNumber.
+// decodedPayload is a payload's bytes and what validation read of them: their value
+// decoded with UseNumber, or the tape they were validated on and the payload's node.
 type decodedPayload struct {
 	raw   []byte
 	value any
+	tape  *tape
+	node  int
+}
+
+// cached is what validation read of Payload, or nil when Payload was replaced since.
+func (m *Message) cached() *decodedPayload {
+	if d := m.decoded; d != nil && len(d.raw) == len(m.Payload) && len(d.raw) > 0 && &d.raw[0] == &m.Payload[0] {
+		return d
+	}
+	return nil
 }
 
 // payloadValue is Payload decoded with UseNumber: the value kept from validation when
-// Payload has not been replaced since, else a fresh decode.
+// there is one, else a fresh decode.
 func (m *Message) payloadValue() (any, error) {
-	if d := m.decoded; d != nil && len(d.raw) == len(m.Payload) && len(d.raw) > 0 && &d.raw[0] == &m.Payload[0] {
+	if d := m.cached(); d != nil && d.value != nil {
 		return d.value, nil
 	}
 	return decodeValue(m.Payload)
@@ -267,6 +278,14 @@ func wireString(s string) string {
 // would fill the field with it although the schema checked only the exact name, which
 // would let an unchecked value past validation.
 func (m *Message) Decode(v any) error {
+	if d := m.cached(); d != nil && d.tape != nil {
+		if ok, sure := d.tape.memberCaseOK(d.node, reflect.TypeOf(v)); ok && sure {
+			if err := json.Unmarshal(m.Payload, v); err != nil {
+				return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
+			}
+			return nil
+		}
+	}
 	generic, err := m.payloadValue()
 	if err != nil {
 		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)

@@ -99,6 +99,10 @@ func (s *Server) Exchanges() int64 { return s.exchanges.Load() }
 // nil when nothing is to be sent back.
 func (s *Server) Process(ctx context.Context, body []byte) []byte {
 	s.exchanges.Add(1)
+	if id, msg, ok := s.validator.readCall(body); ok {
+		ex := Exchange{Inbound: true, Request: body, Peer: msg.Envelope.Sender, ConversationID: msg.Envelope.ConversationID}
+		return s.answer(ctx, ex, id, true, msg)
+	}
 	v, err := decodeValue(body)
 	if err != nil {
 		resp := errorResponse(nullID, Errorf(ReasonParseError, "parse error: body is not valid JSON"))
@@ -165,14 +169,7 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 			}
 		}
 	}
-	respond := func(resp *Response) []byte {
-		if !hasID {
-			// A notification is never answered (JSON-RPC 2.0 section 4.1).
-			s.finish(ex, nil)
-			return nil
-		}
-		return s.finish(ex, resp)
-	}
+	respond := func(resp *Response) []byte { return s.reply(ex, hasID, resp) }
 	if method != Method {
 		return respond(errorResponse(id, Errorf(ReasonMethodNotFound, "method not found: only %q is served", Method)))
 	}
@@ -195,6 +192,13 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 	if !ok {
 		return respond(errorResponse(id, Errorf(ReasonSchemaViolation, "invalid params: cannot decode envelope and payload")))
 	}
+	return s.answer(ctx, ex, id, hasID, msg)
+}
+
+// answer hands a validated message to the handler and encodes its answer, or nothing
+// for a notification (hasID false).
+func (s *Server) answer(ctx context.Context, ex Exchange, id json.RawMessage, hasID bool, msg *Message) []byte {
+	respond := func(resp *Response) []byte { return s.reply(ex, hasID, resp) }
 	log := s.log.With().Str("conversation_id", ex.ConversationID).Str("message_type", msg.Envelope.MessageType).Logger()
 	ctx = log.WithContext(ctx)
 	answer, err := s.handler.Handle(ctx, msg)
@@ -220,6 +224,16 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 		return respond(errorResponse(id, pe))
 	}
 	return respond(&Response{JSONRPC: JSONRPCVersion, Result: answer, ID: id})
+}
+
+// reply records the exchange and encodes resp, or only records it for a notification
+// (hasID false), which is never answered (JSON-RPC 2.0 section 4.1).
+func (s *Server) reply(ex Exchange, hasID bool, resp *Response) []byte {
+	if !hasID {
+		s.finish(ex, nil)
+		return nil
+	}
+	return s.finish(ex, resp)
 }
 
 // publicError returns a copy of the *Error err carries, with the code its reason fixes,
