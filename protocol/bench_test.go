@@ -48,6 +48,23 @@ func example(b *testing.B, name string) *protocol.Message {
 	return &m
 }
 
+// built is the example message of a type as an agent builds it: its payload written by
+// json.Marshal (NewMessage), its envelope the example's.
+func built(b *testing.B, name string) *protocol.Message {
+	b.Helper()
+	ex := example(b, name)
+	var p map[string]any
+	if err := json.Unmarshal(ex.Payload, &p); err != nil {
+		b.Fatal(err)
+	}
+	m, err := protocol.NewMessage(ex.Envelope.MessageType, ex.Envelope.Sender, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Envelope = ex.Envelope
+	return m
+}
+
 // benchMessages are the messages of a tic-tac-toe match's hot exchanges.
 var benchMessages = []string{"request_move", "move_response", "match_result_report"}
 
@@ -94,14 +111,21 @@ func BenchmarkValidateMessage(b *testing.B) {
 // moveHandler answers REQUEST_MOVE as a player does: decode the payload, reply.
 func moveHandler(b *testing.B) protocol.HandlerFunc {
 	answer := example(b, "move_response")
+	var payload protocol.MoveAnswer
+	if err := answer.Decode(&payload); err != nil {
+		b.Fatal(err)
+	}
 	return func(_ context.Context, m *protocol.Message) (*protocol.Message, error) {
 		var req protocol.MoveRequest
 		if err := m.Decode(&req); err != nil {
 			return nil, err
 		}
-		a := *answer
-		a.Envelope.ConversationID = m.Envelope.ConversationID
-		return &a, nil
+		a, err := m.Reply(protocol.MoveResponse, answer.Envelope.Sender, payload)
+		if err != nil {
+			return nil, err
+		}
+		a.Envelope.MatchID = answer.Envelope.MatchID
+		return a, nil
 	}
 }
 
@@ -124,7 +148,7 @@ func BenchmarkClientCall(b *testing.B) {
 	defer srv.Close()
 	c := protocol.NewClient(v, discard{})
 	defer c.Close()
-	m := example(b, "request_move")
+	m := built(b, "request_move")
 	opt := protocol.CallOptions{Timeout: 5 * time.Second, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: "player:p01"}
 	ctx := context.Background()
 	b.ReportAllocs()

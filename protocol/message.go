@@ -159,13 +159,15 @@ type Message struct {
 	decoded *decodedPayload
 }
 
-// decodedPayload is a payload's bytes and what validation read of them: their value
-// decoded with UseNumber, or the tape they were validated on and the payload's node.
+// decodedPayload is a payload's bytes and what is known of them: their value decoded
+// with UseNumber, or the tape they were validated on and the payload's node, or that
+// json.Marshal wrote them (marshaled), so they go on the wire as they are.
 type decodedPayload struct {
-	raw   []byte
-	value any
-	tape  *tape
-	node  int
+	raw       []byte
+	value     any
+	tape      *tape
+	node      int
+	marshaled bool
 }
 
 // cached is what validation read of Payload, or nil when Payload was replaced since.
@@ -230,6 +232,7 @@ func newMessage(messageType, sender, conversationID string, payload any) (*Messa
 			ConversationID: conversationID,
 		},
 		Payload: raw,
+		decoded: &decodedPayload{raw: raw, marshaled: true},
 	}, nil
 }
 

@@ -268,7 +268,7 @@ func envelopeIdentity(params any) (sender, conversationID string) {
 func (s *Server) finish(ex Exchange, resp *Response) []byte {
 	var out []byte
 	if resp != nil {
-		out, _ = json.Marshal(resp)
+		out, _ = encodeResponse(resp)
 		ex.Response = out
 	}
 	if s.recorder != nil {
