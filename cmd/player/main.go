@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset.IntVar(&engine.Depth, "depth", 0, "search depth of each move of strategy uci")
 	seed := fset.Int64("seed", 0, "seed of the strategy's random choices")
 	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log")
+	logLevel := fset.String("log-level", "INFO", "DEBUG (each match's start too), INFO, WARNING, ERROR or CRITICAL")
 	displayName := fset.String("display-name", "", "name shown by the League Manager")
 	registerFor := fset.Duration("register-for", player.DefaultRegisterFor, "how long to retry registration")
 	fault := fset.String("fault", "", "misbehave on purpose to test referees: "+player.FaultModes+
@@ -121,7 +122,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "player: %v\n", err)
 		return 1
 	}
-	log, logFile, err := logging.Open("player", filepath.Join(*logDir, "player_"+*id+".log"), "INFO")
+	if _, err := logging.ParseLevel(*logLevel); err != nil {
+		fmt.Fprintf(stderr, "player: --log-level: %v\n", err)
+		return 2
+	}
+	log, logFile, err := logging.Open("player", filepath.Join(*logDir, "player_"+*id+".log"), *logLevel)
 	if err != nil {
 		fmt.Fprintf(stderr, "player: %v\n", err)
 		return 1

@@ -318,6 +318,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"unknown fault", []string{"--id", "p01", "--fault", "sleepy"}, 2, "unknown fault"},
 		{"fault without its argument", []string{"--id", "p01", "--fault", "slow"}, 2, "slow:DURATION"},
 		{"stray argument", []string{"--id", "p01", "extra"}, 2, "unexpected argument"},
+		{"unknown log level", []string{"--id", "p01", "--log-level", "chatty"}, 2, `--log-level: unknown log level "chatty"`},
 		{"registration refused", []string{"--id", "p01", "--league", refusing.url}, 1, string(protocol.ReasonRegistrationClosed)},
 		{"uci without an engine", []string{"--id", "p01", "--strategy", "uci"}, 2, "strategy uci: no engine path"},
 		{"uci with two limits", []string{"--id", "p01", "--strategy", "uci", "--engine", "/usr/games/stockfish", "--nodes", "9", "--depth", "9"}, 2,

@@ -38,6 +38,7 @@ func run(ctx context.Context, args []string) int {
 	maxQueued := fset.Int("max-queued", referee.DefaultMaxQueued,
 		fmt.Sprintf("assignments accepted beyond --max-matches, run in arrival order as slots free (1 to %d); BUSY beyond", referee.MaxQueuedLimit))
 	logDir := fset.String("log-dir", "logs", "folder of referee_<id>.log")
+	logLevel := fset.String("log-level", "INFO", "DEBUG (each match's start too), INFO, WARNING, ERROR or CRITICAL")
 	policy := fset.String("illegal-move-policy", "", "loss or forced, when the League Manager does not say")
 	moveMS := fset.Int("move-timeout-ms", 30000, "move deadline when the League Manager does not say")
 	joinMS := fset.Int("join-timeout-ms", 10000, "join deadline when the League Manager does not say")
@@ -85,7 +86,11 @@ func run(ctx context.Context, args []string) int {
 	if *games != "" {
 		gameList = strings.Split(*games, ",")
 	}
-	log, f, err := logging.Open("referee", filepath.Join(*logDir, "referee_"+*id+".log"), "INFO")
+	if _, err := logging.ParseLevel(*logLevel); err != nil {
+		fmt.Fprintf(os.Stderr, "referee: --log-level: %v\n", err)
+		return 2
+	}
+	log, f, err := logging.Open("referee", filepath.Join(*logDir, "referee_"+*id+".log"), *logLevel)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
 		return 1

@@ -28,6 +28,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"plain server off loopback", []string{"--id", "ref1", "--addr", "10.0.0.2:8001"}},
 		{"every interface without advertise", []string{"--id", "ref1", "--addr", ":8001", "--tls-cert", "c.pem", "--tls-key", "k.pem"}},
 		{"key without certificate", []string{"--id", "ref1", "--tls-key", "k.pem"}},
+		{"unknown log level", []string{"--id", "ref1", "--log-level", "chatty"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
