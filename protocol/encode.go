@@ -20,10 +20,9 @@ func requestBody(m *Message, id json.RawMessage) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// encodeResponse is json.Marshal(r); ids are compact already (a token read from the
-// request, or what json.Marshal wrote).
+// encodeResponse is json.Marshal(r).
 func encodeResponse(r *Response) ([]byte, error) {
-	if r.Result == nil || r.Error != nil || r.JSONRPC != JSONRPCVersion || len(r.ID) == 0 {
+	if r.Result == nil || r.Error != nil || r.JSONRPC != JSONRPCVersion || !plainToken(r.ID) {
 		return json.Marshal(r)
 	}
 	b := make([]byte, 0, 256+len(r.Result.Payload))
@@ -69,6 +68,17 @@ func appendMessage(b []byte, m *Message) ([]byte, error) {
 		b = append(b, p...)
 	}
 	return append(b, '}'), nil
+}
+
+// plainToken reports whether json.Marshal copies the JSON value id as it is: a token of
+// printable ASCII without spaces or characters it escapes for HTML.
+func plainToken(id []byte) bool {
+	for _, c := range id {
+		if c <= ' ' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9' || string(id) == "null")
 }
 
 // appendString appends s quoted as encoding/json quotes it.

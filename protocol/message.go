@@ -151,8 +151,10 @@ type Envelope struct {
 
 // Message is the params of a request and the result of a response.
 type Message struct {
-	Envelope Envelope        `json:"envelope"`
-	Payload  json.RawMessage `json:"payload"`
+	Envelope Envelope `json:"envelope"`
+	// Payload is the payload's JSON. To change it, give it other bytes: what was learned
+	// of it when it was read or built is kept for as long as it is the same slice.
+	Payload json.RawMessage `json:"payload"`
 
 	// decoded is what the validation of Payload read of it, so that Decode does not
 	// read it again; it holds only while Payload is still that same slice.
@@ -168,6 +170,14 @@ type decodedPayload struct {
 	tape      *tape
 	node      int
 	marshaled bool
+}
+
+// UnmarshalJSON decodes as encoding/json does without it, and forgets what was known of
+// the payload: decoding writes the new payload into the old one's array.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	m.decoded = nil
+	return json.Unmarshal(b, (*plain)(m))
 }
 
 // cached is what validation read of Payload, or nil when Payload was replaced since.

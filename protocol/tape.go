@@ -31,12 +31,10 @@ type tapeNode struct {
 }
 
 // tapeDecoders recycles the decoders that read tapes.
-var tapeDecoders = sync.Pool{New: func() any { return new(tapeDecoder) }}
+var tapeDecoders = sync.Pool{New: func() any { return new(jsontext.Decoder) }}
 
-type tapeDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
+// noInput is what a decoder reads between uses, so that the pool keeps no document alive.
+var noInput = bytes.NewReader(nil)
 
 // readTape reads src into a tape, or returns nil when src is not one JSON value within
 // the generic bounds that jsontext accepts. The tape refers to src, which must not
@@ -45,17 +43,17 @@ func readTape(src []byte) *tape {
 	if len(src) > MaxBodyBytes || len(src) >= 1<<31 {
 		return nil
 	}
-	td := tapeDecoders.Get().(*tapeDecoder)
-	defer tapeDecoders.Put(td)
-	td.buf.Reset()
-	td.buf.Write(src)
-	td.dec.Reset(&td.buf)
+	d := tapeDecoders.Get().(*jsontext.Decoder)
+	defer tapeDecoders.Put(d)
+	// A bytes.Buffer is read in place, not copied.
+	d.Reset(bytes.NewBuffer(src))
+	defer d.Reset(noInput)
 	t := &tape{src: src, nodes: make([]tapeNode, 0, 64)}
-	if !t.value(&td.dec, 0) {
+	if !t.value(d, 0) {
 		return nil
 	}
 	// One value and nothing after it.
-	if _, err := td.dec.ReadToken(); err != io.EOF {
+	if _, err := d.ReadToken(); err != io.EOF {
 		return nil
 	}
 	return t

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -167,5 +168,143 @@ func TestReadTape(t *testing.T) {
 	tp := readTape([]byte(`{"a":[1,"x"],"b":"\n"}`))
 	if tp == nil || len(tp.nodes) != 7 || tp.nodes[0].count != 2 || tp.nodes[2].count != 2 || tp.member(0, "b") != 6 || !tp.nodes[6].escaped || string(tp.bytes(2)) != `[1,"x"]` {
 		t.Errorf("tape of a small document: %+v", tp)
+	}
+}
+
+// longCall is what Process's long way reads of a single call with an id, short of the
+// handler; ok is false where it would answer with an error.
+func longCall(v *Validator, body []byte) (json.RawMessage, *Message, bool) {
+	val, err := decodeValue(body)
+	obj, _ := val.(map[string]any)
+	if err != nil || obj == nil || obj["jsonrpc"] != JSONRPCVersion || obj["method"] != Method || len(obj) != 4 {
+		return nil, nil, false
+	}
+	id, hasID, idOK := requestID(obj)
+	params, _ := obj["params"].(map[string]any)
+	if !hasID || !idOK || params == nil || len(v.ValidateParams(params)) > 0 {
+		return nil, nil, false
+	}
+	m, ok := messageOf(body, "params", params)
+	return id, m, ok
+}
+
+// longAnswer is what Client.attempt's long way reads of an answer.
+func longAnswer(v *Validator, raw, id []byte, conv string) (*Message, bool) {
+	var resp Response
+	if json.Unmarshal(raw, &resp) != nil || resp.JSONRPC != JSONRPCVersion || !bytes.Equal(bytes.TrimSpace(resp.ID), id) ||
+		resp.Error != nil || resp.Result == nil || resp.Result.Envelope.ConversationID != conv || v.ValidateMessage(resp.Result) != nil {
+		return nil, false
+	}
+	return resp.Result, true
+}
+
+// sameReading fails unless the one-pass message a and the long way's b have the same
+// envelope and payload, and decode alike into every payload type.
+func sameReading(t *testing.T, a, b *Message, data []byte) {
+	t.Helper()
+	if a.Envelope != b.Envelope || !bytes.Equal(a.Payload, b.Payload) {
+		t.Fatalf("%q read as %+v %s, the long way %+v %s", data, a.Envelope, a.Payload, b.Envelope, b.Payload)
+	}
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[MoveRequest](), reflect.TypeFor[MoveAnswer](), reflect.TypeFor[ResultReport](),
+		reflect.TypeFor[Invitation](), reflect.TypeFor[MoveBatch](), reflect.TypeFor[map[string]any](),
+	} {
+		pa, pb := reflect.New(typ), reflect.New(typ)
+		ea, eb := a.Decode(pa.Interface()), b.Decode(pb.Interface())
+		if fmt.Sprint(ea) != fmt.Sprint(eb) || !reflect.DeepEqual(pa.Interface(), pb.Interface()) {
+			t.Fatalf("%s of %q: one pass %v %+v, the long way %v %+v", typ, data, ea, pa, eb, pb)
+		}
+	}
+}
+
+// FuzzOnePassReadsAsTheLongWay: a call or an answer read in one pass is one the long way
+// takes, read the same, id included.
+func FuzzOnePassReadsAsTheLongWay(f *testing.F) {
+	for _, raw := range fastPathSeeds(f) {
+		f.Add(callBody(f, raw, `7`))
+		f.Add(fmt.Appendf(nil, ` { "id" : -0 , "method":"league.handle", "params" : %s , "jsonrpc":"2.0" } `, raw))
+		var m Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			f.Fatal(err)
+		}
+		answer, _ := json.Marshal(Response{JSONRPC: JSONRPCVersion, Result: &m, ID: json.RawMessage(`"c1"`)})
+		f.Add(answer)
+	}
+	v, err := NewValidator()
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := v.CompileAll(); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if id, m, ok := v.readCall(data); ok {
+			lid, lm, lok := longCall(v, data)
+			if !lok || !bytes.Equal(id, lid) {
+				t.Fatalf("%q: one pass takes it with id %s, the long way: %v, id %s", data, id, lok, lid)
+			}
+			sameReading(t, m, lm, data)
+		}
+		var probe Response
+		if json.Unmarshal(data, &probe) != nil || probe.Result == nil {
+			return
+		}
+		id, conv := bytes.TrimSpace(probe.ID), probe.Result.Envelope.ConversationID
+		if m, ok := v.readAnswer(data, id, conv); ok {
+			lm, lok := longAnswer(v, data, id, conv)
+			if !lok {
+				t.Fatalf("%q: one pass takes the answer, the long way refuses it", data)
+			}
+			sameReading(t, m, lm, data)
+		}
+	})
+}
+
+// TestOnePassPayloadOwnsItsBytes: a handler that appends to the payload it was given
+// does not write over the id of its answer, and a client's caller that appends to an
+// answer's payload does not change the response its recorder was given.
+func TestOnePassPayloadOwnsItsBytes(t *testing.T) {
+	v, err := NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := callBody(t, fastPathSeeds(t)["REQUEST_MOVE"], `"abc"`)
+	id, m, ok := v.readCall(body)
+	if !ok {
+		t.Fatal("not read in one pass")
+	}
+	_ = append(m.Payload, `!!!!!!!!!!!!!!!!`...)
+	if string(id) != `"abc"` {
+		t.Errorf("id after an append to the payload: %s", id)
+	}
+	answer, _ := json.Marshal(Response{JSONRPC: JSONRPCVersion, Result: m, ID: json.RawMessage(`"c1"`)})
+	kept := bytes.Clone(answer)
+	ans, ok := v.readAnswer(answer, []byte(`"c1"`), m.Envelope.ConversationID)
+	if !ok {
+		t.Fatal("answer not read in one pass")
+	}
+	_ = append(ans.Payload[:0], `xxxxxxxx`...)
+	if !bytes.Equal(answer, kept) {
+		t.Errorf("the response bytes changed under the answer's payload")
+	}
+}
+
+// TestDecodingIntoAMessageForgetsItsPayload: json.Unmarshal into a built message writes
+// the new payload into the old one's array; what was known of the old one must go.
+func TestDecodingIntoAMessageForgetsItsPayload(t *testing.T) {
+	m, err := NewMessage(HeartbeatRequest, "referee:r1", map[string]int{"a": 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"envelope":{},"payload":{"a": 1}}`), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFrames(t, m)
+	for _, id := range []string{` 1`, `"<a>"`, `"a b"`, `1`, `null`} {
+		r := &Response{JSONRPC: JSONRPCVersion, Result: m, ID: json.RawMessage(id)}
+		want, _ := json.Marshal(r)
+		if got, _ := encodeResponse(r); string(got) != string(want) {
+			t.Errorf("id %s: got %s, want %s", id, got, want)
+		}
 	}
 }

@@ -32,14 +32,15 @@ func (v *Validator) readCall(body []byte) (id json.RawMessage, m *Message, ok bo
 		return nil, nil, false
 	}
 	m, ok = v.tapeMessage(t, params)
-	return t.bytes(idNode), m, ok
+	return bytes.Clone(t.bytes(idNode)), m, ok
 }
 
 // readAnswer reads an HTTP answer in one pass when it is a valid answer to the call
 // with id from conversation conv: a JSON-RPC response with that id whose result passes
 // its schema. ok is false for anything else.
 func (v *Validator) readAnswer(raw, id []byte, conv string) (*Message, bool) {
-	t := readTape(raw)
+	// A copy: raw is also the response the recorder was given.
+	t := readTape(bytes.Clone(raw))
 	if t == nil || t.nodes[0].kind != '{' || t.nodes[0].count != 3 {
 		return nil, false
 	}
@@ -76,7 +77,9 @@ func (v *Validator) tapeMessage(t *tape, i int) (*Message, bool) {
 		return nil, false
 	}
 	str := func(name string) string { return t.stringValue(t.member(env, name)) }
+	// Its own capacity: appending to the payload must not write over what follows it.
 	p := t.bytes(payload)
+	p = p[:len(p):len(p)]
 	return &Message{
 		Envelope: Envelope{
 			Protocol: str("protocol"), MessageType: string(mt), Sender: str("sender"),
