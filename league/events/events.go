@@ -202,7 +202,17 @@ func (h *Hub) ServeSSE(w http.ResponseWriter, r *http.Request, filter func(Event
 			return
 		case e := <-s.ch:
 			_ = rc.SetWriteDeadline(time.Now().Add(writeWait))
-			if writeEvent(w, e) != nil || rc.Flush() != nil {
+			if writeEvent(w, e) != nil {
+				return
+			}
+			// Events published together (a batch of moves, a result and the standings
+			// after it) go out in one flush, not one write each.
+			for range len(s.ch) {
+				if writeEvent(w, <-s.ch) != nil {
+					return
+				}
+			}
+			if rc.Flush() != nil {
 				return
 			}
 		case <-tick.C:

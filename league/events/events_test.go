@@ -2,14 +2,17 @@ package events
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,3 +280,83 @@ func BenchmarkPublishStandings(b *testing.B) {
 type discardWriter struct{ http.ResponseWriter }
 
 func (discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// flushCounter is a ResponseWriter that counts flushes and holds its first frame until
+// release is closed, so that events pile up behind it.
+type flushCounter struct {
+	mu      sync.Mutex
+	header  http.Header
+	body    bytes.Buffer
+	flushes int
+	held    chan struct{} // closed when the first frame is being written
+	release chan struct{}
+	once    sync.Once
+}
+
+func (f *flushCounter) Header() http.Header { return f.header }
+func (f *flushCounter) WriteHeader(int)     {}
+func (f *flushCounter) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, []byte("id: ")) {
+		f.once.Do(func() { close(f.held); <-f.release })
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.body.Write(p)
+}
+func (f *flushCounter) Flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.flushes++
+}
+
+// TestBurstIsOneFlush: events that wait for the stream go out together, one flush for
+// all of them, in order.
+func TestBurstIsOneFlush(t *testing.T) {
+	h := NewHub(100)
+	defer h.Close()
+	w := &flushCounter{header: http.Header{}, held: make(chan struct{}), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/events", nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeSSE(w, req, nil)
+	}()
+	for {
+		h.mu.Lock()
+		n := len(h.subs)
+		h.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	h.Publish(MoveMade, "m1", map[string]int{"n": 0})
+	<-w.held
+	for i := 1; i < 10; i++ {
+		h.Publish(MoveMade, "m1", map[string]int{"n": i})
+	}
+	close(w.release)
+	for {
+		w.mu.Lock()
+		frames := bytes.Count(w.body.Bytes(), []byte("\nevent: "))
+		w.mu.Unlock()
+		if frames == 10 {
+			break
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	<-done
+	// One flush after the (empty) backlog, one for the first event and one for the nine
+	// that waited behind it; one each would be eleven.
+	if w.flushes > 3 {
+		t.Errorf("%d flushes for 10 events", w.flushes)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(w.body.Bytes()))
+	for i, e := range readEvents(t, sc, 10) {
+		if e.ID != uint64(i+1) {
+			t.Errorf("event %d has id %d", i, e.ID)
+		}
+	}
+}
