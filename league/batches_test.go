@@ -92,8 +92,9 @@ func TestMoveBatches(t *testing.T) {
 	var reg struct {
 		Features []string `json:"features"`
 	}
-	if err := ans.Decode(&reg); err != nil || !slices.Contains(reg.Features, protocol.FeatureMoveBatches) {
-		t.Fatalf("registration answer announces %v (%v), want %s among them", reg.Features, err, protocol.FeatureMoveBatches)
+	// result_moves is the promise TestResultFillsTheLiveView holds it to.
+	if err := ans.Decode(&reg); err != nil || !slices.Contains(reg.Features, protocol.FeatureMoveBatches) || !slices.Contains(reg.Features, protocol.FeatureResultMoves) {
+		t.Fatalf("registration answer announces %v (%v), want %s and %s among them", reg.Features, err, protocol.FeatureMoveBatches, protocol.FeatureResultMoves)
 	}
 	l.start()
 	h.settle()

@@ -166,7 +166,7 @@ func sortedAgents(as []*agent) []*agent {
 var Features = []string{
 	protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats,
 	protocol.FeatureMatchProgress, protocol.FeatureResultReminders, protocol.FeatureMoveEvents,
-	protocol.FeatureMoveBatches, protocol.FeatureMatchCancellation, protocol.FeatureMatchQuery,
+	protocol.FeatureMoveBatches, protocol.FeatureResultMoves, protocol.FeatureMatchCancellation, protocol.FeatureMatchQuery,
 }
 
 // knownFeatures are the features an agent may announce that change what this League

@@ -93,6 +93,11 @@ const (
 	// refused, so a referee can resend a batch whose answer it lost. (Referee): it sends
 	// batches to a League Manager that announced it.
 	FeatureMoveBatches = "move_batches"
+	// FeatureResultMoves (League Manager): when it stores a result, its live view shows
+	// every move of game_metadata.moves that no MOVE_EVENT brought, so a referee need not
+	// send the moves still pending when play ends: they reach the live view with the
+	// result, which follows at once.
+	FeatureResultMoves = "result_moves"
 	// FeatureMatchCancellation: MATCH_CANCELLED (League Manager -> referee or player).
 	FeatureMatchCancellation = "match_cancellation"
 	// FeatureMatchQuery (League Manager): QUERY_MATCH is answered with MATCH_INFO.

@@ -33,6 +33,9 @@ import (
 // When play is over the referee flushes the pending moves before it reports the result,
 // for at most moveEventFlush, so a League Manager that does not answer never holds the
 // result long; the League Manager fills any gap in its live view from the result's moves.
+// A League Manager that announced result_moves promises to, so it gets no flush: the
+// moves still pending go with the result (counted with_result), which spares a fast
+// match its only MOVE_EVENT, with its audit line and fsync.
 const (
 	moveEventTimeout  = time.Second
 	moveEventBackoff  = 250 * time.Millisecond
@@ -53,6 +56,9 @@ type moveEvents struct {
 	token    string
 	leagueID string
 	batches  bool // the League Manager announced move_batches
+	// withResult: the League Manager announced result_moves, so the moves pending when
+	// play ends go with the result.
+	withResult bool
 	log      zerolog.Logger
 	// wake tells the sender that a move was added or play is over.
 	wake   chan struct{}
@@ -70,9 +76,10 @@ func (r *Referee) startMoveEvents(ctx context.Context, a protocol.Assignment, lo
 	r.mu.Lock()
 	token, leagueID := r.token, r.leagueID
 	batches := slices.Contains(r.leagueFeatures, protocol.FeatureMoveBatches)
+	withResult := slices.Contains(r.leagueFeatures, protocol.FeatureResultMoves)
 	r.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
-	ev := &moveEvents{r: r, a: a, token: token, leagueID: leagueID, batches: batches, log: log,
+	ev := &moveEvents{r: r, a: a, token: token, leagueID: leagueID, batches: batches, withResult: withResult, log: log,
 		wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	go ev.run(ctx)
 	return ev
@@ -133,6 +140,20 @@ func (ev *moveEvents) flush(d time.Duration) {
 func (ev *moveEvents) stop() {
 	ev.cancel()
 	<-ev.done
+}
+
+// end is the end of play: the pending moves are flushed, or, to a League Manager that
+// announced result_moves, left to the result.
+func (ev *moveEvents) end() {
+	if !ev.withResult {
+		ev.flush(moveEventFlush)
+		return
+	}
+	// Not finish: that would wake the sender to send them.
+	ev.mu.Lock()
+	ev.finished = true
+	ev.mu.Unlock()
+	ev.stop()
 }
 
 func (ev *moveEvents) run(ctx context.Context) {
@@ -276,14 +297,19 @@ func (ev *moveEvents) giveUp(n int) {
 	ev.r.metrics.moveEvents.WithLabelValues("failed").Add(float64(n))
 }
 
-// abandon counts the moves still pending when the sender stops as failed.
+// abandon counts the moves still pending when the sender stops: failed, or with_result
+// when play ended and the League Manager takes them from the result.
 func (ev *moveEvents) abandon() {
 	ev.mu.Lock()
 	n := len(ev.pending)
+	result := "failed"
+	if ev.withResult && ev.finished {
+		result = "with_result"
+	}
 	ev.pending = nil
 	ev.mu.Unlock()
 	if n > 0 {
-		ev.r.metrics.moveEvents.WithLabelValues("failed").Add(float64(n))
+		ev.r.metrics.moveEvents.WithLabelValues(result).Add(float64(n))
 	}
 }
 

@@ -169,7 +169,7 @@ func metricCounts(t *testing.T, r *Referee) map[string]float64 {
 	t.Helper()
 	counts := map[string]float64{}
 	metrics := scrape(t, r)
-	for _, result := range []string{"sent", "failed", "dropped"} {
+	for _, result := range []string{"sent", "failed", "dropped", "with_result"} {
 		counts[result] = metrics[`referee_move_events_total{result="`+result+`"}`]
 	}
 	return counts
@@ -399,7 +399,7 @@ func TestMoveEventsAreBestEffort(t *testing.T) {
 				if carried != tc.wantCarried {
 					t.Errorf("the MOVE_EVENTs carried %d moves, want %d", carried, tc.wantCarried)
 				}
-				want := map[string]float64{"sent": float64(tc.wantSent), "failed": float64(tc.wantFailed), "dropped": 0}
+				want := map[string]float64{"sent": float64(tc.wantSent), "failed": float64(tc.wantFailed), "dropped": 0, "with_result": 0}
 				if got := metricCounts(t, r); !maps.Equal(got, want) {
 					t.Errorf("got counts %v, want %v", got, want)
 				}
@@ -434,7 +434,7 @@ func TestMoveEventsSafetyBound(t *testing.T) {
 		}
 		close(release)
 		ev.flush(time.Hour)
-		want := map[string]float64{"sent": maxPendingMoves, "failed": 0, "dropped": 2}
+		want := map[string]float64{"sent": maxPendingMoves, "failed": 0, "dropped": 2, "with_result": 0}
 		if got := metricCounts(t, r); !maps.Equal(got, want) {
 			t.Errorf("got counts %v, want %v", got, want)
 		}
@@ -522,7 +522,7 @@ func TestMoveEventsNeverHoldTheResultLong(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]float64{"sent": 0, "failed": float64(len(md.Moves)), "dropped": 0}
+		want := map[string]float64{"sent": 0, "failed": float64(len(md.Moves)), "dropped": 0, "with_result": 0}
 		if got := metricCounts(t, b.r); !maps.Equal(got, want) {
 			t.Errorf("got counts %v, want %v", got, want)
 		}
@@ -562,5 +562,68 @@ func BenchmarkMoveEventBatching(b *testing.B) {
 			ev.add(rec, st)
 		}
 		ev.flush(time.Minute)
+	}
+}
+
+// To a League Manager that announced result_moves, the moves pending when play ends go
+// with the result: a match that ends within the linger sends no MOVE_EVENT and reports
+// at once; a slower one sends what play left behind it during the match, and only the
+// rest goes with the result. Either way every move is counted once.
+func TestMoveEventsLeftToTheResult(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		think     time.Duration // each player's time per move
+		wantSends bool
+	}{
+		{"fast match", 0, false},
+		{"slow match", 150 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := ttt(t)
+				think := func(ctx context.Context, m *protocol.Message, p map[string]any, n int) (any, error) {
+					time.Sleep(tc.think)
+					return firstLegal(g)(ctx, m, p, n)
+				}
+				b := newBench(t, []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureResultMoves}, nil, leagueAcks, map[string]fakePlayer{
+					"http://p1": scripted(g, "p1", think),
+					"http://p2": scripted(g, "p2", think),
+				})
+				start := time.Now()
+				b.ok(assignMsg(t, "m-1"), protocol.MatchAssignmentAck)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+
+				reports := b.reports("m-1")
+				if len(reports) != 1 {
+					t.Fatalf("got %d reports, want 1", len(reports))
+				}
+				var rep protocol.ResultReport
+				if err := reports[0].msg.Decode(&rep); err != nil {
+					t.Fatal(err)
+				}
+				md, err := protocol.ParseGameMetadata(rep.GameMetadata)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sent []protocol.MoveNotice
+				for _, c := range b.league.sent(protocol.MoveEvent) {
+					moves, _ := movesOf(t, c.msg)
+					sent = append(sent, moves...)
+				}
+				if got := len(sent) > 0; got != tc.wantSends {
+					t.Errorf("sent %d moves in MOVE_EVENTs, want some: %v", len(sent), tc.wantSends)
+				}
+				checkMoves(t, g, 0, sent, md.Moves[:len(sent)])
+				want := map[string]float64{"sent": float64(len(sent)), "failed": 0, "dropped": 0, "with_result": float64(len(md.Moves) - len(sent))}
+				if got := metricCounts(t, b.r); !maps.Equal(got, want) {
+					t.Errorf("got counts %v, want %v", got, want)
+				}
+				// Play took the players' time; the result does not wait for a flush.
+				if d := reports[0].at.Sub(start); d != time.Duration(len(md.Moves))*tc.think {
+					t.Errorf("the result went %v after the assignment, want %v", d, time.Duration(len(md.Moves))*tc.think)
+				}
+			})
+		})
 	}
 }

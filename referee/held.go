@@ -144,10 +144,9 @@ func (r *Referee) play(hm *heldMatch) {
 	log.Info().Strs("players", a.Players).Str("termination", string(rep.Metadata.Termination)).Interface("outcome", rep.Outcome).Msg("match finished")
 
 	if ev != nil {
-		// The moves go before the result, so the live view has them all when the match
-		// ends; a League Manager that does not take them holds the result at most
-		// moveEventFlush, and fills the gap from the result.
-		ev.flush(moveEventFlush)
+		// The moves go before the result, or with it to a League Manager that takes them
+		// from the result, so the live view has them all when the match ends.
+		ev.end()
 	}
 	err = r.report(hm.ctx, msg, hm.wake)
 	r.mu.Lock()

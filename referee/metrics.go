@@ -51,7 +51,7 @@ func newMetrics() *metrics {
 			Name: "referee_invalid_moves_total", Help: "Players' illegal moves by kind (invalid_move, malformed_move).",
 		}, []string{"kind"}),
 		moveEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "referee_move_events_total", Help: "Moves sent in MOVE_EVENTs by result: sent (acknowledged), failed (not delivered), dropped (beyond the safety bound on pending moves).",
+			Name: "referee_move_events_total", Help: "Moves sent in MOVE_EVENTs by result: sent (acknowledged), failed (not delivered), dropped (beyond the safety bound on pending moves), with_result (pending when play ended, left to the result for a League Manager that announced result_moves).",
 		}, []string{"result"}),
 	}
 	x.reg.MustRegister(x.assigned, x.completed, x.duration, x.moveLatency, x.timeouts, x.invalid, x.moveEvents,
