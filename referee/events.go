@@ -59,7 +59,7 @@ type moveEvents struct {
 	// withResult: the League Manager announced result_moves, so the moves pending when
 	// play ends go with the result.
 	withResult bool
-	log      zerolog.Logger
+	log        zerolog.Logger
 	// wake tells the sender that a move was added or play is over.
 	wake   chan struct{}
 	cancel context.CancelFunc
