@@ -461,27 +461,11 @@ func TestMoveEventsFlushBeforeTheResult(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 
-		reports := b.reports("m-1")
-		if len(reports) != 1 {
-			t.Fatalf("got %d reports, want 1", len(reports))
-		}
-		var rep protocol.ResultReport
-		if err := reports[0].msg.Decode(&rep); err != nil {
-			t.Fatal(err)
-		}
-		md, err := protocol.ParseGameMetadata(rep.GameMetadata)
-		if err != nil {
-			t.Fatal(err)
-		}
+		report, md := b.onlyReport("m-1")
 		events := b.league.sent(protocol.MoveEvent)
-		var got []protocol.MoveNotice
-		for _, c := range events {
-			moves, _ := movesOf(t, c.msg)
-			got = append(got, moves...)
-		}
-		checkMoves(t, g, 0, got, md.Moves)
-		if last := events[len(events)-1]; reports[0].at.Before(last.at.Add(slow)) {
-			t.Errorf("the result went at %v, before the last MOVE_EVENT (sent at %v) was acknowledged", reports[0].at, last.at)
+		checkMoves(t, g, 0, b.sentMoves(), md.Moves)
+		if last := events[len(events)-1]; report.at.Before(last.at.Add(slow)) {
+			t.Errorf("the result went at %v, before the last MOVE_EVENT (sent at %v) was acknowledged", report.at, last.at)
 		}
 	})
 }
@@ -506,27 +490,27 @@ func TestMoveEventsNeverHoldTheResultLong(t *testing.T) {
 		time.Sleep(time.Minute)
 		synctest.Wait()
 
-		reports := b.reports("m-1")
-		if len(reports) != 1 {
-			t.Fatalf("got %d reports, want 1", len(reports))
-		}
+		report, md := b.onlyReport("m-1")
 		// The players answer at once, so play ends when it starts.
-		if d := reports[0].at.Sub(start); d != moveEventFlush {
+		if d := report.at.Sub(start); d != moveEventFlush {
 			t.Errorf("the result went %v after play ended, want %v", d, moveEventFlush)
-		}
-		var rep protocol.ResultReport
-		if err := reports[0].msg.Decode(&rep); err != nil {
-			t.Fatal(err)
-		}
-		md, err := protocol.ParseGameMetadata(rep.GameMetadata)
-		if err != nil {
-			t.Fatal(err)
 		}
 		want := map[string]float64{"sent": 0, "failed": float64(len(md.Moves)), "dropped": 0, "with_result": 0}
 		if got := metricCounts(t, b.r); !maps.Equal(got, want) {
 			t.Errorf("got counts %v, want %v", got, want)
 		}
 	})
+}
+
+// sentMoves is every move the MOVE_EVENTs sent so far carried, in order.
+func (b *bench) sentMoves() []protocol.MoveNotice {
+	b.t.Helper()
+	var out []protocol.MoveNotice
+	for _, c := range b.league.sent(protocol.MoveEvent) {
+		moves, _ := movesOf(b.t, c.msg)
+		out = append(out, moves...)
+	}
+	return out
 }
 
 // ackingCaller acknowledges every MOVE_EVENT at once, without the schema checks of
@@ -594,23 +578,8 @@ func TestMoveEventsLeftToTheResult(t *testing.T) {
 				time.Sleep(time.Minute)
 				synctest.Wait()
 
-				reports := b.reports("m-1")
-				if len(reports) != 1 {
-					t.Fatalf("got %d reports, want 1", len(reports))
-				}
-				var rep protocol.ResultReport
-				if err := reports[0].msg.Decode(&rep); err != nil {
-					t.Fatal(err)
-				}
-				md, err := protocol.ParseGameMetadata(rep.GameMetadata)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var sent []protocol.MoveNotice
-				for _, c := range b.league.sent(protocol.MoveEvent) {
-					moves, _ := movesOf(t, c.msg)
-					sent = append(sent, moves...)
-				}
+				report, md := b.onlyReport("m-1")
+				sent := b.sentMoves()
 				if got := len(sent) > 0; got != tc.wantSends {
 					t.Errorf("sent %d moves in MOVE_EVENTs, want some: %v", len(sent), tc.wantSends)
 				}
@@ -620,7 +589,7 @@ func TestMoveEventsLeftToTheResult(t *testing.T) {
 					t.Errorf("got counts %v, want %v", got, want)
 				}
 				// Play took the players' time; the result does not wait for a flush.
-				if d := reports[0].at.Sub(start); d != time.Duration(len(md.Moves))*tc.think {
+				if d := report.at.Sub(start); d != time.Duration(len(md.Moves))*tc.think {
 					t.Errorf("the result went %v after the assignment, want %v", d, time.Duration(len(md.Moves))*tc.think)
 				}
 			})

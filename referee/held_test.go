@@ -175,6 +175,25 @@ func (b *bench) reports(matchID string) []leagueCall {
 	return out
 }
 
+// onlyReport is the one MATCH_RESULT_REPORT about matchID and the game metadata it
+// carries; the test fails unless there is exactly one.
+func (b *bench) onlyReport(matchID string) (leagueCall, protocol.GameMetadata) {
+	b.t.Helper()
+	reports := b.reports(matchID)
+	if len(reports) != 1 {
+		b.t.Fatalf("got %d reports, want 1", len(reports))
+	}
+	var rep protocol.ResultReport
+	if err := reports[0].msg.Decode(&rep); err != nil {
+		b.t.Fatal(err)
+	}
+	md, err := protocol.ParseGameMetadata(rep.GameMetadata)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return reports[0], md
+}
+
 // Assignments beyond --max-matches are acknowledged and wait in a bounded FIFO queue;
 // BUSY comes only when the queue is full; a retried assignment is not queued twice; and
 // every queued match is played, in order, once a slot frees. MOVE_EVENT goes only to a
