@@ -186,14 +186,17 @@ func (ev *moveEvents) run(ctx context.Context) {
 			continue
 		}
 		err := ev.send(ctx, msg)
+		if err == nil {
+			// Delivered, even if play ended meanwhile: these are not the result's.
+			ev.take(n)
+			ev.r.metrics.moveEvents.WithLabelValues("sent").Add(float64(n))
+			failures, lingered = 0, false
+		}
 		if ctx.Err() != nil {
 			return // stopped: abandon counts what is left
 		}
 		switch {
 		case err == nil:
-			ev.take(n)
-			ev.r.metrics.moveEvents.WithLabelValues("sent").Add(float64(n))
-			failures, lingered = 0, false
 		case !ev.batches || judged(err) || failures+1 >= moveEventAttempts:
 			ev.log.Debug().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Int("moves", n).Msg("move events not delivered")
 			ev.giveUp(n)
