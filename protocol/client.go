@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"slices"
 	"time"
 
@@ -49,7 +50,8 @@ var ErrBadResponse = errors.New("bad response")
 // Client sends league.v2 requests. Every attempt of a call carries the same JSON-RPC id
 // and conversation id, so a receiver can recognise a retry and never apply it twice.
 type Client struct {
-	http      *http.Client
+	http      *http.Client // https
+	plain     *plainConns  // http
 	validator *Validator
 	recorder  Recorder
 	insecure  bool
@@ -79,11 +81,15 @@ func NewClientWith(v *Validator, rec Recorder, o ClientOptions) *Client {
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     30 * time.Second,
 	}
-	return &Client{http: &http.Client{Transport: tr}, validator: v, recorder: rec, insecure: o.Insecure}
+	plain := &plainConns{dialer: net.Dialer{Timeout: 5 * time.Second}, maxIdle: tr.MaxIdleConnsPerHost, idleTimeout: tr.IdleConnTimeout}
+	return &Client{http: &http.Client{Transport: tr}, plain: plain, validator: v, recorder: rec, insecure: o.Insecure}
 }
 
 // Close releases idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	c.plain.closeIdle()
+}
 
 // Call sends m to url and returns the answer. A remote error comes back as *Error.
 func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptions) (*Message, error) {
@@ -175,6 +181,9 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 }
 
 func (c *Client) post(ctx context.Context, url string, body []byte) ([]byte, error) {
+	if u, err := neturl.Parse(url); err == nil && u.Scheme == "http" && u.User == nil {
+		return c.plain.post(ctx, u, body)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
