@@ -86,7 +86,6 @@ func okAnswer(w io.Writer, b string) {
 	io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(b))+"\r\n\r\n"+b)
 }
 
-
 func newPlainConns() *plainConns {
 	return &plainConns{dialer: net.Dialer{Timeout: 5 * time.Second}, maxIdle: 4, idleTimeout: time.Minute}
 }
