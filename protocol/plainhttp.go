@@ -124,8 +124,16 @@ func (pc *plainConn) roundTrip(ctx context.Context, u *url.URL, body []byte) (ra
 		return nil, 0, false, err
 	}
 	res, err := http.ReadResponse(pc.br, postRequest)
+	// Informational answers (100 Continue, 103 Early Hints) come before the real one,
+	// as net/http's Transport skips them; a few at most.
+	for skipped := 0; err == nil && res.StatusCode < 200 && res.StatusCode != http.StatusSwitchingProtocols && skipped < 5; skipped++ {
+		res, err = http.ReadResponse(pc.br, postRequest)
+	}
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("read response: %w", err)
+	}
+	if res.StatusCode < 200 {
+		return nil, 0, false, fmt.Errorf("read response: unexpected status %d", res.StatusCode)
 	}
 	raw, err = io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
 	res.Body.Close()

@@ -175,6 +175,8 @@ func TestPlainConnsAnswersNotKept(t *testing.T) {
 		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", "{}", 200, nil},
 		{"http/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", "{}", 200, nil},
 		{"chunked then extra bytes", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n1\r\n}\r\n0\r\n\r\nHTTP/1.1 200 OK\r\n", "{}", 200, nil},
+		{"informational first", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", "{}", 200, nil},
+		{"switching protocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", "", 0, nil},
 		{"error status", "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n", "", 503, nil},
 		{"too large", "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(MaxBodyBytes+1) + "\r\n\r\n" + strings.Repeat(" ", MaxBodyBytes+1), "", 0, ErrBadResponse},
 		{"broken head", "HTTP/1.1 two hundred\r\n\r\n", "", 0, nil},
@@ -209,7 +211,7 @@ func TestPlainConnsAnswersNotKept(t *testing.T) {
 					}
 				}
 			}
-			if tt.name == "error status" {
+			if tt.name == "error status" || tt.name == "informational first" {
 				// A complete answer keeps its connection, whatever its status.
 				if conns, _ := peer.counts(); conns != 1 {
 					t.Errorf("got %d connections, want 1", conns)
