@@ -81,7 +81,7 @@ func NewClientWith(v *Validator, rec Recorder, o ClientOptions) *Client {
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     30 * time.Second,
 	}
-	plain := &plainConns{dialer: net.Dialer{Timeout: 5 * time.Second}, maxIdle: tr.MaxIdleConnsPerHost, idleTimeout: tr.IdleConnTimeout}
+	plain := newPlainConns(&net.Dialer{Timeout: 5 * time.Second}, tr.MaxIdleConnsPerHost, tr.MaxIdleConns, tr.IdleConnTimeout)
 	return &Client{http: &http.Client{Transport: tr}, plain: plain, validator: v, recorder: rec, insecure: o.Insecure}
 }
 

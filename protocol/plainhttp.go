@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -22,12 +22,22 @@ import (
 // of a client's CPU per round trip (BenchmarkClientCall). The wire format stays
 // net/http's: http.ReadResponse reads every answer (chunked, close-delimited, ...).
 type plainConns struct {
-	dialer      net.Dialer
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	now         func() time.Time
 	maxIdle     int           // idle connections kept per host
+	maxIdleAll  int           // idle connections kept in all
 	idleTimeout time.Duration // an idle connection older than this is closed, not reused
 
-	mu   sync.Mutex
-	idle map[string][]*plainConn // by host:port, the most recently used last
+	mu      sync.Mutex
+	idle    map[string][]*plainConn // by host:port, the most recently used last
+	idleAll int
+	swept   time.Time // when idle connections past idleTimeout were last closed
+}
+
+// newPlainConns keeps at most maxIdle idle connections per host, maxIdleAll in all, none
+// for longer than idleTimeout.
+func newPlainConns(dialer *net.Dialer, maxIdle, maxIdleAll int, idleTimeout time.Duration) *plainConns {
+	return &plainConns{dial: dialer.DialContext, now: time.Now, maxIdle: maxIdle, maxIdleAll: maxIdleAll, idleTimeout: idleTimeout}
 }
 
 // plainConn is one kept-alive connection with its buffers.
@@ -36,50 +46,69 @@ type plainConn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
+	headLeft  int64 // bytes the answer's head may still take (headLimit)
 }
 
-// errStaleConn marks a reused connection that the server had closed: nothing of an
-// answer came back, so the call is sent again on a new connection.
-var errStaleConn = errors.New("kept-alive connection closed by the server")
+// maxHeadBytes bounds the heads of one answer, informational ones included, as
+// net/http's Transport bounds them (MaxResponseHeaderBytes): a hostile server cannot
+// make a client read an endless header.
+const maxHeadBytes = 1 << 20
+
+var errHeadTooLarge = errors.New("answer head larger than 1 MiB")
+
+// headLimit is what the connection's reader reads through: while an answer's head is
+// read, at most headLeft bytes.
+type headLimit struct{ pc *plainConn }
+
+func (l headLimit) Read(b []byte) (int, error) {
+	if l.pc.headLeft <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(b)) > l.pc.headLeft {
+		b = b[:l.pc.headLeft]
+	}
+	n, err := l.pc.conn.Read(b)
+	l.pc.headLeft -= int64(n)
+	return n, err
+}
+
+// noHeadLimit lifts headLimit while a body is read: MaxBodyBytes bounds it.
+const noHeadLimit = 1 << 62
 
 // postRequest is what http.ReadResponse is told the answer is to: a POST.
 var postRequest = &http.Request{Method: http.MethodPost}
 
-// post sends body to u (an http URL) and returns the answer's body.
+// post sends body to u (an http URL) and returns the answer's body. As net/http does,
+// a request written out is never sent again: a kept connection the server closed is
+// noticed before it is used (quiet).
 func (p *plainConns) post(ctx context.Context, u *url.URL, body []byte) ([]byte, error) {
 	addr := u.Host
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	for {
-		pc, reused := p.get(addr)
-		if pc == nil {
-			c, err := p.dialer.DialContext(ctx, "tcp", addr)
-			if err != nil {
-				return nil, err
-			}
-			pc = &plainConn{conn: c, br: bufio.NewReader(c), bw: bufio.NewWriter(c)}
-		}
-		raw, status, keep, err := pc.roundTrip(ctx, u, body)
+	pc := p.get(addr)
+	if pc == nil {
+		c, err := p.dial(ctx, "tcp", addr)
 		if err != nil {
-			pc.conn.Close()
-			// Every attempt of a call carries the same JSON-RPC id, so a receiver that
-			// did see this one recognises the second: once, on a fresh connection.
-			if reused && errors.Is(err, errStaleConn) && ctx.Err() == nil {
-				continue
-			}
 			return nil, err
 		}
-		if keep {
-			p.put(addr, pc)
-		} else {
-			pc.conn.Close()
-		}
-		if status != http.StatusOK {
-			return nil, &StatusError{Code: status}
-		}
-		return raw, nil
+		pc = &plainConn{conn: c, bw: bufio.NewWriter(c)}
+		pc.br = bufio.NewReader(headLimit{pc})
 	}
+	raw, status, keep, err := pc.roundTrip(ctx, u, body)
+	if err != nil {
+		pc.conn.Close()
+		return nil, err
+	}
+	if keep {
+		p.put(addr, pc)
+	} else {
+		pc.conn.Close()
+	}
+	if status != http.StatusOK {
+		return nil, &StatusError{Code: status}
+	}
+	return raw, nil
 }
 
 // roundTrip writes one request and reads its answer. keep says whether the connection
@@ -95,11 +124,13 @@ func (pc *plainConn) roundTrip(ctx context.Context, u *url.URL, body []byte) (ra
 		if !stop() {
 			keep = false
 		}
-		// Callers tell a timeout by context.DeadlineExceeded, as net/http reports it.
+		// Callers tell a timeout by context.DeadlineExceeded, as net/http reports it. The
+		// connection's deadline may pass before the context's timer fires, and the error
+		// of a read cut short is not always the deadline's (a header cut in the middle).
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				err = cerr
-			} else if !deadline.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
+			} else if !deadline.IsZero() && (errors.Is(err, os.ErrDeadlineExceeded) || !time.Now().Before(deadline)) {
 				err = context.DeadlineExceeded
 			}
 		}
@@ -115,14 +146,9 @@ func (pc *plainConn) roundTrip(ctx context.Context, u *url.URL, body []byte) (ra
 	pc.bw.Write(head)
 	pc.bw.Write(body)
 	if err := pc.bw.Flush(); err != nil {
-		return nil, 0, false, fmt.Errorf("%w: %w", errStaleConn, err)
-	}
-	if _, err := pc.br.Peek(1); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
-			err = fmt.Errorf("%w: %w", errStaleConn, err)
-		}
 		return nil, 0, false, err
 	}
+	pc.headLeft = maxHeadBytes
 	res, err := http.ReadResponse(pc.br, postRequest)
 	// Informational answers (100 Continue, 103 Early Hints) come before the real one,
 	// as net/http's Transport skips them; a few at most.
@@ -135,6 +161,7 @@ func (pc *plainConn) roundTrip(ctx context.Context, u *url.URL, body []byte) (ra
 	if res.StatusCode < 200 {
 		return nil, 0, false, fmt.Errorf("read response: unexpected status %d", res.StatusCode)
 	}
+	pc.headLeft = noHeadLimit
 	raw, err = io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
 	res.Body.Close()
 	if err != nil {
@@ -146,28 +173,34 @@ func (pc *plainConn) roundTrip(ctx context.Context, u *url.URL, body []byte) (ra
 	return raw, res.StatusCode, !res.Close && pc.br.Buffered() == 0, nil
 }
 
-// get takes the most recently used idle connection to addr, closing those idle too long.
-func (p *plainConns) get(addr string) (pc *plainConn, reused bool) {
+// get takes the most recently used idle connection to addr that is still fit: not idle
+// too long, and neither closed by the server nor holding bytes no call asked for.
+func (p *plainConns) get(addr string) *plainConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for conns := p.idle[addr]; len(conns) > 0; conns = p.idle[addr] {
-		pc = conns[len(conns)-1]
+		pc := conns[len(conns)-1]
 		conns[len(conns)-1] = nil
 		p.idle[addr] = conns[:len(conns)-1]
-		if time.Since(pc.idleSince) < p.idleTimeout {
-			return pc, true
+		p.idleAll--
+		if p.now().Sub(pc.idleSince) < p.idleTimeout && quiet(pc.conn) {
+			return pc
 		}
 		pc.conn.Close()
 	}
-	return nil, false
+	return nil
 }
 
-// put keeps pc for the next call to addr, or closes it when addr has enough waiting.
+// put keeps pc for the next call to addr, or closes it when enough wait already.
 func (p *plainConns) put(addr string, pc *plainConn) {
-	pc.idleSince = time.Now()
+	now := p.now()
+	pc.idleSince = now
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.idle[addr]) >= p.maxIdle {
+	if now.Sub(p.swept) >= time.Second {
+		p.sweep(now)
+	}
+	if len(p.idle[addr]) >= p.maxIdle || p.idleAll >= p.maxIdleAll {
 		pc.conn.Close()
 		return
 	}
@@ -175,6 +208,26 @@ func (p *plainConns) put(addr string, pc *plainConn) {
 		p.idle = map[string][]*plainConn{}
 	}
 	p.idle[addr] = append(p.idle[addr], pc)
+	p.idleAll++
+}
+
+// sweep closes the connections idle for idleTimeout or longer, so that peers no longer
+// called do not keep theirs (the oldest come first in each list).
+func (p *plainConns) sweep(now time.Time) {
+	p.swept = now
+	for addr, conns := range p.idle {
+		n := 0
+		for n < len(conns) && now.Sub(conns[n].idleSince) >= p.idleTimeout {
+			conns[n].conn.Close()
+			n++
+		}
+		p.idleAll -= n
+		if n == len(conns) {
+			delete(p.idle, addr)
+		} else if n > 0 {
+			p.idle[addr] = slices.Delete(conns, 0, n)
+		}
+	}
 }
 
 // closeIdle closes every idle connection.
@@ -187,4 +240,5 @@ func (p *plainConns) closeIdle() {
 		}
 		delete(p.idle, addr)
 	}
+	p.idleAll = 0
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -25,6 +27,7 @@ type rawPeer struct {
 	requests int
 	lastHead *http.Request
 	lastBody string
+	closed   chan int // each connection's number when the peer has closed it
 	wg       sync.WaitGroup
 }
 
@@ -34,7 +37,7 @@ func newRawPeer(t *testing.T, serve func(c, n int, w io.Writer) bool) (*rawPeer,
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	p := &rawPeer{ln: ln}
+	p := &rawPeer{ln: ln, closed: make(chan int, 100)}
 	p.wg.Go(func() {
 		for {
 			conn, err := ln.Accept()
@@ -46,7 +49,10 @@ func newRawPeer(t *testing.T, serve func(c, n int, w io.Writer) bool) (*rawPeer,
 			c := p.conns
 			p.mu.Unlock()
 			p.wg.Go(func() {
-				defer conn.Close()
+				defer func() {
+					conn.Close()
+					p.closed <- c
+				}()
 				br := bufio.NewReader(conn)
 				for n := 1; ; n++ {
 					req, err := http.ReadRequest(br)
@@ -86,8 +92,8 @@ func okAnswer(w io.Writer, b string) {
 	io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(b))+"\r\n\r\n"+b)
 }
 
-func newPlainConns() *plainConns {
-	return &plainConns{dialer: net.Dialer{Timeout: 5 * time.Second}, maxIdle: 4, idleTimeout: time.Minute}
+func testConns() *plainConns {
+	return newPlainConns(&net.Dialer{Timeout: 5 * time.Second}, 4, 6, time.Minute)
 }
 
 func TestPlainConnsKeepAlive(t *testing.T) {
@@ -95,7 +101,7 @@ func TestPlainConnsKeepAlive(t *testing.T) {
 		okAnswer(w, `{"n":1}`)
 		return true
 	})
-	p := newPlainConns()
+	p := testConns()
 	defer p.closeIdle()
 	for range 5 {
 		raw, err := p.post(context.Background(), u, []byte(`{"a":1}`))
@@ -111,29 +117,31 @@ func TestPlainConnsKeepAlive(t *testing.T) {
 	}
 }
 
-func TestPlainConnsStaleConnection(t *testing.T) {
+func TestPlainConnsServerClosedKept(t *testing.T) {
 	// The peer answers one request per connection and closes it without saying so, as
-	// a server does whose idle timeout ran out: the next call finds its kept connection
-	// dead and goes again, once, on a new one.
+	// a server does whose idle timeout ran out: the kept connection is seen closed
+	// before anything is written on it.
 	peer, u := newRawPeer(t, func(_, _ int, w io.Writer) bool {
 		okAnswer(w, `{}`)
 		return false
 	})
-	p := newPlainConns()
+	p := testConns()
 	defer p.closeIdle()
 	for i := range 3 {
 		if _, err := p.post(context.Background(), u, []byte(`{}`)); err != nil {
 			t.Fatalf("post %d: %v", i+1, err)
 		}
+		<-peer.closed
 	}
 	if conns, requests := peer.counts(); conns != 3 || requests != 3 {
 		t.Errorf("got %d connections and %d requests, want 3 and 3", conns, requests)
 	}
 }
 
-func TestPlainConnsRetryOnce(t *testing.T) {
-	// The first connection answers its first request; after that every request is
-	// read and the connection dropped without an answer.
+func TestPlainConnsNeverSentTwice(t *testing.T) {
+	// The peer answers the first request; the second it reads and drops the
+	// connection without an answer. As with net/http, the error comes back: the
+	// request was written out, and the peer may have acted on it.
 	peer, u := newRawPeer(t, func(c, n int, w io.Writer) bool {
 		if c == 1 && n == 1 {
 			okAnswer(w, `{}`)
@@ -141,26 +149,46 @@ func TestPlainConnsRetryOnce(t *testing.T) {
 		}
 		return false
 	})
-	p := newPlainConns()
+	p := testConns()
 	defer p.closeIdle()
 	if _, err := p.post(context.Background(), u, []byte(`{}`)); err != nil {
 		t.Fatalf("first post: %v", err)
 	}
-	// Dropped on the kept connection, then on a new one: the error comes back.
-	_, err := p.post(context.Background(), u, []byte(`{}`))
-	if err == nil {
+	if _, err := p.post(context.Background(), u, []byte(`{}`)); err == nil {
 		t.Fatal("second post: got an answer, want an error")
 	}
-	if conns, requests := peer.counts(); conns != 2 || requests != 3 {
-		t.Errorf("got %d connections and %d requests, want 2 and 3 (one retry on a new connection)", conns, requests)
+	if conns, requests := peer.counts(); conns != 1 || requests != 2 {
+		t.Errorf("got %d connections and %d requests, want 1 and 2", conns, requests)
 	}
-	// A new connection that drops the call is not retried.
-	p.closeIdle()
-	if _, err := p.post(context.Background(), u, []byte(`{}`)); err == nil {
-		t.Fatal("third post: got an answer, want an error")
+}
+
+func TestPlainConnsUnaskedAnswer(t *testing.T) {
+	// After its answer, the peer sends a second one nobody asked for: the connection
+	// holding it is not reused, so no call reads another's answer.
+	read, sent := make(chan struct{}), make(chan struct{})
+	peer, u := newRawPeer(t, func(c, n int, w io.Writer) bool {
+		if c == 1 && n == 1 {
+			okAnswer(w, `{"call":1}`)
+			<-read
+			okAnswer(w, `{"call":"not yours"}`)
+			close(sent)
+			return true
+		}
+		okAnswer(w, `{"call":2}`)
+		return true
+	})
+	p := testConns()
+	defer p.closeIdle()
+	if raw, err := p.post(context.Background(), u, []byte(`{}`)); err != nil || string(raw) != `{"call":1}` {
+		t.Fatalf("first post: got %q, %v", raw, err)
 	}
-	if conns, requests := peer.counts(); conns != 3 || requests != 4 {
-		t.Errorf("got %d connections and %d requests, want 3 and 4", conns, requests)
+	close(read)
+	<-sent
+	if raw, err := p.post(context.Background(), u, []byte(`{}`)); err != nil || string(raw) != `{"call":2}` {
+		t.Fatalf("second post: got %q, %v, want its own answer", raw, err)
+	}
+	if conns, _ := peer.counts(); conns != 2 {
+		t.Errorf("got %d connections, want 2", conns)
 	}
 }
 
@@ -179,6 +207,7 @@ func TestPlainConnsAnswersNotKept(t *testing.T) {
 		{"switching protocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", "", 0, nil},
 		{"error status", "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n", "", 503, nil},
 		{"too large", "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(MaxBodyBytes+1) + "\r\n\r\n" + strings.Repeat(" ", MaxBodyBytes+1), "", 0, ErrBadResponse},
+		{"endless head", "HTTP/1.1 200 OK\r\nX-A: " + strings.Repeat("a", 2*maxHeadBytes), "", 0, errHeadTooLarge},
 		{"broken head", "HTTP/1.1 two hundred\r\n\r\n", "", 0, nil},
 	}
 	for _, tt := range tests {
@@ -187,10 +216,13 @@ func TestPlainConnsAnswersNotKept(t *testing.T) {
 				io.WriteString(w, tt.answer)
 				return true
 			})
-			p := newPlainConns()
+			p := testConns()
 			defer p.closeIdle()
+			// Not endless: without its bound, the endless head would wait here.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
 			for i := range 2 {
-				raw, err := p.post(context.Background(), u, []byte(`{}`))
+				raw, err := p.post(ctx, u, []byte(`{}`))
 				var se *StatusError
 				switch {
 				case tt.status == 200:
@@ -225,43 +257,129 @@ func TestPlainConnsAnswersNotKept(t *testing.T) {
 	}
 }
 
+// pipeDial dials in memory (net.Pipe, whose deadlines run on a synctest bubble's clock):
+// serve gets the server's end of each connection; dials counts them.
+func pipeDial(serve func(server net.Conn)) (dial func(context.Context, string, string) (net.Conn, error), dials *int) {
+	n := 0
+	return func(context.Context, string, string) (net.Conn, error) {
+		n++
+		client, server := net.Pipe()
+		go serve(server)
+		return client, nil
+	}, &n
+}
+
 func TestPlainConnsIdleLimits(t *testing.T) {
-	peer, u := newRawPeer(t, func(_, _ int, w io.Writer) bool {
-		okAnswer(w, `{}`)
-		return true
+	synctest.Test(t, func(t *testing.T) {
+		answer := func(server net.Conn) {
+			defer server.Close()
+			br := bufio.NewReader(server)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				okAnswer(server, `{}`)
+			}
+		}
+		p := testConns()
+		p.now = time.Now // the bubble's clock
+		var dials *int
+		p.dial, dials = pipeDial(answer)
+		post := func(host string) {
+			t.Helper()
+			if _, err := p.post(context.Background(), &url.URL{Scheme: "http", Host: host, Path: "/mcp"}, []byte(`{}`)); err != nil {
+				t.Fatalf("post to %s: %v", host, err)
+			}
+		}
+		post("a:1")
+		post("a:1")
+		if *dials != 1 {
+			t.Fatalf("got %d dials, want 1", *dials)
+		}
+		// Past the idle timeout, a kept connection is closed, not reused.
+		time.Sleep(p.idleTimeout)
+		post("a:1")
+		if *dials != 2 {
+			t.Fatalf("got %d dials after the idle timeout, want 2", *dials)
+		}
+		// Calls to other hosts sweep out the connections idle too long.
+		time.Sleep(p.idleTimeout)
+		post("b:1")
+		if _, ok := p.idle["a:1"]; ok || p.idleAll != 1 {
+			t.Errorf("after the sweep: idle %v (%d in all), want only b:1's", p.idle, p.idleAll)
+		}
+		// At most maxIdle wait per host, maxIdleAll in all.
+		var got []*plainConn
+		for _, host := range []string{"c:1", "c:1", "c:1", "c:1", "c:1", "d:1", "d:1", "d:1"} {
+			client, server := net.Pipe()
+			go answer(server)
+			c := &plainConn{conn: client}
+			got = append(got, c)
+			p.put(host, c)
+		}
+		if len(p.idle["c:1"]) != p.maxIdle || p.idleAll != p.maxIdleAll {
+			t.Errorf("got %d idle for c:1 and %d in all, want %d and %d", len(p.idle["c:1"]), p.idleAll, p.maxIdle, p.maxIdleAll)
+		}
+		p.closeIdle()
+		if len(p.idle) != 0 || p.idleAll != 0 {
+			t.Errorf("closeIdle left %v", p.idle)
+		}
+		for i, c := range got {
+			if _, err := c.conn.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+				t.Errorf("connection %d: write got %v, want it closed", i, err)
+			}
+		}
 	})
-	p := newPlainConns()
-	p.idleTimeout = 0 // every kept connection is too old to reuse
-	for range 3 {
-		if _, err := p.post(context.Background(), u, []byte(`{}`)); err != nil {
-			t.Fatalf("post: %v", err)
-		}
-	}
-	if conns, _ := peer.counts(); conns != 3 {
-		t.Errorf("got %d connections, want 3: none reused past the idle timeout", conns)
-	}
-	// At most maxIdle wait per host.
-	p.idleTimeout = time.Minute
-	var got []*plainConn
-	for range p.maxIdle + 2 {
-		pc, err := net.Dial("tcp", u.Host)
-		if err != nil {
-			t.Fatalf("dial: %v", err)
-		}
-		c := &plainConn{conn: pc}
-		got = append(got, c)
-		p.put(u.Host, c)
-	}
-	if n := len(p.idle[u.Host]); n != p.maxIdle {
-		t.Errorf("got %d idle connections, want %d", n, p.maxIdle)
-	}
-	p.closeIdle()
-	if len(p.idle) != 0 {
-		t.Errorf("closeIdle left %d hosts", len(p.idle))
-	}
-	for i, c := range got {
-		if _, err := c.conn.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
-			t.Errorf("connection %d: write got %v, want it closed", i, err)
+}
+
+func TestPlainConnsHangs(t *testing.T) {
+	// The peer reads the request, sends part of an answer and stops: the call ends at
+	// its deadline, or when cancelled, with the context's error.
+	for name, partial := range map[string]string{
+		"before any byte": "",
+		"mid head":        "HTTP/1.1 200 OK\r\nContent-Le",
+		"mid body":        "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"a",
+		"mid chunk":       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a",
+		"close-delimited": "HTTP/1.0 200 OK\r\n\r\n{\"a\":",
+	} {
+		for _, cancelled := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/cancelled=%v", name, cancelled), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					p := testConns()
+					p.now = time.Now
+					p.dial, _ = pipeDial(func(server net.Conn) {
+						defer server.Close()
+						br := bufio.NewReader(server)
+						req, err := http.ReadRequest(br)
+						if err != nil {
+							return
+						}
+						io.Copy(io.Discard, req.Body)
+						io.WriteString(server, partial)
+						br.ReadByte() // until the client closes its end
+					})
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					want, after := error(context.DeadlineExceeded), 5*time.Second
+					if cancelled {
+						time.AfterFunc(2*time.Second, cancel)
+						want, after = context.Canceled, 2*time.Second
+					}
+					start := time.Now()
+					_, err := p.post(ctx, &url.URL{Scheme: "http", Host: "a:1", Path: "/mcp"}, []byte(`{}`))
+					if !errors.Is(err, want) {
+						t.Errorf("got %v, want %v", err, want)
+					}
+					if d := time.Since(start); d != after {
+						t.Errorf("returned after %v, want %v", d, after)
+					}
+					if len(p.idle) != 0 {
+						t.Errorf("the connection was kept: %v", p.idle)
+					}
+				})
+			})
 		}
 	}
 }
