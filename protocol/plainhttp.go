@@ -23,7 +23,6 @@ import (
 // net/http's: http.ReadResponse reads every answer (chunked, close-delimited, ...).
 type plainConns struct {
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
-	now         func() time.Time
 	maxIdle     int           // idle connections kept per host
 	maxIdleAll  int           // idle connections kept in all
 	idleTimeout time.Duration // an idle connection older than this is closed, not reused
@@ -37,7 +36,7 @@ type plainConns struct {
 // newPlainConns keeps at most maxIdle idle connections per host, maxIdleAll in all, none
 // for longer than idleTimeout.
 func newPlainConns(dialer *net.Dialer, maxIdle, maxIdleAll int, idleTimeout time.Duration) *plainConns {
-	return &plainConns{dial: dialer.DialContext, now: time.Now, maxIdle: maxIdle, maxIdleAll: maxIdleAll, idleTimeout: idleTimeout}
+	return &plainConns{dial: dialer.DialContext, maxIdle: maxIdle, maxIdleAll: maxIdleAll, idleTimeout: idleTimeout}
 }
 
 // plainConn is one kept-alive connection with its buffers.
@@ -183,7 +182,7 @@ func (p *plainConns) get(addr string) *plainConn {
 		conns[len(conns)-1] = nil
 		p.idle[addr] = conns[:len(conns)-1]
 		p.idleAll--
-		if p.now().Sub(pc.idleSince) < p.idleTimeout && quiet(pc.conn) {
+		if time.Since(pc.idleSince) < p.idleTimeout && quiet(pc.conn) {
 			return pc
 		}
 		pc.conn.Close()
@@ -193,7 +192,7 @@ func (p *plainConns) get(addr string) *plainConn {
 
 // put keeps pc for the next call to addr, or closes it when enough wait already.
 func (p *plainConns) put(addr string, pc *plainConn) {
-	now := p.now()
+	now := time.Now()
 	pc.idleSince = now
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -284,7 +284,6 @@ func TestPlainConnsIdleLimits(t *testing.T) {
 			}
 		}
 		p := testConns()
-		p.now = time.Now // the bubble's clock
 		var dials *int
 		p.dial, dials = pipeDial(answer)
 		post := func(host string) {
@@ -348,7 +347,6 @@ func TestPlainConnsHangs(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/cancelled=%v", name, cancelled), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					p := testConns()
-					p.now = time.Now
 					p.dial, _ = pipeDial(func(server net.Conn) {
 						defer server.Close()
 						br := bufio.NewReader(server)
