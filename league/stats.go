@@ -20,7 +20,6 @@ package league
 // disagree with the results they come from.
 
 import (
-	"encoding/json"
 	"maps"
 
 	"github.com/agentleague/agentleague/protocol"
@@ -76,28 +75,15 @@ func readFacts(players [2]string, md protocol.GameMetadata) resultFacts {
 		if mv.ElapsedMS >= 0 {
 			f.elapsed[mv.Player] = append(f.elapsed[mv.Player], mv.ElapsedMS)
 		}
-		var note struct {
-			LLM map[string]any `json:"llm"`
-		}
-		if json.Unmarshal(mv.Metadata, &note) == nil && note.LLM != nil {
+		if note, ok := mv.LLMNote(); ok {
 			sum := f.llm[mv.Player]
-			sum.tokensIn += noteCount(note.LLM["tokens_in"])
-			sum.tokensOut += noteCount(note.LLM["tokens_out"])
-			sum.errors += noteCount(note.LLM["rethinks"]) + noteCount(note.LLM["call_retries"])
+			sum.tokensIn += note.TokensIn
+			sum.tokensOut += note.TokensOut
+			sum.errors += note.Errors
 			f.llm[mv.Player] = sum
 		}
 	}
 	return f
-}
-
-// noteCount reads a count of an llm note: a whole number from 0 up to 2^40 (far beyond any
-// match), else 0, so a careless note cannot overflow or lower a sum.
-func noteCount(v any) int64 {
-	n, ok := v.(float64)
-	if !ok || n < 0 || n > 1<<40 || n != float64(int64(n)) {
-		return 0
-	}
-	return int64(n)
 }
 
 // count is the number of violations of player.

@@ -119,6 +119,37 @@ type MoveRecord struct {
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
+// LLMNote is what the "llm" note an LLM player sends beside a move (MoveRecord.Metadata's
+// member "llm") counts: tokens in and out, and rethinks plus call_retries as errors.
+type LLMNote struct {
+	TokensIn, TokensOut, Errors int64
+}
+
+// LLMNote reads the move's llm note leniently, as a foreign player or referee may write
+// anything there: ok is false without an "llm" object, and a count that is not a whole
+// number from 0 to 2^40 reads as 0, so one careless member neither hides the note nor
+// overflows or lowers a sum. Members are matched exactly and the last of a repeated
+// one wins, as a plain JSON object reader sees them.
+func (m MoveRecord) LLMNote() (note LLMNote, ok bool) {
+	var meta, llm map[string]json.RawMessage
+	if json.Unmarshal(m.Metadata, &meta) != nil || json.Unmarshal(meta["llm"], &llm) != nil || llm == nil {
+		return LLMNote{}, false
+	}
+	return LLMNote{
+		TokensIn:  noteCount(llm["tokens_in"]),
+		TokensOut: noteCount(llm["tokens_out"]),
+		Errors:    noteCount(llm["rethinks"]) + noteCount(llm["call_retries"]),
+	}, true
+}
+
+func noteCount(raw json.RawMessage) int64 {
+	var n float64
+	if json.Unmarshal(raw, &n) != nil || n < 0 || n > 1<<40 || n != float64(int64(n)) {
+		return 0
+	}
+	return int64(n)
+}
+
 // MatchViolation is one rule or deadline event in game_metadata.violations.
 type MatchViolation struct {
 	Step   int             `json:"step"`

@@ -288,14 +288,11 @@ func factsOf(players [2]string, meta json.RawMessage) resultFacts {
 		if mv.ElapsedMS >= 0 {
 			f.elapsed[mv.Player] = append(f.elapsed[mv.Player], mv.ElapsedMS)
 		}
-		var note struct {
-			LLM map[string]any `json:"llm"`
-		}
-		if json.Unmarshal(mv.Metadata, &note) == nil && note.LLM != nil {
+		if note, ok := mv.LLMNote(); ok {
 			sum := f.llm[mv.Player]
-			sum.tokensIn += noteCount(note.LLM["tokens_in"])
-			sum.tokensOut += noteCount(note.LLM["tokens_out"])
-			sum.errors += noteCount(note.LLM["rethinks"]) + noteCount(note.LLM["call_retries"])
+			sum.tokensIn += note.TokensIn
+			sum.tokensOut += note.TokensOut
+			sum.errors += note.Errors
 			f.llm[mv.Player] = sum
 		}
 	}
@@ -316,6 +313,9 @@ var factsCorpus = []string{
 	`{"violations":[{"player":"p1","kind":"no_join","step":"x"},{"player":"p1","kind":"no_join","step":1e400}],"moves":[{"player":"p2","step":1e400,"elapsed_ms":3}]}`,
 	`{"Moves":[{"player":"p1","elapsed_ms":1}],"violations":[{"Player":"p1","kind":"timeout"},{"player":"p1","Kind":"timeout"}]}`,
 	`{"moves":[{"player":"p1","player":"p2","elapsed_ms":1}],"violations":[{"player":"p1","kind":"timeout","kind":"refused"}]}`,
+	// A number beyond float64 in the note (found by fuzzing), repeated and case-varied members.
+	`{"moves":[{"player":"p1","metadata":{"llm":{"":1E700}}},{"player":"p2","metadata":{"x":1e700,"llm":{"tokens_in":1e700,"tokens_out":3}}}]}`,
+	`{"moves":[{"player":"p1","metadata":{"llm":{"tokens_in":1},"llm":{"tokens_out":2}}},{"player":"p2","metadata":{"LLM":{"tokens_in":5},"llm":{"Tokens_in":6,"tokens_in":4,"tokens_in":"7"}}}]}`,
 }
 
 func TestReadGameMetadataKeepsStatistics(t *testing.T) {
