@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/timerslack"
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -75,7 +76,9 @@ func (ps *procSet) start(role, id, bin string, env []string, args ...string) err
 		// leave before the League Manager's notice.
 		Setpgid: true,
 	}
-	if err := cmd.Start(); err != nil {
+	// With the slack it would have if started from a shell: an older build under
+	// --against must run as it does for its users.
+	if err := timerslack.Start(cmd); err != nil {
 		out.Close()
 		return fmt.Errorf("start %s: %w", name, err)
 	}

@@ -30,6 +30,10 @@ run "league <command> -h" for the flags of a command`
 
 func main() {
 	cli.TuneGC()
+	if err := cli.TimerSlack(os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "league: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()

@@ -22,6 +22,10 @@ import (
 
 func main() {
 	cli.TuneGC()
+	if err := cli.TimerSlack(os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()

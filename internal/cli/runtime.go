@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/agentleague/agentleague/internal/timerslack"
 )
 
 // gcPercent is the collector's goal for our processes: their live heaps are a few
@@ -29,5 +34,22 @@ func TuneGC() {
 func OneProcessor() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
+	}
+}
+
+// TimerSlack checks the timer slack the process started with (package timerslack): a
+// bad LEAGUE_TIMER_SLACK_NS is an error, the command's to report as a bad command line;
+// a slack the system refused is a note on w, as the process works without it, only
+// spending more CPU.
+func TimerSlack(w io.Writer) error {
+	_, err := timerslack.Setting()
+	switch {
+	case err == nil, errors.Is(err, timerslack.ErrUnsupported):
+		return nil
+	case errors.Is(err, timerslack.ErrBadValue):
+		return err
+	default:
+		fmt.Fprintf(w, "note: %v (timers keep the kernel's default slack)\n", err)
+		return nil
 	}
 }
