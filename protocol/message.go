@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 )
 
@@ -234,7 +235,7 @@ func (m *Message) Reply(messageType, sender string, payload any) (*Message, erro
 }
 
 func newMessage(messageType, sender, conversationID string, payload any) (*Message, error) {
-	raw, err := json.Marshal(payload)
+	raw, err := jsonv1.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", messageType, err)
 	}
@@ -298,7 +299,7 @@ func wireString(s string) string {
 func (m *Message) Decode(v any) error {
 	if d := m.cached(); d != nil && d.tape != nil {
 		if ok, sure := d.tape.memberCaseOK(d.node, reflect.TypeOf(v)); ok && sure {
-			if err := json.Unmarshal(m.Payload, v); err != nil {
+			if err := jsonv1.Unmarshal(m.Payload, v); err != nil {
 				return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
 			}
 			return nil
@@ -313,7 +314,7 @@ func (m *Message) Decode(v any) error {
 			return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
 		}
 	}
-	if err := json.Unmarshal(m.Payload, v); err != nil {
+	if err := jsonv1.Unmarshal(m.Payload, v); err != nil {
 		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
 	}
 	return nil

@@ -2,13 +2,13 @@ package referee
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/rs/zerolog"
 )
 
@@ -87,7 +87,7 @@ func (r *Referee) startMoveEvents(ctx context.Context, a protocol.Assignment, lo
 
 // add makes one applied move pending (MatchRunner.OnMove). It never blocks on the sender.
 func (ev *moveEvents) add(rec protocol.MoveRecord, state game.State) {
-	view, err := json.Marshal(state.Final())
+	view, err := jsonv1.Marshal(state.Final())
 	if err != nil {
 		ev.log.Debug().Err(err).Msg("move event not built")
 		return

@@ -476,3 +476,43 @@ func TestSyncFailure(t *testing.T) {
 		t.Fatalf("read back %d entries, %v", len(entries), err)
 	}
 }
+
+// The file format is encoding/json's: a line as Log writes it (through the faster
+// jsonv1) is byte for byte what encoding/json writes, HTML escapes and compacted
+// messages included.
+func TestLineBytesAreEncodingJSONs(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(filepath.Join(dir, "audit.jsonl"), "league_manager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []string{
+		`{"a": 1, "b": "<script>&</script>", "c": [1, 2.50, 1e3], "d": "\u2028é\ud83d\ude00"}`,
+		`{"type":"X","body":{"nested":{"k":"v"},"n":null,"t":true}}`,
+		`"just a string"`,
+	}
+	for _, m := range msgs {
+		if err := l.Record(protocol.Exchange{Inbound: true, Peer: "player:p1", Request: []byte(m)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := Read(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < len(msgs) {
+		t.Fatalf("%d lines, want at least %d", len(entries), len(msgs))
+	}
+	for _, e := range entries {
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(e.Raw, want) {
+			t.Errorf("line %d:\n got %s\nwant %s", e.Line, e.Raw, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 )
 
@@ -133,7 +134,7 @@ func (a *Log) append(entries []Entry) (int, error) {
 		e.LogID = uuid.NewString()
 		e.Timestamp = protocol.Now(a.now())
 		e.PrevHash = prev
-		line, err := json.Marshal(e)
+		line, err := jsonv1.Marshal(e)
 		if err != nil {
 			return 0, fmt.Errorf("encode audit entry: %w", err)
 		}
