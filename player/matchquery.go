@@ -74,7 +74,7 @@ func (p *Player) authorizeMatch(ctx context.Context, env *protocol.Envelope, inv
 	case !credentials:
 		return nil
 	case env.AuthToken != "":
-		if !protocol.TokenEqual(env.AuthToken, protocol.MatchCredential(token, env.MatchID)) {
+		if !protocol.TokenEqual(env.AuthToken, p.matchCredential(token, env.MatchID)) {
 			return protocol.Errorf(protocol.ReasonUnauthorized, "wrong match credential for match %s", env.MatchID)
 		}
 		return nil
@@ -84,6 +84,17 @@ func (p *Player) authorizeMatch(ctx context.Context, env *protocol.Envelope, inv
 		return p.confirmReferee(ctx, env)
 	}
 	return protocol.Errorf(protocol.ReasonUnauthorized, "%s shows no match credential and is not the confirmed referee of match %s", env.Sender, env.MatchID)
+}
+
+// matchCredential is protocol.MatchCredential(token, matchID), computed again only for
+// another match or token.
+func (p *Player) matchCredential(token, matchID string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.credential; c.value == "" || c.token != token || c.matchID != matchID {
+		p.credential.token, p.credential.matchID, p.credential.value = token, matchID, protocol.MatchCredential(token, matchID)
+	}
+	return p.credential.value
 }
 
 // confirmReferee asks the League Manager which referee holds the match and remembers the

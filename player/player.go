@@ -230,6 +230,9 @@ type Player struct {
 	finished map[string]protocol.Outcome
 	// confirmed are the referees without credential the League Manager confirmed.
 	confirmed confirmations
+	// credential is the last match credential computed (an HMAC): a match's requests
+	// follow one another, so each would compute the same one again.
+	credential struct{ token, matchID, value string }
 	wins      int
 	draws     int
 	losses    int
