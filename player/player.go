@@ -233,9 +233,9 @@ type Player struct {
 	// credential is the last match credential computed (an HMAC): a match's requests
 	// follow one another, so each would compute the same one again.
 	credential struct{ token, matchID, value string }
-	wins      int
-	draws     int
-	losses    int
+	wins       int
+	draws      int
+	losses     int
 }
 
 // New checks cfg, fills in defaults and builds a player. log should carry the component
