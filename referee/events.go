@@ -2,13 +2,13 @@ package referee
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/rs/zerolog"
 )
 
@@ -87,7 +87,7 @@ func (r *Referee) startMoveEvents(ctx context.Context, a protocol.Assignment, lo
 
 // add makes one applied move pending (MatchRunner.OnMove). It never blocks on the sender.
 func (ev *moveEvents) add(rec protocol.MoveRecord, state game.State) {
-	view, err := jsonv1.Marshal(state.Final())
+	view, err := json.Marshal(state.Final())
 	if err != nil {
 		ev.log.Debug().Err(err).Msg("move event not built")
 		return
@@ -244,10 +244,13 @@ func (ev *moveEvents) linger(ctx context.Context) bool {
 
 // next builds the message of the oldest pending moves: one, or a batch to a League
 // Manager that announced move_batches. n is how many moves it carries (0: nothing is
-// pending, and finished says whether more may come); msg is nil if it cannot be built.
+// pending, or play is over and they go with the result; finished says whether more may
+// come); msg is nil if it cannot be built.
 func (ev *moveEvents) next() (msg *protocol.Message, n int, finished bool) {
 	ev.mu.Lock()
-	if len(ev.pending) == 0 {
+	// Play is over and the League Manager takes what is pending from the result: a sender
+	// that only now gets to run must not send it all in a MOVE_EVENT racing the result.
+	if len(ev.pending) == 0 || (ev.withResult && ev.finished) {
 		defer ev.mu.Unlock()
 		return nil, 0, ev.finished
 	}
