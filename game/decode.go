@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // maxMoveSize bounds a move_payload so a hostile player cannot make the referee decode megabytes.
@@ -19,7 +17,7 @@ func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	var fields map[string]json.RawMessage
-	if err := jsonv1.Unmarshal(raw, &fields); err != nil {
+	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("decode object: %w", err)
 	}
 	return fields, nil
@@ -54,7 +52,7 @@ func intField(fields map[string]json.RawMessage, name string) (int, error) {
 		return 0, fmt.Errorf("missing field %q", name)
 	}
 	var v *int
-	if err := jsonv1.Unmarshal(raw, &v); err != nil || v == nil {
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
 		return 0, fmt.Errorf("field %q must be an integer (got %s)", name, clip(raw))
 	}
 	return *v, nil
@@ -67,7 +65,7 @@ func stringField(fields map[string]json.RawMessage, name string) (string, error)
 		return "", fmt.Errorf("missing field %q", name)
 	}
 	var v *string
-	if err := jsonv1.Unmarshal(raw, &v); err != nil || v == nil {
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
 		return "", fmt.Errorf("field %q must be a string (got %s)", name, clip(raw))
 	}
 	return *v, nil

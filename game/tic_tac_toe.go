@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/agentleague/agentleague/protocol"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // TypeTicTacToe is the registry key of tic-tac-toe.
@@ -115,7 +114,7 @@ func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 	var ctx TicTacToeContext
 	// any, not string, so a null cell is refused instead of read as "".
 	var rows [][]any
-	if err := jsonv1.Unmarshal(fields["board"], &rows); err != nil || len(rows) != 3 {
+	if err := json.Unmarshal(fields["board"], &rows); err != nil || len(rows) != 3 {
 		return TicTacToeContext{}, errors.New(`field "board" must be 3 rows of 3 cells`)
 	}
 	count := map[string]int{}

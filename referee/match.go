@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/rs/zerolog"
 )
 
@@ -127,7 +126,7 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 			md.Termination = protocol.TerminationNormal
 		}
 	}
-	final, err := jsonv1.Marshal(state.Final())
+	final, err := json.Marshal(state.Final())
 	if err != nil {
 		return nil, fmt.Errorf("match %s: final state: %w", r.A.MatchID, err)
 	}
@@ -356,7 +355,7 @@ func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, st
 	var vs []protocol.MatchViolation
 	pen := r.penalties()
 	// A view that cannot be encoded is left empty: requestMove then fails as internal.
-	view, _ := jsonv1.Marshal(state.Context(s.index))
+	view, _ := json.Marshal(state.Context(s.index))
 	hash := contextHash(view)
 	warning := ""
 	violation := func(kind protocol.ViolationKind, action protocol.ViolationAction, detail string) {

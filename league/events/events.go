@@ -6,7 +6,6 @@ package events
 import (
 	"encoding/json"
 	"fmt"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"net/http"
 	"strconv"
 	"sync"
@@ -69,7 +68,7 @@ func NewHub(keep int) *Hub {
 // Publish numbers and stores an event and hands it to every subscriber without
 // blocking: a subscriber whose buffer is full is dropped.
 func (h *Hub) Publish(typ, matchID string, data any) {
-	raw, err := jsonv1.Marshal(data)
+	raw, err := json.Marshal(data)
 	if err != nil {
 		raw = []byte("null")
 	}
