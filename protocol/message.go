@@ -235,7 +235,7 @@ func (m *Message) Reply(messageType, sender string, payload any) (*Message, erro
 }
 
 func newMessage(messageType, sender, conversationID string, payload any) (*Message, error) {
-	raw, err := jsonv1.Marshal(payload)
+	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", messageType, err)
 	}
