@@ -61,6 +61,21 @@ func (f fastPath) matchPattern(re *regexp.Regexp, x string) bool {
 	return re.MatchString(x)
 }
 
+// settledBySchema is what both fast paths decide before they look at the value: too deep
+// or with a keyword they do not check, they are not sure (false); a schema that is true
+// or false answers alone.
+func settledBySchema(s *jsonschema.Schema, depth int) (valid, settled bool) {
+	switch {
+	case depth > maxFastDepth:
+		return false, true
+	case s.Always != nil:
+		return *s.Always, true
+	case !fastKeywordsOnly(s):
+		return false, true
+	}
+	return false, false
+}
+
 // provablyValid reports whether v certainly satisfies the compiled schema s, checking
 // the keywords our schemas use without allocating. It answers false whenever it is not
 // sure (a keyword it does not know, a number it cannot compare cheaply, any violation),
@@ -69,14 +84,8 @@ func (f fastPath) matchPattern(re *regexp.Regexp, x string) bool {
 // library refuses: the schema library allocates at every node it visits, which made it
 // the largest CPU cost of an exchange.
 func (f fastPath) provablyValid(s *jsonschema.Schema, v any, depth int) bool {
-	if depth > maxFastDepth {
-		return false
-	}
-	if s.Always != nil {
-		return *s.Always
-	}
-	if !fastKeywordsOnly(s) {
-		return false
+	if valid, settled := settledBySchema(s, depth); settled {
+		return valid
 	}
 	if len(s.Types) > 0 && !typeMatches(s.Types, v) {
 		return false

@@ -15,14 +15,8 @@ import (
 // leaves to the library, it is not sure of a string whose value it must read (a member
 // name, a pattern, an enum, a length) when the string has an escape.
 func (f fastPath) tapeValid(s *jsonschema.Schema, t *tape, i, depth int) bool {
-	if depth > maxFastDepth {
-		return false
-	}
-	if s.Always != nil {
-		return *s.Always
-	}
-	if !fastKeywordsOnly(s) {
-		return false
+	if valid, settled := settledBySchema(s, depth); settled {
+		return valid
 	}
 	if s.Format != "" {
 		// The compiler asserts formats (AssertFormat) with these same functions, which
