@@ -207,6 +207,18 @@ func TestMoveEventsBatchAFastMatch(t *testing.T) {
 	})
 }
 
+// batchingSender starts the move-event sender of match m1 for a referee whose League
+// Manager (fl) announced move_events and move_batches; add makes a move of p1 pending.
+func batchingSender(t *testing.T, fl *fakeLeagueCaller) (ev *moveEvents, add func(step int)) {
+	r := registeredReferee(t, fl, zerolog.Nop(), nil)
+	r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
+	g := ttt(t)
+	ev = r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
+	return ev, func(step int) {
+		ev.add(protocol.MoveRecord{Step: step, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}, g.NewState(1))
+	}
+}
+
 // A batch waits moveEventLinger after its first move, so moves that follow within it go
 // together; the end of play sends what is pending at once. Each MOVE_EVENT leaves at the
 // time it should, on the fake clock.
@@ -216,13 +228,7 @@ func TestMoveEventsLinger(t *testing.T) {
 		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
 			return moveEventAck(m)
 		})
-		r := registeredReferee(t, fl, zerolog.Nop(), nil)
-		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
-		g := ttt(t)
-		ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
-		add := func(step int) {
-			ev.add(protocol.MoveRecord{Step: step, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}, g.NewState(1))
-		}
+		ev, add := batchingSender(t, fl)
 		gap := moveEventLinger / 4
 		for step := 1; step <= 3; step++ { // at 0, gap and 2*gap: one batch
 			add(step)
@@ -260,13 +266,7 @@ func TestMoveEventsLingerAfterARefusal(t *testing.T) {
 			}
 			return moveEventAck(m)
 		})
-		r := registeredReferee(t, fl, zerolog.Nop(), nil)
-		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
-		g := ttt(t)
-		ev := r.startMoveEvents(t.Context(), protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}, zerolog.Nop())
-		add := func(step int) {
-			ev.add(protocol.MoveRecord{Step: step, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}, g.NewState(1))
-		}
+		ev, add := batchingSender(t, fl)
 		add(1)
 		time.Sleep(moveEventLinger * 3 / 2) // the first batch went and was refused
 		add(2)
