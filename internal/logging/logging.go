@@ -1,5 +1,6 @@
 // Package logging builds the one zerolog logger each process passes down: structured
-// JSON to a file and readable lines to stderr.
+// JSON to a file, and to stderr readable lines when a person watches it (a terminal),
+// the same JSON lines otherwise.
 package logging
 
 import (
@@ -13,11 +14,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 )
 
 // Open returns a logger writing JSON lines to path (created with its folder) and
-// console lines to stderr, with the component field set. Close the returned file.
+// console lines to stderr (see console), with the component field set. Close the
+// returned file.
 func Open(component, path, level string) (zerolog.Logger, io.Closer, error) {
 	return OpenTo(component, path, level, os.Stderr)
 }
@@ -40,11 +43,28 @@ func OpenTo(component, path, level string, console io.Writer) (zerolog.Logger, i
 	if err != nil {
 		return zerolog.Nop(), nil, fmt.Errorf("open log file: %w", err)
 	}
-	cw := zerolog.ConsoleWriter{Out: console, TimeFormat: "15:04:05.000", NoColor: true}
 	timeFormat.Do(func() { zerolog.TimeFieldFormat = time.RFC3339Nano })
-	out := &conversationWriter{w: zerolog.MultiLevelWriter(f, cw), prefix: []byte(`{"conversation_id":"` + uuid.NewString() + `",`)}
+	out := &conversationWriter{w: zerolog.MultiLevelWriter(f, consoleFor(console, isTerminal(console))), prefix: []byte(`{"conversation_id":"` + uuid.NewString() + `",`)}
 	log := zerolog.New(out).Level(lvl).With().Timestamp().Str("component", component).Logger()
 	return log, f, nil
+}
+
+// consoleFor is what writes the console lines to w: zerolog's readable lines when w is a
+// terminal, where a person reads them; otherwise (a file, a pipe, a test's buffer) the
+// JSON lines as the log file has them. A readable line is made by decoding the JSON line
+// again, which costs twelve times as much as writing the line (BenchmarkLine), and a
+// busy league logs a line for every match in each of its processes.
+func consoleFor(w io.Writer, terminal bool) io.Writer {
+	if terminal {
+		return zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000", NoColor: true}
+	}
+	return w
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // conversationWriter gives every line a conversation_id: lines about a message carry

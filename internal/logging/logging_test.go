@@ -2,10 +2,15 @@ package logging
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
 func TestEveryLineHasComponentAndConversation(t *testing.T) {
@@ -53,5 +58,72 @@ func TestParseLevel(t *testing.T) {
 	}
 	if _, err := ParseLevel("LOUD"); err == nil {
 		t.Error("LOUD accepted")
+	}
+}
+
+// A console that is not a terminal gets the log file's JSON lines; a terminal gets
+// zerolog's readable lines.
+func TestConsoleLines(t *testing.T) {
+	var console bytes.Buffer
+	path := filepath.Join(t.TempDir(), "x.log")
+	log, f, err := OpenTo("player", path, "INFO", &console)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info().Str("match_id", "m1").Msg("match over")
+	log.Debug().Msg("not at INFO")
+	f.Close()
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if console.String() != string(file) || !strings.Contains(console.String(), `"message":"match over"`) || strings.Count(console.String(), "\n") != 1 {
+		t.Errorf("console got %q, log file %q: want the same one JSON line", console.String(), file)
+	}
+
+	var tty bytes.Buffer
+	w := consoleFor(&tty, true)
+	if _, err := w.Write([]byte(`{"level":"info","component":"player","match_id":"m1","time":"2026-11-23T06:19:18.46567665Z","message":"match over"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := tty.String(); strings.HasPrefix(got, "{") || !strings.Contains(got, "INF") || !strings.Contains(got, "match over") || !strings.Contains(got, "match_id=m1") {
+		t.Errorf("terminal got %q: want a readable line", got)
+	}
+}
+
+// isTerminal tells a terminal (a pseudo-terminal's master) from a file.
+func TestIsTerminal(t *testing.T) {
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if !isTerminal(ptmx) || isTerminal(file) || isTerminal(&bytes.Buffer{}) {
+		t.Errorf("isTerminal: pseudo-terminal %v, file %v, buffer %v; want true, false, false", isTerminal(ptmx), isTerminal(file), isTerminal(&bytes.Buffer{}))
+	}
+}
+
+// BenchmarkLine logs a player's "match over" line to a file and a console, readable
+// (a terminal) or JSON (anything else).
+func BenchmarkLine(b *testing.B) {
+	for _, terminal := range []bool{true, false} {
+		b.Run(map[bool]string{true: "readable", false: "json"}[terminal], func(b *testing.B) {
+			f, err := os.Create(filepath.Join(b.TempDir(), "p.log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			log := zerolog.New(zerolog.MultiLevelWriter(f, consoleFor(io.Discard, terminal))).With().Timestamp().Str("component", "player").Logger()
+			b.ReportAllocs()
+			for b.Loop() {
+				log.Info().Str("player_id", "p01").Str("conversation_id", "64957a58-4291-45c2-afad-d61cf348e435").Str("match_id", "r01-m01-0a3f878913c5").
+					Str("opponent", "p10").Str("outcome", "win").Str("reason", "normal").Bool("repeated", false).Msg("match over")
+			}
+		})
 	}
 }
