@@ -133,15 +133,16 @@ func (v *Validator) Warm(messageTypes ...string) error {
 	return nil
 }
 
-// The message types each role receives in a match, as requests or as answers: what a
-// role warms before it registers.
+// The message types each role receives in a match, as requests or as answers, and the
+// League Manager the admin request that starts the league: what a role warms before it
+// registers, so that starting the league waits for no compilation either.
 var (
 	// PlayerReceives are the player's.
 	PlayerReceives = []string{GameInvitation, RequestMove, GameOver}
 	// RefereeReceives are the referee's.
 	RefereeReceives = []string{MatchAssignment, GameJoinAck, MoveResponse, GameOverAck, MoveEventAck, MatchResultAck}
 	// LeagueManagerReceives are the League Manager's.
-	LeagueManagerReceives = []string{MatchAssignmentAck, MoveEvent, MatchResultReport}
+	LeagueManagerReceives = []string{AdminStartLeagueRequest, MatchAssignmentAck, MoveEvent, MatchResultReport}
 )
 
 // CompileAll compiles every schema now and returns the first failure.

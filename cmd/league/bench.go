@@ -252,6 +252,11 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 		return f, fmt.Errorf("live stream did not open: %w (%v)", ctx.Err(), lw.lastErr())
 	}
 
+	admin, err := newAdminClient(protocol.ClientOptions{}, protocol.AdminStartLeagueResponse)
+	if err != nil {
+		return f, err
+	}
+	defer admin.close()
 	cpuBefore, err := cpuByRole(ll.procs)
 	if err != nil {
 		return f, err
@@ -261,7 +266,7 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 		return f, err
 	}
 	started := time.Now()
-	if _, err := adminCall(ctx, ll.lmURL, ll.adminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
+	if _, err := admin.call(ctx, ll.lmURL, ll.adminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
 		return f, fmt.Errorf("start league: %w", err)
 	}
 	if err := waitCompleted(ctx, ll.procs, lw); err != nil {
