@@ -1,23 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
+	"golang.org/x/sys/unix"
 )
 
 // The figures of league bench, computed from what a run leaves: the League Manager's
-// audit log, /proc and the agents' GET /status.
+// audit log, the processes' CPU clocks and the agents' GET /status.
 
 // matchFigure is one match as the League Manager's audit log shows it.
 type matchFigure struct {
@@ -226,39 +224,18 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// clockTicks is the unit of utime and stime in /proc/<pid>/stat: sysconf(_SC_CLK_TCK),
-// 100 on every Linux that Go supports.
-const clockTicks = 100
-
-// pidCPUSeconds is the user plus system CPU time process pid has used so far.
+// pidCPUSeconds is the CPU time process pid has used so far, that of every thread
+// (ended ones too), to the nanosecond: the scheduler's CPU clock of the process, as
+// clock_getcpuclockid(3) names it. /proc/<pid>/stat counts in hundredths of a second,
+// which rounds the CPU of a small league to nothing.
 func pidCPUSeconds(pid int) (float64, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
+	var ts unix.Timespec
+	if err := unix.ClockGettime(processCPUClock(pid), &ts); err != nil {
+		return 0, fmt.Errorf("cpu clock of process %d: %w", pid, err)
 	}
-	return cpuSeconds(stat)
+	return float64(ts.Nano()) / 1e9, nil
 }
 
-// cpuSeconds reads the user plus system CPU time of a process from the contents of its
-// /proc/<pid>/stat (proc(5): fields 14 and 15, after the command name in parentheses,
-// which may itself hold spaces and parentheses).
-func cpuSeconds(stat []byte) (float64, error) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, errors.New("proc stat: no command name")
-	}
-	// After the name: state (field 3) ... utime (14), stime (15).
-	fields := bytes.Fields(stat[i+1:])
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("proc stat: %d fields after the command name, want at least 13", len(fields))
-	}
-	var ticks int64
-	for _, f := range fields[11:13] {
-		v, err := strconv.ParseInt(string(f), 10, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("proc stat: cpu time %q is not a count of clock ticks", f)
-		}
-		ticks += v
-	}
-	return float64(ticks) / clockTicks, nil
-}
+// processCPUClock is the clock id of process pid's CPU time as glibc makes it: the
+// complement of pid shifted left by 3, or CPUCLOCK_SCHED (2).
+func processCPUClock(pid int) int32 { return (^int32(pid))<<3 | 2 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -225,27 +227,47 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-func TestCPUSeconds(t *testing.T) {
-	tests := []struct {
-		name    string
-		stat    string
-		want    float64
-		wantErr bool
-	}{
-		{name: "plain", stat: "1234 (league) S 1 1234 1234 0 -1 4194560 100 0 0 0 150 25 0 0 20 0 8 0 100 0 0", want: 1.75},
-		// The command name may hold spaces and parentheses: fields count from the last ')'.
-		{name: "odd command name", stat: "99 (a) b (c) R 1 99 99 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 5 0 0", want: 0.1},
-		{name: "no command name", stat: "99 a R 1", wantErr: true},
-		{name: "too few fields", stat: "99 (p) R 1 2 3", wantErr: true},
-		{name: "not a number", stat: "1 (p) S 1 1 1 0 -1 0 0 0 0 0 x 25 0", wantErr: true},
-		{name: "negative", stat: "1 (p) S 1 1 1 0 -1 0 0 0 0 0 -4 25 0", wantErr: true},
-		{name: "empty", stat: "", wantErr: true},
+// pidCPUSeconds reads a process's CPU clock: for this process, between what getrusage
+// says before and after; for a process that is gone, an error.
+func TestPidCPUSeconds(t *testing.T) {
+	before, err := selfCPUSeconds()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		got, err := cpuSeconds([]byte(tt.stat))
-		if (err != nil) != tt.wantErr || (err == nil && math.Abs(got-tt.want) > 1e-9) {
-			t.Errorf("%s: got %v, %v; want %v (error %v)", tt.name, got, err, tt.want, tt.wantErr)
+	// Burn 20 ms of CPU, so that a clock that counted nothing, or in hundredths of a
+	// second, cannot pass.
+	for {
+		now, err := selfCPUSeconds()
+		if err != nil {
+			t.Fatal(err)
 		}
+		if now-before >= 0.02 {
+			break
+		}
+	}
+	low, err := selfCPUSeconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pidCPUSeconds(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	high, err := selfCPUSeconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const slack = 0.002 // getrusage splits the same clock by tick samples
+	if got < low-slack || got > high+slack || got == math.Trunc(got*100)/100 {
+		t.Errorf("pidCPUSeconds(self) = %.9f s, want between %.9f and %.9f s, finer than a hundredth", got, low, high)
+	}
+
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pidCPUSeconds(cmd.Process.Pid); err == nil {
+		t.Errorf("pidCPUSeconds of reaped process %d: no error", cmd.Process.Pid)
 	}
 }
 
