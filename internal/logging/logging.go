@@ -19,7 +19,7 @@ import (
 )
 
 // Open returns a logger writing JSON lines to path (created with its folder) and
-// console lines to stderr (see console), with the component field set. Close the
+// console lines to stderr (see consoleFor), with the component field set. Close the
 // returned file.
 func Open(component, path, level string) (zerolog.Logger, io.Closer, error) {
 	return OpenTo(component, path, level, os.Stderr)
