@@ -106,7 +106,44 @@ func ParseTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 	return ctx, nil
 }
 
+// ticTacToeWire is a step_context as decodeFast reads it; nil is a missing or null field.
+type ticTacToeWire struct {
+	Board      *[3][3]*string `json:"board"`
+	YourMark   *string        `json:"your_mark"`
+	MoveNumber *int           `json:"move_number"`
+}
+
 func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
+	var w ticTacToeWire
+	var ok bool
+	if decodeFast(raw, &w) && w.Board != nil && w.YourMark != nil && w.MoveNumber != nil {
+		ctx := TicTacToeContext{YourMark: *w.YourMark, MoveNumber: *w.MoveNumber}
+		if ctx.Board, ok = boardOf(w.Board); ok {
+			if err := checkTicTacToeContext(ctx); err != nil {
+				return TicTacToeContext{}, err
+			}
+			return ctx, nil
+		}
+	}
+	return readTicTacToeFields(raw)
+}
+
+// boardOf is the board of cells, false if a cell is null or not a mark.
+func boardOf(cells *[3][3]*string) (Board, bool) {
+	var b Board
+	for r, row := range cells {
+		for c, cell := range row {
+			if cell == nil || (*cell != "" && *cell != "X" && *cell != "O") {
+				return Board{}, false
+			}
+			b[r][c] = *cell
+		}
+	}
+	return b, true
+}
+
+// readTicTacToeFields is readTicTacToeContext field by field, for its specific errors.
+func readTicTacToeFields(raw json.RawMessage) (TicTacToeContext, error) {
 	fields, err := decodeObject(raw)
 	if err != nil {
 		return TicTacToeContext{}, err
@@ -117,7 +154,6 @@ func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 	if err := json.Unmarshal(fields["board"], &rows); err != nil || len(rows) != 3 {
 		return TicTacToeContext{}, errors.New(`field "board" must be 3 rows of 3 cells`)
 	}
-	count := map[string]int{}
 	for r, row := range rows {
 		if len(row) != 3 {
 			return TicTacToeContext{}, errors.New(`field "board" must be 3 rows of 3 cells`)
@@ -128,7 +164,6 @@ func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 				return TicTacToeContext{}, fmt.Errorf(`board[%d][%d] must be "X", "O" or ""`, r, c)
 			}
 			ctx.Board[r][c] = m
-			count[m]++
 		}
 	}
 	if ctx.YourMark, err = stringField(fields, "your_mark"); err != nil {
@@ -137,7 +172,26 @@ func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 	if ctx.MoveNumber, err = intField(fields, "move_number"); err != nil {
 		return TicTacToeContext{}, err
 	}
-	x, o := count["X"], count["O"]
+	if err := checkTicTacToeContext(ctx); err != nil {
+		return TicTacToeContext{}, err
+	}
+	return ctx, nil
+}
+
+// checkTicTacToeContext errors unless the referee could have sent ctx: a reachable
+// position of a match not over, with the mark and move number of the player to move.
+func checkTicTacToeContext(ctx TicTacToeContext) error {
+	var x, o int
+	for _, row := range ctx.Board {
+		for _, m := range row {
+			switch m {
+			case "X":
+				x++
+			case "O":
+				o++
+			}
+		}
+	}
 	var toMove string
 	switch x - o {
 	case 0:
@@ -145,18 +199,18 @@ func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 	case 1:
 		toMove = "O"
 	default:
-		return TicTacToeContext{}, fmt.Errorf("board has %d X and %d O", x, o)
+		return fmt.Errorf("board has %d X and %d O", x, o)
 	}
 	if ctx.YourMark != toMove {
-		return TicTacToeContext{}, fmt.Errorf("your_mark %q but %s is to move", ctx.YourMark, toMove)
+		return fmt.Errorf("your_mark %q but %s is to move", ctx.YourMark, toMove)
 	}
 	if ctx.MoveNumber != x+o+1 {
-		return TicTacToeContext{}, fmt.Errorf("move_number %d with %d marks on the board", ctx.MoveNumber, x+o)
+		return fmt.Errorf("move_number %d with %d marks on the board", ctx.MoveNumber, x+o)
 	}
 	if ctx.Board.Winner() != "" || x+o == 9 {
-		return TicTacToeContext{}, ErrMatchOver
+		return ErrMatchOver
 	}
-	return ctx, nil
+	return nil
 }
 
 // ticTacToeState is a position; arrays make copies, so Apply cannot touch the receiver.
@@ -201,6 +255,26 @@ func (s ticTacToeState) parse(i int, raw json.RawMessage) (row, col int, err err
 	if i != s.moves%2 {
 		return 0, 0, fmt.Errorf("%w: player %d is not to move", ErrIllegalMove, i)
 	}
+	var cell struct {
+		Row *int `json:"row"`
+		Col *int `json:"col"`
+	}
+	if len(raw) <= maxMoveSize && decodeFast(raw, &cell) && cell.Row != nil && cell.Col != nil {
+		row, col = *cell.Row, *cell.Col
+	} else if row, col, err = readCell(raw); err != nil {
+		return 0, 0, err
+	}
+	if row < 0 || row > 2 || col < 0 || col > 2 {
+		return 0, 0, fmt.Errorf("%w: cell (%d, %d) is off the board", ErrIllegalMove, row, col)
+	}
+	if m := s.board[row][col]; m != "" {
+		return 0, 0, fmt.Errorf("%w: cell (%d, %d) holds %s", ErrIllegalMove, row, col, m)
+	}
+	return row, col, nil
+}
+
+// readCell reads a move field by field, for its specific errors.
+func readCell(raw json.RawMessage) (row, col int, err error) {
 	fields, err := decodeMoveObject(raw)
 	if err != nil {
 		return 0, 0, err
@@ -210,12 +284,6 @@ func (s ticTacToeState) parse(i int, raw json.RawMessage) (row, col int, err err
 	}
 	if col, err = intField(fields, "col"); err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrMalformedMove, err)
-	}
-	if row < 0 || row > 2 || col < 0 || col > 2 {
-		return 0, 0, fmt.Errorf("%w: cell (%d, %d) is off the board", ErrIllegalMove, row, col)
-	}
-	if m := s.board[row][col]; m != "" {
-		return 0, 0, fmt.Errorf("%w: cell (%d, %d) holds %s", ErrIllegalMove, row, col, m)
 	}
 	return row, col, nil
 }
