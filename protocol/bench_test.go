@@ -178,3 +178,40 @@ func BenchmarkWarmPlayer(b *testing.B) {
 		}
 	}
 }
+
+// benchMetadata is the game_metadata of a tic-tac-toe match of eight moves as a referee
+// writes it.
+const benchMetadata = `{"match_seed":42,"game_params":{},"moves":[` +
+	`{"step":1,"player":"p01","move":{"row":0,"col":0},"outcome":"SUCCESS","elapsed_ms":1},` +
+	`{"step":2,"player":"p02","move":{"row":1,"col":1},"outcome":"SUCCESS","elapsed_ms":0},` +
+	`{"step":3,"player":"p01","move":{"row":0,"col":1},"outcome":"SUCCESS","elapsed_ms":0},` +
+	`{"step":4,"player":"p02","move":{"row":0,"col":2},"outcome":"SUCCESS","elapsed_ms":1},` +
+	`{"step":5,"player":"p01","move":{"row":2,"col":0},"outcome":"SUCCESS","elapsed_ms":0},` +
+	`{"step":6,"player":"p02","move":{"row":1,"col":0},"outcome":"SUCCESS","elapsed_ms":0},` +
+	`{"step":7,"player":"p01","move":{"row":1,"col":2},"outcome":"SUCCESS","elapsed_ms":2},` +
+	`{"step":8,"player":"p02","move":{"row":2,"col":1},"outcome":"SUCCESS","elapsed_ms":0}],` +
+	`"final_state":{"board":[["X","X","O"],["O","O","X"],["X","O",""]],"winner":"","outcome":"IN_PROGRESS","move_count":8},` +
+	`"termination":"normal","violations":[],"steps":8,"total_moves":8,"referee_id":"ref1",` +
+	`"started_at":"2026-11-23T07:00:29.467492Z","finished_at":"2026-11-23T07:00:29.475492Z"}`
+
+// BenchmarkReadGameMetadata is the League Manager reading a result's game_metadata:
+// ReadGameMetadata (the typed pass) against the member-by-member reading it falls back on.
+func BenchmarkReadGameMetadata(b *testing.B) {
+	raw := json.RawMessage(benchMetadata)
+	for _, way := range []struct {
+		name string
+		read func(json.RawMessage) protocol.GameMetadata
+	}{
+		{"typed", protocol.ReadGameMetadata},
+		{"by_member", protocol.ReadMetadataByMember},
+	} {
+		b.Run(way.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if md := way.read(raw); len(md.Moves) != 8 {
+					b.Fatalf("read %d moves", len(md.Moves))
+				}
+			}
+		})
+	}
+}
