@@ -364,6 +364,8 @@ func FuzzReadGameMetadataTyped(f *testing.F) {
 		`{"Moves":[{"player":"p1"}],"TERMINATION":"normal","moves":[{"Player":"p1"}]}`,
 		`{"steps":1.5,"moves":[null]}`, `{"suspended":[null,"p1"]}`, `{"loser":"\ud800"}`, `{"game_params":{"a":1,"a":2}}`,
 		`{"match_seed":null,"game_params":null,"moves":null}`, `null`, ` {}`,
+		// The Python peer's record (shared/interop), spaced as json.dumps writes it.
+		`{"final_state": {"board": [["X", "", ""], ["O", "X", ""], ["", "O", "X"]], "current_player": "p04", "move_count": 5, "outcome": "X_WINS"}, "total_moves": 5}`,
 	} {
 		f.Add(raw)
 	}
