@@ -112,11 +112,11 @@ func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptio
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
 	attempts := max(opt.Retry.Attempts, 1)
-	var lastErr error
+	var lastErr, lastRefusal error
 	for i := range attempts {
 		if i > 0 {
 			if err := sleep(ctx, backoff(opt.Retry, i)); err != nil {
-				return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, err, lastErr)
+				return nil, fmt.Errorf("%s to %s: %w (last error: %w%s)", m.Envelope.MessageType, url, err, lastErr, refusedBefore(lastErr, lastRefusal))
 			}
 		}
 		ans, err := c.attempt(ctx, url, body, id, m, opt)
@@ -124,11 +124,27 @@ func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptio
 			return ans, nil
 		}
 		lastErr = err
-		if !retryable(err, opt.Retry) || ctx.Err() != nil {
+		if pe := (*Error)(nil); errors.As(err, &pe) {
+			lastRefusal = err
+		}
+		if !retryable(err, opt.Retry) {
 			break
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w%s", err, refusedBefore(err, lastRefusal))
 		}
 	}
 	return nil, lastErr
+}
+
+// refusedBefore names the peer's last refusal when a later attempt failed otherwise: the
+// caller's deadline cutting a dial short says less than the NO_REFEREE_REGISTERED before it.
+// It is text, not a wrapped error, so the reason of a call the deadline ended stays "".
+func refusedBefore(lastErr, lastRefusal error) string {
+	if lastRefusal == nil || lastRefusal == lastErr {
+		return ""
+	}
+	return fmt.Sprintf("; the peer last refused: %v", lastRefusal)
 }
 
 func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Message, opt CallOptions) (*Message, error) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -257,6 +258,39 @@ func TestClientTimeoutPerAttempt(t *testing.T) {
 		}
 	})
 	close(release)
+}
+
+// A deadline that cuts short the attempt after a refusal still names the refusal, which
+// says more than the cut dial or read, and leaves the call's reason empty: the deadline
+// ended it. CI once saw "dial tcp: i/o timeout" instead of NO_REFEREE_REGISTERED.
+func TestClientDeadlineAfterRefusal(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	_, srv := newFakePeer(t, func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			answerError(protocol.ReasonRateLimited)(n, req, w, r)
+			return
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	c := newClient(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Call(ctx, srv.URL, heartbeat(t), protocol.CallOptions{Timeout: time.Minute, Retry: protocol.RetryPolicy{
+		Attempts: 10, Backoff: time.Millisecond, Reasons: []protocol.Reason{protocol.ReasonRateLimited},
+	}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want context.DeadlineExceeded", err)
+	}
+	if !strings.Contains(err.Error(), "the peer last refused") || !strings.Contains(err.Error(), string(protocol.ReasonRateLimited)) {
+		t.Errorf("got %q, want it to name the refusal %s", err, protocol.ReasonRateLimited)
+	}
+	if r := protocol.ReasonOf(err); r != "" {
+		t.Errorf("got reason %q, want none: the deadline ended the call", r)
+	}
 }
 
 func TestClientCallerContext(t *testing.T) {
