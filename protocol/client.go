@@ -131,7 +131,9 @@ func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptio
 			break
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w%s", err, refusedBefore(err, lastRefusal))
+			// Said as when the deadline falls between attempts: a dial it cut short reads
+			// "i/o timeout", not "deadline exceeded".
+			return nil, fmt.Errorf("%s to %s: %w (last error: %w%s)", m.Envelope.MessageType, url, ctx.Err(), err, refusedBefore(err, lastRefusal))
 		}
 	}
 	return nil, lastErr
