@@ -212,7 +212,7 @@ func (c *Client) post(ctx context.Context, url string, body []byte) ([]byte, err
 		return nil, err
 	}
 	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
+	raw, err := readBody(io.LimitReader(res.Body, MaxBodyBytes+1), res.ContentLength)
 	if err != nil {
 		return nil, fmt.Errorf("read response: %w", err)
 	}

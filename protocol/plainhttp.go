@@ -161,7 +161,7 @@ func (pc *plainConn) roundTrip(ctx context.Context, u *url.URL, body []byte) (ra
 		return nil, 0, false, fmt.Errorf("read response: unexpected status %d", res.StatusCode)
 	}
 	pc.headLeft = noHeadLimit
-	raw, err = io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
+	raw, err = readBody(io.LimitReader(res.Body, MaxBodyBytes+1), res.ContentLength)
 	res.Body.Close()
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("read response: %w", err)

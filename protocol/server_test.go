@@ -1,11 +1,13 @@
 package protocol_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -341,6 +343,26 @@ func TestServerHTTPStatus(t *testing.T) {
 		status, _ := post(t, srv.URL, body)
 		if status != http.StatusRequestEntityTooLarge {
 			t.Errorf("got status %d, want 413", status)
+		}
+	})
+	t.Run("body shorter than its Content-Length", func(t *testing.T) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		body := call(t, 1, heartbeat(t))
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body)+10, body)
+		if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("read response: %v", err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("got status %d, want 400", res.StatusCode)
 		}
 	})
 	t.Run("body of exactly 1 MiB", func(t *testing.T) {
