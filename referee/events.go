@@ -3,6 +3,7 @@ package referee
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -66,8 +67,16 @@ type moveEvents struct {
 	done   chan struct{}
 
 	mu       sync.Mutex
-	pending  []protocol.MoveNotice // not yet acknowledged, oldest first
-	finished bool                  // no move follows
+	pending  []pendingMove // not yet acknowledged, oldest first
+	finished bool          // no move follows
+}
+
+// pendingMove is an applied move waiting for its MOVE_EVENT. Its state is encoded only
+// when it is sent: to a League Manager that announced result_moves, a fast match's moves
+// go with the result and never need it.
+type pendingMove struct {
+	notice protocol.MoveNotice // without its State
+	state  game.State
 }
 
 // startMoveEvents starts the sender of a match's move events. Its goroutine ends once
@@ -87,17 +96,12 @@ func (r *Referee) startMoveEvents(ctx context.Context, a protocol.Assignment, lo
 
 // add makes one applied move pending (MatchRunner.OnMove). It never blocks on the sender.
 func (ev *moveEvents) add(rec protocol.MoveRecord, state game.State) {
-	view, err := json.Marshal(state.Final())
-	if err != nil {
-		ev.log.Debug().Err(err).Msg("move event not built")
-		return
-	}
 	ev.mu.Lock()
 	full := len(ev.pending) >= maxPendingMoves
 	if !full {
-		ev.pending = append(ev.pending, protocol.MoveNotice{
-			StepNumber: rec.Step, PlayerID: rec.Player, Move: rec.Move, Outcome: rec.Outcome, State: view,
-		})
+		ev.pending = append(ev.pending, pendingMove{notice: protocol.MoveNotice{
+			StepNumber: rec.Step, PlayerID: rec.Player, Move: rec.Move, Outcome: rec.Outcome,
+		}, state: state})
 	}
 	ev.mu.Unlock()
 	if full {
@@ -245,7 +249,8 @@ func (ev *moveEvents) linger(ctx context.Context) bool {
 // next builds the message of the oldest pending moves: one, or a batch to a League
 // Manager that announced move_batches. n is how many moves it carries (0: nothing is
 // pending, or play is over and they go with the result; finished says whether more may
-// come); msg is nil if it cannot be built.
+// come); msg is nil if it cannot be built, n then being the one move whose state cannot
+// be encoded.
 func (ev *moveEvents) next() (msg *protocol.Message, n int, finished bool) {
 	ev.mu.Lock()
 	// Play is over and the League Manager takes what is pending from the result: a sender
@@ -254,18 +259,24 @@ func (ev *moveEvents) next() (msg *protocol.Message, n int, finished bool) {
 		defer ev.mu.Unlock()
 		return nil, 0, ev.finished
 	}
-	n = 1
+	limit := 1
 	if ev.batches {
-		n = batchLen(ev.pending)
+		limit = min(len(ev.pending), protocol.MaxMoveBatch)
 	}
-	moves := slices.Clone(ev.pending[:n])
+	taken := slices.Clone(ev.pending[:limit])
 	ev.mu.Unlock()
 
+	moves, err := encodeBatch(taken)
+	if err != nil {
+		ev.log.Debug().Err(err).Msg("move event not built")
+		return nil, 1, false
+	}
+	n = len(moves)
 	var payload any = moves[0]
 	if ev.batches {
 		payload = protocol.MoveBatch{Moves: moves}
 	}
-	msg, err := protocol.NewMessage(protocol.MoveEvent, protocol.RefereeSender(ev.r.cfg.ID), payload)
+	msg, err = protocol.NewMessage(protocol.MoveEvent, protocol.RefereeSender(ev.r.cfg.ID), payload)
 	if err != nil {
 		ev.log.Debug().Err(err).Msg("move event not built")
 		return nil, n, false
@@ -275,18 +286,31 @@ func (ev *moveEvents) next() (msg *protocol.Message, n int, finished bool) {
 	return msg, n, false
 }
 
-// batchLen is how many of the oldest pending moves one batch takes: at least one, at
-// most protocol.MaxMoveBatch, and no more than moveBatchBytes of moves and states.
-func batchLen(pending []protocol.MoveNotice) int {
+// encodeBatch encodes the states of the oldest pending moves for one batch: at least
+// one, and no more than moveBatchBytes of moves and states. It stops before a later move
+// whose state cannot be encoded (that one is then the first of the next batch) and fails
+// only on the first.
+func encodeBatch(pending []pendingMove) ([]protocol.MoveNotice, error) {
+	out := make([]protocol.MoveNotice, 0, len(pending))
 	size := 0
 	for i, mv := range pending {
-		// 128 covers the field names, the step, the outcome and the punctuation.
-		size += len(mv.Move) + len(mv.State) + len(mv.PlayerID) + 128
-		if i > 0 && (i == protocol.MaxMoveBatch || size > moveBatchBytes) {
-			return i
+		view, err := json.Marshal(mv.state.Final())
+		if err != nil {
+			if i == 0 {
+				return nil, fmt.Errorf("encode the state after step %d: %w", mv.notice.StepNumber, err)
+			}
+			break
 		}
+		// 128 covers the field names, the step, the outcome and the punctuation.
+		size += len(mv.notice.Move) + len(view) + len(mv.notice.PlayerID) + 128
+		if i > 0 && size > moveBatchBytes {
+			break
+		}
+		n := mv.notice
+		n.State = view
+		out = append(out, n)
 	}
-	return len(pending)
+	return out, nil
 }
 
 // take forgets the n oldest pending moves: they were sent.

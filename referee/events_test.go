@@ -289,26 +289,67 @@ func TestMoveEventsLingerAfterARefusal(t *testing.T) {
 	})
 }
 
-// A batch is bounded by protocol.MaxMoveBatch moves and by moveBatchBytes, but always
-// carries the oldest pending move.
-func TestBatchLen(t *testing.T) {
-	small := protocol.MoveNotice{PlayerID: "p1", Move: json.RawMessage(`1`), State: json.RawMessage(`{}`)}
-	big := protocol.MoveNotice{PlayerID: "p1", Move: json.RawMessage(`1`), State: json.RawMessage(`"` + strings.Repeat("x", moveBatchBytes) + `"`)}
+// finalOnly is a state that only encodes: encodeBatch needs nothing else.
+type finalOnly struct {
+	game.State
+	final map[string]any
+}
+
+func (s finalOnly) Final() map[string]any { return s.final }
+
+// A batch is bounded by moveBatchBytes, but always carries the oldest pending move. A
+// state that cannot be encoded ends the batch before it, and fails it only when first.
+func TestEncodeBatch(t *testing.T) {
+	move := func(state map[string]any) pendingMove {
+		return pendingMove{notice: protocol.MoveNotice{PlayerID: "p1", Move: json.RawMessage(`1`)}, state: finalOnly{final: state}}
+	}
+	small := move(map[string]any{})
+	big := move(map[string]any{"x": strings.Repeat("x", moveBatchBytes)})
+	broken := move(map[string]any{"x": func() {}})
 	tests := []struct {
 		name    string
-		pending []protocol.MoveNotice
-		want    int
+		pending []pendingMove
+		want    int // -1: an error
 	}{
-		{"one", []protocol.MoveNotice{small}, 1},
-		{"a few", slices.Repeat([]protocol.MoveNotice{small}, 10), 10},
-		{"more than a batch", slices.Repeat([]protocol.MoveNotice{small}, protocol.MaxMoveBatch+5), protocol.MaxMoveBatch},
-		{"one oversized", []protocol.MoveNotice{big, small}, 1},
-		{"an oversized after a small", []protocol.MoveNotice{small, big}, 1},
+		{"one", []pendingMove{small}, 1},
+		{"a few", slices.Repeat([]pendingMove{small}, 10), 10},
+		{"one oversized", []pendingMove{big, small}, 1},
+		{"an oversized after a small", []pendingMove{small, big}, 1},
+		{"an unencodable after a small", []pendingMove{small, broken, small}, 1},
+		{"an unencodable first", []pendingMove{broken, small}, -1},
 	}
 	for _, tc := range tests {
-		if got := batchLen(tc.pending); got != tc.want {
-			t.Errorf("%s: batchLen is %d, want %d", tc.name, got, tc.want)
+		got, err := encodeBatch(tc.pending)
+		switch {
+		case tc.want < 0 && err == nil:
+			t.Errorf("%s: encoded %d moves, want an error", tc.name, len(got))
+		case tc.want >= 0 && (err != nil || len(got) != tc.want):
+			t.Errorf("%s: encoded %d moves (%v), want %d", tc.name, len(got), err, tc.want)
+		case tc.want > 0:
+			if want, _ := json.Marshal(tc.pending[0].state.Final()); string(got[0].State) != string(want) {
+				t.Errorf("%s: first state %.40s, want %.40s", tc.name, got[0].State, want)
+			}
 		}
+	}
+}
+
+// One MOVE_EVENT carries at most protocol.MaxMoveBatch moves, the oldest.
+func TestMoveBatchBound(t *testing.T) {
+	r, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: "http://league.test/mcp", Stdout: io.Discard}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &moveEvents{r: r, batches: true, log: zerolog.Nop()}
+	for i := range protocol.MaxMoveBatch + 5 {
+		ev.pending = append(ev.pending, pendingMove{notice: protocol.MoveNotice{StepNumber: i + 1, PlayerID: "p1", Move: json.RawMessage(`1`)},
+			state: finalOnly{final: map[string]any{}}})
+	}
+	msg, n, _ := ev.next()
+	if msg == nil || n != protocol.MaxMoveBatch {
+		t.Fatalf("next built %v with %d moves, want %d", msg, n, protocol.MaxMoveBatch)
+	}
+	if moves, _ := movesOf(t, msg); len(moves) != n || moves[0].StepNumber != 1 || moves[n-1].StepNumber != n {
+		t.Errorf("the batch carries %d moves, steps %d to %d, want 1 to %d", len(moves), moves[0].StepNumber, moves[len(moves)-1].StepNumber, n)
 	}
 }
 
@@ -546,6 +587,33 @@ func BenchmarkMoveEventBatching(b *testing.B) {
 			ev.add(rec, st)
 		}
 		ev.flush(time.Minute)
+	}
+}
+
+// BenchmarkMoveEventsWithResult is a fast tic-tac-toe match's move events to a League
+// Manager that announced result_moves: its 9 moves go with the result, no MOVE_EVENT.
+func BenchmarkMoveEventsWithResult(b *testing.B) {
+	r, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: "http://league.test/mcp", Stdout: io.Discard}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.league = ackingCaller{}
+	r.token, r.leagueID = "6f1c3b1e-7a55-4b8e-9a55-3c1d2e4f5a6b", "league-1"
+	r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureResultMoves}
+	g, err := game.Default().New(game.TypeTicTacToe, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := g.NewState(1)
+	rec := protocol.MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}
+	a := protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		ev := r.startMoveEvents(context.Background(), a, zerolog.Nop())
+		for range 9 {
+			ev.add(rec, st)
+		}
+		ev.end()
 	}
 }
 
