@@ -145,9 +145,11 @@ func TestRegistrationFailure(t *testing.T) {
 			if tt.league != nil {
 				url = startLeague(t, tt.league).url
 			}
+			// Wide enough that a loaded CI machine still gets the first refusal in before
+			// the deadline: CI once saw only a dial cut short by a 300 ms one.
 			p, err := New(Config{
 				ID: "p01", Addr: "127.0.0.1:0", LeagueURL: url, Strategy: "random",
-				RegisterTimeout: 100 * time.Millisecond, RegisterFor: 300 * time.Millisecond, Stdout: io.Discard,
+				RegisterTimeout: time.Second, RegisterFor: time.Second, Stdout: io.Discard,
 			}, testLogger(t))
 			if err != nil {
 				t.Fatal(err)
