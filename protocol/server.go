@@ -91,12 +91,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// preallocBytes is the largest announced body readBody allocates before it arrives.
+const preallocBytes = 64 << 10
+
 // readBody reads a body of announced length n (-1: unknown) in one allocation of that
-// size when n is within MaxBodyBytes; io.ReadAll would grow a buffer from 512 bytes,
-// copying as it goes. A body shorter than announced is an error, as io.ReadAll reports
-// it; a longer one is cut at n by net/http and by the plain client alike.
+// size when n is at most preallocBytes; io.ReadAll would grow a buffer from 512 bytes,
+// copying as it goes. A longer announcement is not trusted with memory before the bytes
+// arrive: a peer claiming 1 MiB and sending nothing costs no more than one sending 1 KiB.
+// A body shorter than announced is an error, as io.ReadAll reports it; a longer one is
+// cut at n by net/http and by the plain client alike.
 func readBody(r io.Reader, n int64) ([]byte, error) {
-	if n < 0 || n > MaxBodyBytes {
+	if n < 0 || n > preallocBytes {
 		return io.ReadAll(r)
 	}
 	buf := make([]byte, n)
