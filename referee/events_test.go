@@ -566,40 +566,25 @@ func (ackingCaller) Call(_ context.Context, _ string, m *protocol.Message, _ pro
 // announced move_batches: 60 moves (a long tic-tac-toe series' worth) added as play
 // applies them, then flushed.
 func BenchmarkMoveEventBatching(b *testing.B) {
-	r, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: "http://league.test/mcp", Stdout: io.Discard}, zerolog.Nop())
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.league = ackingCaller{}
-	r.token, r.leagueID = "6f1c3b1e-7a55-4b8e-9a55-3c1d2e4f5a6b", "league-1"
-	r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
-	g, err := game.Default().New(game.TypeTicTacToe, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := g.NewState(1)
-	rec := protocol.MoveRecord{Step: 1, Player: "p1", Move: json.RawMessage(`{"row":0,"col":0}`), Outcome: protocol.MoveSuccess}
-	a := protocol.Assignment{MatchID: "m1", RoundID: "round-1", GameType: game.TypeTicTacToe, Players: []string{"p1", "p2"}}
-	b.ReportAllocs()
-	for b.Loop() {
-		ev := r.startMoveEvents(context.Background(), a, zerolog.Nop())
-		for range 60 {
-			ev.add(rec, st)
-		}
-		ev.flush(time.Minute)
-	}
+	benchMoveEvents(b, 60, []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}, func(ev *moveEvents) { ev.flush(time.Minute) })
 }
 
 // BenchmarkMoveEventsWithResult is a fast tic-tac-toe match's move events to a League
 // Manager that announced result_moves: its 9 moves go with the result, no MOVE_EVENT.
 func BenchmarkMoveEventsWithResult(b *testing.B) {
+	benchMoveEvents(b, 9, []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureResultMoves}, (*moveEvents).end)
+}
+
+// benchMoveEvents measures one match's move events: moves tic-tac-toe moves to a League
+// Manager that announced features and acknowledges every MOVE_EVENT, then end.
+func benchMoveEvents(b *testing.B, moves int, features []string, end func(*moveEvents)) {
 	r, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: "http://league.test/mcp", Stdout: io.Discard}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}
 	r.league = ackingCaller{}
 	r.token, r.leagueID = "6f1c3b1e-7a55-4b8e-9a55-3c1d2e4f5a6b", "league-1"
-	r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureResultMoves}
+	r.leagueFeatures = features
 	g, err := game.Default().New(game.TypeTicTacToe, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -610,10 +595,10 @@ func BenchmarkMoveEventsWithResult(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ev := r.startMoveEvents(context.Background(), a, zerolog.Nop())
-		for range 9 {
+		for range moves {
 			ev.add(rec, st)
 		}
-		ev.end()
+		end(ev)
 	}
 }
 
