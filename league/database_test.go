@@ -3,6 +3,7 @@ package league
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/store"
@@ -40,5 +41,42 @@ func TestNewManagerRefusesAnotherLeaguesDatabase(t *testing.T) {
 				t.Errorf("error %q, want it to say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A referee's acknowledgement makes a match IN_PROGRESS at once for the Manager, and in
+// the database with the next transaction, or statusFlushDelay later when none comes.
+func TestInProgressReachesTheDatabase(t *testing.T) {
+	clock := newFakeClock()
+	h := newHarness(t, harnessOptions{clock: clock})
+	l := h.registerLive([]string{"ref1", "ref2"}, nil, []string{"p1", "p2", "p3", "p4"})
+	l.start()
+	h.settle()
+	_, ms := h.round()
+	stored := func(id string) string {
+		t.Helper()
+		var st string
+		if err := h.store.DB().QueryRow(`SELECT status FROM matches WHERE match_id = ?`, id).Scan(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	for _, mt := range ms {
+		if mt.Status != protocol.MatchStateInProgress {
+			t.Fatalf("match %s acknowledged: %s, want IN_PROGRESS", mt.ID, mt.Status)
+		}
+		if got := stored(mt.ID); got != protocol.MatchStateAssigned {
+			t.Fatalf("match %s in the database before any transaction: %s, want ASSIGNED", mt.ID, got)
+		}
+	}
+	clock.Advance(statusFlushDelay - time.Millisecond)
+	if got := stored(ms[0].ID); got != protocol.MatchStateAssigned {
+		t.Fatalf("just before statusFlushDelay: %s, want ASSIGNED", got)
+	}
+	clock.Advance(time.Millisecond)
+	for _, mt := range ms {
+		if got := stored(mt.ID); got != protocol.MatchStateInProgress {
+			t.Errorf("match %s statusFlushDelay after the acknowledgement: %s, want IN_PROGRESS", mt.ID, got)
+		}
 	}
 }

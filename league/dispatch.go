@@ -129,7 +129,11 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 		var ack protocol.MatchAck
 		if ans.Decode(&ack) == nil && ack.Status == protocol.StatusAcknowledged {
 			if mt.status == protocol.MatchStateAssigned {
-				e.setMatchStatus(mt, protocol.MatchStateInProgress)
+				// Left to the next transaction: a restart treats ASSIGNED and IN_PROGRESS
+				// alike, so a crash that loses the change loses nothing.
+				e.store.SetMatchStatusSoon(mt.id, protocol.MatchStateAssigned, protocol.MatchStateInProgress)
+				mt.status = protocol.MatchStateInProgress
+				e.armFlush()
 			}
 			return
 		}
@@ -155,6 +159,19 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 			e.log.Error().Err(err).Msg("settle after a refused assignment")
 		}
 	})
+}
+
+// statusFlushDelay bounds how long a status change left to the next transaction waits
+// when no transaction comes: a single long match (a model thinking for minutes) shows
+// IN_PROGRESS in the database within it.
+const statusFlushDelay = time.Second
+
+// armFlush makes sure the status changes left to the next transaction are stored within
+// statusFlushDelay.
+func (e *engine) armFlush() {
+	if e.flushTimer == nil && !e.closed {
+		e.flushTimer = e.opt.AfterFunc(statusFlushDelay, e.flush)
+	}
 }
 
 // setMatchStatus persists a status change.

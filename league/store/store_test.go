@@ -232,3 +232,170 @@ func TestStandingsAreCountedFromResults(t *testing.T) {
 		t.Errorf("Schedule = %+v, %v", sched, err)
 	}
 }
+
+// A status change left to the next transaction lands with whatever transaction comes
+// next (or at Flush, or as the store closes), before that transaction's own writes; it
+// never undoes a status stored since, and a transaction that fails keeps it waiting.
+func TestSetMatchStatusSoon(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "league.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateLeague(League{ID: "l1", Status: "ACTIVE", GameType: "even_odd", Seed: 1, Config: []byte("{}")}, "t0"); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"p1", "p2"} {
+		a := Agent{Kind: KindPlayer, ID: id, Token: "tok-" + id, Status: "ACTIVE", Endpoint: "http://x", ConversationID: "c", RegisteredAt: "t0"}
+		if err := s.AddAgent("l1", a, i == 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := Agent{Kind: KindReferee, ID: "r1", Token: "tok-r1", Status: "ACTIVE", Endpoint: "http://x", ConversationID: "c", RegisteredAt: "t0", MaxMatches: 4}
+	if err := s.AddAgent("l1", ref, false); err != nil {
+		t.Fatal(err)
+	}
+	var ms []Match
+	for i, id := range []string{"m1", "m2", "m3", "m4"} {
+		ms = append(ms, Match{ID: id, RoundID: "round-1", Status: "PENDING", Players: [2]string{"p1", "p2"}, Seed: 5, Index: i + 1})
+	}
+	if err := s.SaveSchedule("l1", "ACTIVE", "even_odd", "t1", Format{}, []Round{{ID: "round-1", Number: 1, Cycle: 1, Status: RoundActive, Matches: ms}}); err != nil {
+		t.Fatal(err)
+	}
+	status := func(id string) string {
+		t.Helper()
+		var st string
+		if err := s.DB().QueryRow(`SELECT status FROM matches WHERE match_id = ?`, id).Scan(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	for _, id := range []string{"m1", "m2", "m3"} {
+		if err := s.AssignMatch(id, "r1", "ASSIGNED", "t2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s.SetMatchStatusSoon("m1", "ASSIGNED", "IN_PROGRESS")
+	s.SetMatchStatusSoon("m4", "ASSIGNED", "IN_PROGRESS") // m4 is PENDING: not changed
+	if got := status("m1"); got != "ASSIGNED" {
+		t.Fatalf("m1 before any transaction: %s, want ASSIGNED", got)
+	}
+	// An unrelated transaction carries it.
+	if err := s.SetLeagueStatus("l1", "ACTIVE"); err != nil {
+		t.Fatal(err)
+	}
+	if got, m4 := status("m1"), status("m4"); got != "IN_PROGRESS" || m4 != "PENDING" {
+		t.Fatalf("after the next transaction: m1 %s, m4 %s; want IN_PROGRESS, PENDING", got, m4)
+	}
+
+	// It comes before the transaction's own writes: the result's COMPLETED stays.
+	s.SetMatchStatusSoon("m2", "ASSIGNED", "IN_PROGRESS")
+	res := Result{Outcome: map[string]string{"p1": "draw", "p2": "draw"}, Points: map[string]int{"p1": 1, "p2": 1}, ReportedAt: "t3"}
+	if err := s.RecordResult("m2", "COMPLETED", res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := status("m2"); got != "COMPLETED" {
+		t.Fatalf("m2 after its result: %s, want COMPLETED", got)
+	}
+
+	// A failed transaction (a result for a match not in the schedule) keeps it waiting.
+	s.SetMatchStatusSoon("m3", "ASSIGNED", "IN_PROGRESS")
+	if err := s.RecordResult("nope", "COMPLETED", res, nil); err == nil {
+		t.Fatal("a result for an unknown match was stored")
+	}
+	if got := status("m3"); got != "ASSIGNED" {
+		t.Fatalf("m3 after a failed transaction: %s, want ASSIGNED", got)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := status("m3"); got != "IN_PROGRESS" {
+		t.Fatalf("m3 after Flush: %s, want IN_PROGRESS", got)
+	}
+
+	// Closing stores what still waits.
+	if err := s.AssignMatch("m4", "r1", "ASSIGNED", "t4"); err != nil {
+		t.Fatal(err)
+	}
+	s.SetMatchStatusSoon("m4", "ASSIGNED", "IN_PROGRESS")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	var st string
+	if err := again.DB().QueryRow(`SELECT status FROM matches WHERE match_id = 'm4'`).Scan(&st); err != nil || st != "IN_PROGRESS" {
+		t.Errorf("m4 after Close: %s, %v; want IN_PROGRESS", st, err)
+	}
+}
+
+// BenchmarkMatchWrites measures the writes of one match as the League Manager makes
+// them: the assignment, IN_PROGRESS when the referee takes it, and the result. Either
+// IN_PROGRESS has its own transaction, or it goes with the result's
+// (SetMatchStatusSoon), as in a busy league.
+func BenchmarkMatchWrites(b *testing.B) {
+	const matches = 2000
+	res := Result{Outcome: map[string]string{"p1": "win", "p2": "loss"}, Points: map[string]int{"p1": 3, "p2": 0}, ReportedAt: "t3", Metadata: []byte(`{"moves":[]}`)}
+	for _, soon := range []bool{false, true} {
+		name := "in_progress_own_transaction"
+		if soon {
+			name = "in_progress_with_the_next_transaction"
+		}
+		b.Run(name, func(b *testing.B) {
+			var s *Store
+			setup := func() {
+				if s != nil {
+					s.Close()
+				}
+				var err error
+				if s, err = Open(filepath.Join(b.TempDir(), "league.db")); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.CreateLeague(League{ID: "l1", Status: "ACTIVE", GameType: "even_odd", Seed: 1, Config: []byte("{}")}, "t0"); err != nil {
+					b.Fatal(err)
+				}
+				for i, a := range []Agent{{Kind: KindPlayer, ID: "p1"}, {Kind: KindPlayer, ID: "p2"}, {Kind: KindReferee, ID: "r1", MaxMatches: 1}} {
+					a.Token, a.Status, a.Endpoint, a.ConversationID, a.RegisteredAt = "tok-"+a.ID, "ACTIVE", "http://x", "c", "t0"
+					if err := s.AddAgent("l1", a, i == 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ms := make([]Match, matches)
+				for i := range ms {
+					ms[i] = Match{ID: fmt.Sprintf("m%05d", i), RoundID: "round-1", Status: "PENDING", Players: [2]string{"p1", "p2"}, Seed: int64(i), Index: i + 1}
+				}
+				if err := s.SaveSchedule("l1", "ACTIVE", "even_odd", "t1", Format{}, []Round{{ID: "round-1", Number: 1, Cycle: 1, Status: RoundActive, Matches: ms}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			setup()
+			defer func() { s.Close() }()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if i > 0 && i%matches == 0 {
+					b.StopTimer()
+					setup()
+					b.StartTimer()
+				}
+				id := fmt.Sprintf("m%05d", i%matches)
+				if err := s.AssignMatch(id, "r1", "ASSIGNED", "t2"); err != nil {
+					b.Fatal(err)
+				}
+				if soon {
+					s.SetMatchStatusSoon(id, "ASSIGNED", "IN_PROGRESS")
+				} else if err := s.SetMatchStatus("IN_PROGRESS", id); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.RecordResult(id, "COMPLETED", res, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
