@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"io"
 	"net/http"
 	"os"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	if err := os.Setenv(protocol.SelfCheckEnv, "1"); err != nil {
 		panic(err)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(httpserve.DateRefresher))
 }
 
 // allFeatures are the protections our League Manager announces to players.

@@ -13,11 +13,14 @@ import (
 
 // Server is a started HTTP server bound to a real address.
 type Server struct {
-	srv    *http.Server
-	ln     net.Listener
-	scheme string
-	done   chan error
+	ln       net.Listener
+	scheme   string
+	done     chan error
+	shutdown func(context.Context) error
 }
+
+// maxHeaderBytes bounds a request's headers.
+const maxHeaderBytes = 16 << 10
 
 // Timeouts bound how long a client may hold a connection, so that slow or stalled
 // clients cannot exhaust a server.
@@ -52,22 +55,18 @@ func start(addr string, h http.Handler, t Timeouts, cfg *tls.Config) (*Server, e
 	if cfg != nil {
 		ln, scheme = tls.NewListener(ln, cfg), "https"
 	}
-	s := &Server{
-		srv: &http.Server{
-			Handler:           h,
-			ReadHeaderTimeout: t.ReadHeader,
-			ReadTimeout:       t.Read,
-			WriteTimeout:      t.Write,
-			IdleTimeout:       t.Idle,
-			MaxHeaderBytes:    16 << 10,
-		},
-		ln:     ln,
-		scheme: scheme,
-		done:   make(chan error, 1),
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
+	s := &Server{ln: ln, scheme: scheme, done: make(chan error, 1), shutdown: srv.Shutdown}
 	// The serving goroutine ends when Shutdown closes the listener.
 	go func() {
-		err := s.srv.Serve(ln)
+		err := srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
@@ -87,7 +86,7 @@ func (s *Server) URL() string { return s.Base() + "/mcp" }
 
 // Shutdown stops accepting requests and waits for those in flight until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.srv.Shutdown(ctx)
+	err := s.shutdown(ctx)
 	if serr := <-s.done; err == nil {
 		err = serr
 	}

@@ -1,0 +1,49 @@
+//go:build unix
+
+package httpserve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"syscall"
+)
+
+// watchClose calls gone once the client closes conn (an end of stream or an error
+// waiting to be read), looking without reading: the bytes stay for the server. It
+// returns a channel closed when the watch ends, or nil when conn cannot be watched. A
+// byte that arrives (the next request sent early, or over TLS any record, a close_notify
+// included, which cannot be told from data unread) ends the watch without a call, as
+// net/http's does; so does a read deadline in the past (connContext.end).
+func watchClose(conn net.Conn, gone func(error)) chan struct{} {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		var (
+			b    [1]byte
+			n    int
+			perr error
+		)
+		err := rc.Read(func(fd uintptr) bool {
+			n, _, perr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			// false waits until the connection is readable and looks again.
+			return !errors.Is(perr, syscall.EAGAIN)
+		})
+		if err == nil && (perr != nil || n == 0) {
+			gone(context.Canceled)
+		}
+	}()
+	return ended
+}
