@@ -37,7 +37,8 @@ const RPCPath = "/mcp"
 // request on the connection's goroutine: net/http also starts a goroutine per request to
 // watch for the client going away, and builds header maps, a context and a response
 // writer for each, which cost the player about a seventh of its CPU. A POST to RPCPath
-// goes straight to rpc, with maxBody as the body limit (413 above it); every other
+// goes straight to rpc, with maxBody as the body limit (413 above it, and the connection
+// kept up to twice that); every other
 // request goes to h as net/http would serve it. The request's context ends when the
 // handler returns or, once something waits on it, when the client closes the connection
 // (see connContext).
@@ -58,6 +59,10 @@ func StartRPC(addr string, h http.Handler, rpc Processor, maxBody int, cfg *tls.
 				other(c)
 				return
 			}
+			if len(c.PostBody()) > maxBody {
+				c.Error("request body too large", http.StatusRequestEntityTooLarge)
+				return
+			}
 			ctx := newConnContext(c.Conn())
 			defer ctx.end()
 			// The handler may keep parts of the body (a move's raw JSON) after it returns,
@@ -70,12 +75,16 @@ func StartRPC(addr string, h http.Handler, rpc Processor, maxBody int, cfg *tls.
 			c.SetContentType("application/json")
 			c.SetBody(out)
 		},
-		// fasthttp's ReadTimeout covers headers and body, as net/http's Read does.
+		// A body up to twice the limit is read whole and answered 413 on a kept
+		// connection, so the client reads the answer: fasthttp answers a larger one at
+		// once and closes the connection on a client still sending, which may then see a
+		// reset instead (net/http waits half a second for it). fasthttp's ReadTimeout
+		// covers headers and body, as net/http's Read does.
 		ReadTimeout:        t.Read,
 		WriteTimeout:       t.Write,
 		IdleTimeout:        t.Idle,
 		ReadBufferSize:     maxHeaderBytes,
-		MaxRequestBodySize: maxBody,
+		MaxRequestBodySize: 2 * maxBody,
 		// Answers say nothing about the software that serves them. Their Date comes from
 		// a fasthttp goroutine that refreshes it every second while the process lives.
 		NoDefaultServerHeader:        true,
