@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"syscall"
+	"time"
 )
 
 // watchClose calls gone once the client closes conn (an end of stream or an error
@@ -26,6 +27,13 @@ func watchClose(conn net.Conn, gone func(error)) chan struct{} {
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
+		return nil
+	}
+	// The read deadline fasthttp set for the request would end the watch of a move that
+	// thinks longer (a model, 20 s); it sets the next one itself before the next read.
+	// Cleared here, before the watch starts, so that end's past deadline always comes
+	// after it.
+	if err := conn.SetReadDeadline(time.Time{}); err != nil {
 		return nil
 	}
 	ended := make(chan struct{})

@@ -47,13 +47,9 @@ func StartWith(addr string, h http.Handler, t Timeouts) (*Server, error) {
 }
 
 func start(addr string, h http.Handler, t Timeouts, cfg *tls.Config) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, scheme, err := listen(addr, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	scheme := "http"
-	if cfg != nil {
-		ln, scheme = tls.NewListener(ln, cfg), "https"
+		return nil, err
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -63,16 +59,32 @@ func start(addr string, h http.Handler, t Timeouts, cfg *tls.Config) (*Server, e
 		IdleTimeout:       t.Idle,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	s := &Server{ln: ln, scheme: scheme, done: make(chan error, 1), shutdown: srv.Shutdown}
-	// The serving goroutine ends when Shutdown closes the listener.
+	return serve(ln, scheme, srv.Serve, srv.Shutdown), nil
+}
+
+// listen binds addr, with TLS when cfg is set, and names the scheme it serves.
+func listen(addr string, cfg *tls.Config) (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if cfg != nil {
+		return tls.NewListener(ln, cfg), "https", nil
+	}
+	return ln, "http", nil
+}
+
+// serve runs run on ln in a goroutine that ends when shutdown closes the listener.
+func serve(ln net.Listener, scheme string, run func(net.Listener) error, shutdown func(context.Context) error) *Server {
+	s := &Server{ln: ln, scheme: scheme, done: make(chan error, 1), shutdown: shutdown}
 	go func() {
-		err := srv.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
+		err := run(ln)
+		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 			err = nil
 		}
 		s.done <- err
 	}()
-	return s, nil
+	return s
 }
 
 // Addr is the bound address, e.g. 127.0.0.1:8000.

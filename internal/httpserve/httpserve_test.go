@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strings"
@@ -48,7 +49,10 @@ func TestStartPlain(t *testing.T) {
 	}
 }
 
-func TestStartTLS(t *testing.T) {
+// testTLS makes certificates of a private CA for 127.0.0.1: the server's config and a
+// client that trusts the CA.
+func testTLS(t *testing.T) (*tls.Config, *http.Client) {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := netsec.MakeCerts(dir, []string{"127.0.0.1"}, 1, false); err != nil {
 		t.Fatal(err)
@@ -58,6 +62,17 @@ func TestStartTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ccfg, err := netsec.ClientConfig(dir + "/" + netsec.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: ccfg}}
+	t.Cleanup(trusting.CloseIdleConnections)
+	return cfg, trusting
+}
+
+func TestStartTLS(t *testing.T) {
+	cfg, trusting := testTLS(t)
 	s, err := StartTLS("127.0.0.1:0", http.HandlerFunc(hello), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -66,12 +81,6 @@ func TestStartTLS(t *testing.T) {
 	if want := "https://" + s.Addr() + "/mcp"; s.URL() != want || s.Base()+"/mcp" != want {
 		t.Errorf("URL() = %s, Base() = %s, want %s", s.URL(), s.Base(), want)
 	}
-	ccfg, err := netsec.ClientConfig(dir + "/" + netsec.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: ccfg}}
-	defer trusting.CloseIdleConnections()
 	if body, err := get(t, trusting, s.URL()); err != nil || body != "hello" {
 		t.Errorf("GET %s trusting the CA = %q, %v", s.URL(), body, err)
 	}

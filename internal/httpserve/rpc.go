@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -43,16 +42,16 @@ const RPCPath = "/mcp"
 // handler returns or, once something waits on it, when the client closes the connection
 // (see connContext).
 func StartRPC(addr string, h http.Handler, rpc Processor, maxBody int, cfg *tls.Config, log zerolog.Logger) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+	return startRPC(addr, h, rpc, maxBody, cfg, log, DefaultTimeouts)
+}
+
+// startRPC is StartRPC with other timeouts (tests of slow handlers use short ones).
+func startRPC(addr string, h http.Handler, rpc Processor, maxBody int, cfg *tls.Config, log zerolog.Logger, t Timeouts) (*Server, error) {
+	ln, scheme, err := listen(addr, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	scheme := "http"
-	if cfg != nil {
-		ln, scheme = tls.NewListener(ln, cfg), "https"
+		return nil, err
 	}
 	other := fasthttpadaptor.NewFastHTTPHandler(h)
-	t := DefaultTimeouts
 	srv := &fasthttp.Server{
 		Handler: func(c *fasthttp.RequestCtx) {
 			if !c.IsPost() || string(c.Path()) != RPCPath {
@@ -96,16 +95,7 @@ func StartRPC(addr string, h http.Handler, rpc Processor, maxBody int, cfg *tls.
 		Logger:                fastLogger{log},
 		ErrorHandler:          fastError,
 	}
-	s := &Server{ln: ln, scheme: scheme, done: make(chan error, 1), shutdown: srv.ShutdownWithContext}
-	// The serving goroutine ends when Shutdown closes the listener.
-	go func() {
-		err := srv.Serve(ln)
-		if errors.Is(err, net.ErrClosed) {
-			err = nil
-		}
-		s.done <- err
-	}()
-	return s, nil
+	return serve(ln, scheme, srv.Serve, srv.ShutdownWithContext), nil
 }
 
 // fastError answers a request fasthttp could not read with the status net/http gives

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentleague/agentleague/internal/netsec"
 	"github.com/rs/zerolog"
 )
 
@@ -29,7 +28,7 @@ func echo(_ context.Context, body []byte) []byte {
 	return []byte(`{"got":` + string(body) + `}`)
 }
 
-func startRPC(t *testing.T, rpc Processor, maxBody int) *Server {
+func serveRPC(t *testing.T, rpc Processor, maxBody int) *Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /hello", hello)
@@ -68,7 +67,7 @@ func post(body string) string {
 // malformed requests are answered before the Processor sees anything.
 func TestStartRPCRoutes(t *testing.T) {
 	calls := 0
-	s := startRPC(t, processFunc(func(ctx context.Context, b []byte) []byte { calls++; return echo(ctx, b) }), 64)
+	s := serveRPC(t, processFunc(func(ctx context.Context, b []byte) []byte { calls++; return echo(ctx, b) }), 64)
 	conn, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +136,7 @@ func TestStartRPCRoutes(t *testing.T) {
 func TestStartRPCContext(t *testing.T) {
 	waiting, gone := make(chan struct{}), make(chan error, 1)
 	after := make(chan context.Context, 1)
-	s := startRPC(t, processFunc(func(ctx context.Context, b []byte) []byte {
+	s := serveRPC(t, processFunc(func(ctx context.Context, b []byte) []byte {
 		switch string(b) {
 		case `"wait"`:
 			close(waiting)
@@ -190,7 +189,7 @@ func TestStartRPCContext(t *testing.T) {
 
 // Answers carry a Date, as net/http's do.
 func TestStartRPCDate(t *testing.T) {
-	s := startRPC(t, processFunc(echo), 64)
+	s := serveRPC(t, processFunc(echo), 64)
 	for _, req := range []*http.Request{
 		must(http.NewRequest(http.MethodPost, s.URL(), strings.NewReader(`1`))),
 		must(http.NewRequest(http.MethodGet, s.Base()+"/hello", nil)),
@@ -215,15 +214,7 @@ func must[T any](v T, err error) T {
 
 // StartRPC serves HTTPS with a TLS config, as StartTLS does.
 func TestStartRPCTLS(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := netsec.MakeCerts(dir, []string{"127.0.0.1"}, 1, false); err != nil {
-		t.Fatal(err)
-	}
-	cert, key := netsec.CertFiles(dir, "127.0.0.1")
-	cfg, err := netsec.ServerConfig(cert, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, trusting := testTLS(t)
 	s, err := StartRPC("127.0.0.1:0", http.HandlerFunc(hello), processFunc(echo), 64, cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -232,12 +223,6 @@ func TestStartRPCTLS(t *testing.T) {
 	if want := "https://" + s.Addr() + "/mcp"; s.URL() != want {
 		t.Errorf("URL() = %s, want %s", s.URL(), want)
 	}
-	ccfg, err := netsec.ClientConfig(dir + "/" + netsec.CAFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trusting := &http.Client{Transport: &http.Transport{TLSClientConfig: ccfg}}
-	defer trusting.CloseIdleConnections()
 	res, err := trusting.Post(s.URL(), "application/json", strings.NewReader(`[1]`))
 	if err != nil {
 		t.Fatal(err)
@@ -336,5 +321,48 @@ func BenchmarkServe(b *testing.B) {
 				res.Body.Close()
 			}
 		})
+	}
+}
+
+// A handler that waits on its context past the request's read timeout (a model thinking
+// longer than it) still hears the client go away.
+func TestStartRPCContextOutlivesReadTimeout(t *testing.T) {
+	waiting, gone := make(chan struct{}), make(chan error, 1)
+	short := DefaultTimeouts
+	short.Read = 50 * time.Millisecond
+	s, err := startRPC("127.0.0.1:0", http.NotFoundHandler(), processFunc(func(ctx context.Context, _ []byte) []byte {
+		done := ctx.Done()
+		close(waiting)
+		<-done
+		gone <- ctx.Err()
+		return nil
+	}), 64, nil, zerolog.Nop(), short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, s)
+	conn, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, post(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	<-waiting
+	// Past the read timeout: a socket deadline runs on the real clock only.
+	time.Sleep(4 * short.Read)
+	select {
+	case err := <-gone:
+		t.Fatalf("the context ended (%v) while the client still waited", err)
+	default:
+	}
+	conn.Close()
+	select {
+	case err := <-gone:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("context of a request whose client left: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler never heard that its client left once the read timeout had passed")
 	}
 }
