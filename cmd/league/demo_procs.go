@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentleague/agentleague/internal/timerslack"
+	"github.com/agentleague/agentleague/internal/procsched"
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -76,9 +76,9 @@ func (ps *procSet) start(role, id, bin string, env []string, args ...string) err
 		// leave before the League Manager's notice.
 		Setpgid: true,
 	}
-	// With the slack it would have if started from a shell: an older build under
-	// --against must run as it does for its users.
-	if err := timerslack.Start(cmd); err != nil {
+	// With the timer slack and scheduling policy it would have if started from a shell:
+	// an older build under --against must run as it does for its users.
+	if err := procsched.Start(cmd); err != nil {
 		out.Close()
 		return fmt.Errorf("start %s: %w", name, err)
 	}

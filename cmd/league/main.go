@@ -30,7 +30,7 @@ run "league <command> -h" for the flags of a command`
 
 func main() {
 	cli.TuneGC()
-	if err := cli.TimerSlack(os.Stderr); err != nil {
+	if err := cli.Scheduling(os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "league: %v\n", err)
 		os.Exit(2)
 	}

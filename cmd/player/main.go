@@ -30,7 +30,7 @@ import (
 
 func main() {
 	cli.TuneGC()
-	if err := cli.TimerSlack(os.Stderr); err != nil {
+	if err := cli.Scheduling(os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "player: %v\n", err)
 		os.Exit(2)
 	}

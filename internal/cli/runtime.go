@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/agentleague/agentleague/internal/timerslack"
+	"github.com/agentleague/agentleague/internal/procsched"
 )
 
 // gcPercent is the collector's goal for our processes: their live heaps are a few
@@ -37,19 +37,22 @@ func OneProcessor() {
 	}
 }
 
-// TimerSlack checks the timer slack the process started with (package timerslack): a
-// bad LEAGUE_TIMER_SLACK_NS is an error, the command's to report as a bad command line;
-// a slack the system refused is a note on w, as the process works without it, only
-// spending more CPU.
-func TimerSlack(w io.Writer) error {
-	_, err := timerslack.Setting()
-	switch {
-	case err == nil, errors.Is(err, timerslack.ErrUnsupported):
-		return nil
-	case errors.Is(err, timerslack.ErrBadValue):
-		return err
-	default:
-		fmt.Fprintf(w, "note: %v (timers keep the kernel's default slack)\n", err)
-		return nil
+// Scheduling checks the timer slack and the scheduling policy the process started with
+// (package procsched): a bad LEAGUE_TIMER_SLACK_NS or LEAGUE_SCHED_POLICY is an error,
+// the command's to report as a bad command line; a setting the system refused is a note
+// on w, as the process works without it, only spending more CPU.
+func Scheduling(w io.Writer) error {
+	_, slackErr := procsched.Slack()
+	_, policyErr := procsched.Policy()
+	var bad []error
+	for _, err := range []error{slackErr, policyErr} {
+		switch {
+		case err == nil, errors.Is(err, procsched.ErrUnsupported):
+		case errors.Is(err, procsched.ErrBadSlack), errors.Is(err, procsched.ErrBadPolicy):
+			bad = append(bad, err)
+		default:
+			fmt.Fprintf(w, "note: %v (the kernel's default is kept)\n", err)
+		}
 	}
+	return errors.Join(bad...)
 }

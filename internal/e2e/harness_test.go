@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/procsched"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 	_ "github.com/mattn/go-sqlite3"
@@ -92,7 +93,8 @@ func startProc(t *testing.T, name string, env []string, bin string, args ...stri
 	}
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
+	// As from a shell: with the scheduling the tests inherited, not the one they chose.
+	if err := procsched.Start(cmd); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, out: &stderr.Buffer, done: make(chan struct{})}
