@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/valyala/fasthttp"
 )
 
 // processFunc is a Processor made of a function.
@@ -268,6 +269,42 @@ func TestStartRPCShutdownWaits(t *testing.T) {
 	}
 	if err := <-stopped; err != nil {
 		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// A Shutdown that comes before Serve has registered its listener with fasthttp (a
+// player whose engine fails at once) still ends Serve: fasthttp alone would return from
+// Shutdown at once and leave a later Serve accepting for ever.
+func TestStartRPCShutdownBeforeServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &fasthttp.Server{Handler: func(*fasthttp.RequestCtx) {}}
+	if err := shutdownFast(srv, ln)(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after Shutdown: %v", err)
+		}
+	case <-time.After(10 * time.Second): // a guard against a hang, not a measure
+		ln.Close()
+		<-served
+		t.Fatal("Serve still accepting 10 s after Shutdown")
+	}
+	// And through StartRPC: stopped at once after it starts, many times.
+	for range 20 {
+		s, err := StartRPC("127.0.0.1:0", http.NotFoundHandler(), processFunc(echo), 64, nil, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
 	}
 }
 
