@@ -99,6 +99,12 @@ func (s *Server) URL() string { return s.Base() + "/mcp" }
 // Shutdown stops accepting requests and waits for those in flight until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.shutdown(ctx)
+	// The listener is ours, and closing it ends a Serve its server's Shutdown missed:
+	// fasthttp closes only the listeners its Serve has registered, so a Shutdown right
+	// after the start (a player whose engine fails at once) would leave Serve accepting.
+	if cerr := s.ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
+		err = fmt.Errorf("close listener: %w", cerr)
+	}
 	if serr := <-s.done; err == nil {
 		err = serr
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -96,20 +95,7 @@ func startRPC(addr string, h http.Handler, rpc Processor, maxBody int, cfg *tls.
 		Logger:                fastLogger{log},
 		ErrorHandler:          fastError,
 	}
-	return serve(ln, scheme, srv.Serve, shutdownFast(srv, ln)), nil
-}
-
-// shutdownFast is srv's Shutdown, then ln closed: fasthttp closes only the listeners its
-// Serve has registered, so a Shutdown that comes before Serve gets that far (a player
-// whose engine fails to start) would leave Serve accepting for ever.
-func shutdownFast(srv *fasthttp.Server, ln net.Listener) func(context.Context) error {
-	return func(ctx context.Context) error {
-		err := srv.ShutdownWithContext(ctx)
-		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
-			err = fmt.Errorf("close listener: %w", cerr)
-		}
-		return err
-	}
+	return serve(ln, scheme, srv.Serve, srv.ShutdownWithContext), nil
 }
 
 // fastError answers a request fasthttp could not read with the status net/http gives

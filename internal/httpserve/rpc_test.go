@@ -178,13 +178,20 @@ func TestStartRPCContext(t *testing.T) {
 	}
 	<-waiting
 	hanging.Close()
+	waitCanceled(t, gone, "the handler never heard that its client left")
+}
+
+// waitCanceled waits for the context error a handler saw once its client left, and
+// fails with never when none comes.
+func waitCanceled(t *testing.T, gone <-chan error, never string) {
+	t.Helper()
 	select {
 	case err := <-gone:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("context of a request whose client left: %v, want context.Canceled", err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the handler never heard that its client left")
+	case <-time.After(10 * time.Second): // a guard against a hang, not a measure
+		t.Fatal(never)
 	}
 }
 
@@ -272,28 +279,31 @@ func TestStartRPCShutdownWaits(t *testing.T) {
 	}
 }
 
-// A Shutdown that comes before Serve has registered its listener with fasthttp (a
-// player whose engine fails at once) still ends Serve: fasthttp alone would return from
-// Shutdown at once and leave a later Serve accepting for ever.
+// A Shutdown that comes before fasthttp's Serve has registered its listener (a player
+// whose engine fails at once) still ends Serve: fasthttp's own Shutdown then returns at
+// once and would leave Serve accepting for ever.
 func TestStartRPCShutdownBeforeServe(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &fasthttp.Server{Handler: func(*fasthttp.RequestCtx) {}}
-	if err := shutdownFast(srv, ln)(context.Background()); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	shutDown := make(chan struct{})
+	s := serve(ln, "http", func(ln net.Listener) error {
+		<-shutDown // Serve starts only once fasthttp's Shutdown has returned
+		return srv.Serve(ln)
+	}, func(ctx context.Context) error {
+		defer close(shutDown)
+		return srv.ShutdownWithContext(ctx)
+	})
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Shutdown(context.Background()) }()
 	select {
-	case err := <-served:
+	case err := <-stopped:
 		if err != nil {
-			t.Errorf("Serve after Shutdown: %v", err)
+			t.Errorf("Shutdown: %v", err)
 		}
 	case <-time.After(10 * time.Second): // a guard against a hang, not a measure
-		ln.Close()
-		<-served
 		t.Fatal("Serve still accepting 10 s after Shutdown")
 	}
 	// And through StartRPC: stopped at once after it starts, many times.
@@ -394,12 +404,5 @@ func TestStartRPCContextOutlivesReadTimeout(t *testing.T) {
 	default:
 	}
 	conn.Close()
-	select {
-	case err := <-gone:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("context of a request whose client left: %v, want context.Canceled", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the handler never heard that its client left once the read timeout had passed")
-	}
+	waitCanceled(t, gone, "the handler never heard that its client left once the read timeout had passed")
 }
