@@ -47,6 +47,7 @@ const (
 	ReasonShuttingDown          Reason = "SHUTTING_DOWN"
 	ReasonUnknownRound          Reason = "UNKNOWN_ROUND"
 	ReasonInsecureEndpoint      Reason = "INSECURE_ENDPOINT"
+	ReasonStorageUnavailable    Reason = "STORAGE_UNAVAILABLE"
 )
 
 // reasonCodes fixes the JSON-RPC code of every reason.
@@ -77,6 +78,15 @@ var reasonCodes = map[Reason]int{
 	ReasonShuttingDown:          -32018,
 	ReasonUnknownRound:          -32019,
 	ReasonInsecureEndpoint:      -32020,
+	ReasonStorageUnavailable:    -32021,
+}
+
+// Transient lists the reasons a caller retries with backoff until its own deadline: the
+// receiver could not take the call now (its storage failed, it failed, it is rate
+// limiting), and the same call (same id and conversation_id) may succeed later without
+// being applied twice.
+func Transient() []Reason {
+	return []Reason{ReasonInternal, ReasonStorageUnavailable, ReasonRateLimited}
 }
 
 // Reasons lists the catalogue in code order, for documentation and tests.
