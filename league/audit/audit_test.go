@@ -11,9 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -392,91 +390,6 @@ func TestRedactKeepsLinesWholeAndFindsEscapedKeys(t *testing.T) {
 
 // Exchanges recorded while an fsync runs share the next one, and none returns before an
 // fsync that began after its lines were written.
-func TestGroupCommit(t *testing.T) {
-	a, err := Open(filepath.Join(t.TempDir(), "audit.jsonl"), self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	var syncs atomic.Int32
-	release := make(chan struct{})
-	a.sync = func() error {
-		if syncs.Add(1) == 1 {
-			<-release
-		}
-		return a.f.Sync()
-	}
-	ex := protocol.Exchange{Inbound: true, Peer: "referee:ref1", ConversationID: "c1",
-		Request: []byte(`{"jsonrpc":"2.0","id":1,"method":"league.handle"}`), Response: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)}
-	const writers = 8
-	errs := make(chan error, writers+1)
-	synced := make(chan int32, writers)
-	go func() { errs <- a.Record(ex) }()
-	for syncs.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	for range writers {
-		go func() {
-			err := a.Record(ex)
-			synced <- syncs.Load()
-			errs <- err
-		}()
-	}
-	for {
-		if n, _ := a.Mark(); n == 2*(writers+1) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(release)
-	for range writers + 1 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	for range writers {
-		if n := <-synced; n < 2 {
-			t.Errorf("a writer returned after %d fsyncs, before the one covering its lines", n)
-		}
-	}
-	if n := syncs.Load(); n != 2 {
-		t.Errorf("%d fsyncs for %d exchanges recorded during the first, want 2", n, writers)
-	}
-}
-
-// A failed fsync fails the exchange; the next one syncs again and covers both.
-func TestSyncFailure(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := Open(path, self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	fail := true
-	a.sync = func() error {
-		if fail {
-			return errors.New("disk gone")
-		}
-		return a.f.Sync()
-	}
-	ex := protocol.Exchange{Inbound: true, Peer: "referee:ref1", ConversationID: "c1",
-		Request: []byte(`{"jsonrpc":"2.0","id":1,"method":"league.handle"}`), Response: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)}
-	if err := a.Record(ex); err == nil || !strings.Contains(err.Error(), "sync audit log: disk gone") {
-		t.Fatalf("Record with a failing fsync: %v", err)
-	}
-	fail = false
-	if err := a.Record(ex); err != nil {
-		t.Fatal(err)
-	}
-	if a.synced != 4 {
-		t.Errorf("%d lines synced, want 4", a.synced)
-	}
-	entries, err := Read(path)
-	if err != nil || len(entries) != 4 {
-		t.Fatalf("read back %d entries, %v", len(entries), err)
-	}
-}
-
 // The file format is encoding/json's: a line as Log writes it (through the faster
 // jsonv1) is byte for byte what encoding/json writes, HTML escapes and compacted
 // messages included.
