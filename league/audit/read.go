@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +14,26 @@ import (
 type LineError struct {
 	Line int
 	Msg  string
+	// Torn marks a line Parse stopped at that a crash mid-write explains: the log's last
+	// line, either without its newline or with JSON that ends early. Nothing follows it,
+	// so it changes nothing before it: the lines Parse returned with it can all be
+	// checked. Any other bad line (one that more lines follow, or a complete line that is
+	// not an entry) is not torn: the log was changed or damaged there.
+	Torn bool
+	// Offset is where the line begins in the file, in bytes (set by Parse): cutting the
+	// file there leaves the lines before it.
+	Offset int64
 }
 
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
-// Read parses every line of the log at path.
+// IsTorn reports whether err is, or wraps, a torn last line (LineError.Torn).
+func IsTorn(err error) bool {
+	var le *LineError
+	return errors.As(err, &le) && le.Torn
+}
+
+// Read parses every line of the log at path, as Parse does.
 func Read(path string) ([]Entry, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -27,32 +43,68 @@ func Read(path string) ([]Entry, error) {
 	return Parse(f)
 }
 
-// Parse parses a log from r. A line that is not a complete JSON entry is an error
-// naming it.
+// Parse parses a log from r. It stops at the first line that is not a complete JSON
+// entry and returns the entries before it with a *LineError naming it, Torn when the
+// line is the log's last and cut short (see LineError.Torn): the League Manager cuts a
+// last line without a newline when it starts, but keeps one that ends in a newline. A
+// read error returns the entries before it and the error.
 func Parse(r io.Reader) ([]Entry, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var out []Entry
+	var offset int64
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(line) == 0 && err == io.EOF {
 			return out, nil
 		}
 		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("read audit log: %w", err)
+			return out, fmt.Errorf("read audit log: %w", err)
+		}
+		bad := func(torn bool, msg string) ([]Entry, error) {
+			return out, &LineError{Line: n, Msg: msg, Torn: torn, Offset: offset}
 		}
 		if line[len(line)-1] != '\n' {
-			return nil, &LineError{Line: n, Msg: "torn line without a newline (cut mid-write)"}
+			return bad(true, fmt.Sprintf("torn last line: %d bytes without a newline, cut mid-write (the League Manager cuts them when it starts)", len(line)))
 		}
-		raw := bytes.TrimSuffix(line, []byte("\n"))
+		raw := line[:len(line)-1]
 		e := Entry{Line: n, Raw: raw}
 		if err := json.Unmarshal(raw, &e); err != nil {
-			return nil, &LineError{Line: n, Msg: "not a JSON audit entry: " + err.Error()}
+			last := lastLine(br)
+			if last && cutShort(raw) {
+				return bad(true, fmt.Sprintf("torn last line: its JSON is cut short, then a newline (the League Manager keeps a line that ends in a newline: cut the file to its first %d bytes before it starts again)", offset))
+			}
+			return bad(false, "not a JSON audit entry: "+err.Error()+followed(last))
 		}
 		if e.LogID == "" || e.Timestamp == "" || e.Direction == "" || len(e.Message) == 0 {
-			return nil, &LineError{Line: n, Msg: "missing log_id, timestamp, direction or message"}
+			return bad(false, "missing log_id, timestamp, direction or message"+followed(lastLine(br)))
 		}
 		out = append(out, e)
+		offset += int64(len(line))
 	}
+}
+
+// lastLine reports whether nothing follows the line br has just read.
+func lastLine(br *bufio.Reader) bool {
+	_, err := br.Peek(1)
+	return err != nil
+}
+
+// followed says, for a bad line that is not torn, whether lines follow it.
+func followed(last bool) string {
+	if last {
+		return " (the last line)"
+	}
+	return "; more lines follow it: the log was changed or damaged here"
+}
+
+// cutShort reports whether line is the beginning of an entry cut short: an object whose
+// JSON is valid as far as it goes and ends early.
+func cutShort(line []byte) bool {
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	var v json.RawMessage
+	return errors.Is(json.NewDecoder(bytes.NewReader(line)).Decode(&v), io.ErrUnexpectedEOF)
 }
 
 // CheckChain verifies that every line carries the hash of the line before it. An edited
