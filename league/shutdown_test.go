@@ -10,8 +10,13 @@ import (
 	"github.com/google/uuid"
 )
 
+// shutdownGuard bounds how long a test waits for Shutdown to return once nothing holds
+// it: a guard against a hang (a drain of an hour, an agent that never answers), not a
+// measure of how long it takes.
+const shutdownGuard = 10 * time.Second
+
 // shutdownSoon runs Manager.Shutdown in the background; wait returns its error, failing
-// the test if it takes longer than 500 ms from the call of wait.
+// the test if it takes longer than shutdownGuard from the call of wait.
 func (h *harness) shutdownSoon(reason string, drain time.Duration) (wait func() error) {
 	done := make(chan error, 1)
 	go func() { done <- h.m.Shutdown(context.Background(), reason, drain) }()
@@ -20,8 +25,8 @@ func (h *harness) shutdownSoon(reason string, drain time.Duration) (wait func() 
 		select {
 		case err := <-done:
 			return err
-		case <-time.After(500 * time.Millisecond):
-			h.t.Fatal("Shutdown did not return within 500 ms")
+		case <-time.After(shutdownGuard):
+			h.t.Fatalf("Shutdown did not return within %v", shutdownGuard)
 			return nil
 		}
 	}
@@ -224,8 +229,16 @@ func TestAdminShutdownRequest(t *testing.T) {
 
 // LEAGUE_SHUTDOWN is best effort: an agent that never answers delays the shutdown by
 // NotifyTimeout at most, and one that is down not at all.
+//
+// The bound is not measured on the wall clock, where a loaded machine stretches it:
+// Shutdown returns although p1 never answers (within shutdownGuard, a hang guard), not
+// before NotifyTimeout has passed, and the notices run with the NotifyTimeout given.
 func TestShutdownNoticesDoNotWaitForAgents(t *testing.T) {
-	h := newHarness(t, harnessOptions{notifyTimeout: 100 * time.Millisecond})
+	const notify = 100 * time.Millisecond
+	h := newHarness(t, harnessOptions{notifyTimeout: notify})
+	if got := h.m.e.notices.timeout; got != notify {
+		t.Fatalf("notices are bounded by %v, want the NotifyTimeout given (%v)", got, notify)
+	}
 	l := h.registerLive([]string{"ref1"}, nil, []string{"p1", "p2", "p3"})
 	l.playerSrv["p1"].set(false, true)
 	l.playerSrv["p2"].srv.Close()
@@ -233,8 +246,11 @@ func TestShutdownNoticesDoNotWaitForAgents(t *testing.T) {
 	if err := h.shutdownSoon("now", time.Hour)(); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if d := time.Since(start); d < 100*time.Millisecond {
+	if d := time.Since(start); d < notify {
 		t.Errorf("Shutdown returned after %v, before the hanging agent's NotifyTimeout", d)
+	}
+	if len(l.playerSrv["p1"].messages(protocol.LeagueShutdown)) != 1 {
+		t.Error("the agent that never answers was not told: nothing held the shutdown")
 	}
 	if len(l.playerSrv["p3"].messages(protocol.LeagueShutdown)) != 1 || len(l.refs["ref1"].shutdownNotices()) != 1 {
 		t.Error("the agents that answer were not told")
