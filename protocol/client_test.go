@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
@@ -31,6 +32,65 @@ func newFakePeer(t testing.TB, answer func(n int, req protocol.Request, w http.R
 	t.Cleanup(srv.Close)
 	return p, srv
 }
+
+// pipePeerURL is where a client of newPipePeer calls: a loopback URL, as plain http must
+// be, whose connections are in memory whatever its port.
+const pipePeerURL = "http://127.0.0.1:1/mcp"
+
+// newPipePeer is newFakePeer served over net.Pipe to the client it returns, for a test
+// inside a testing/synctest bubble: the pipes block durably, so the bubble's fake clock
+// runs only while both sides wait, and a call's deadline falls at its time exactly,
+// however slow the machine. The server and the client end with t.
+func newPipePeer(t *testing.T, answer func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request)) (*fakePeer, *protocol.Client) {
+	p := &fakePeer{t: t, answer: answer}
+	ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	srv := &http.Server{Handler: p}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	c := newClient(t, nil)
+	protocol.SetDial(c, ln.dial)
+	return p, c
+}
+
+// pipeListener accepts the server ends of the pipes its dial makes.
+type pipeListener struct {
+	conns     chan net.Conn
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
 
 func (p *fakePeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body []byte
@@ -226,71 +286,87 @@ func TestClientRetriesTransportFailure(t *testing.T) {
 	}
 }
 
+// Each attempt has Timeout to itself. On fake time (synctest, over pipes): on the wall
+// clock a loaded machine made the second attempt miss its 50 ms too, and a third one
+// came ("got 3 requests, want 2").
 func TestClientTimeoutPerAttempt(t *testing.T) {
-	release := make(chan struct{})
-	block := func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request) {
-		if n == 1 {
-			select {
-			case <-release:
-			case <-r.Context().Done():
+	const timeout = 50 * time.Millisecond
+	// The first request is never answered: its attempt ends at its deadline, which
+	// closes the connection and ends the request's context.
+	block := func(t *testing.T) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+		return func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				<-r.Context().Done()
+				return
 			}
-			return
+			answerResult(t)(n, req, w, r)
 		}
-		answerResult(t)(n, req, w, r)
 	}
 	t.Run("single attempt", func(t *testing.T) {
-		_, srv := newFakePeer(t, func(_ int, req protocol.Request, w http.ResponseWriter, r *http.Request) { block(1, req, w, r) })
-		c := newClient(t, nil)
-		_, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 50 * time.Millisecond, Retry: protocol.RetryPolicy{Attempts: 1}})
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("got %v, want context.DeadlineExceeded", err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			_, c := newPipePeer(t, block(t))
+			start := time.Now()
+			_, err := c.Call(context.Background(), pipePeerURL, heartbeat(t), protocol.CallOptions{Timeout: timeout, Retry: protocol.RetryPolicy{Attempts: 1}})
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("got %v, want context.DeadlineExceeded", err)
+			}
+			if d := time.Since(start); d != timeout {
+				t.Errorf("the call ended after %v, want its timeout %v", d, timeout)
+			}
+		})
 	})
 	t.Run("second attempt has its own deadline", func(t *testing.T) {
-		peer, srv := newFakePeer(t, block)
-		c := newClient(t, nil)
-		ans, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 50 * time.Millisecond, Retry: quickRetry})
-		if err != nil || ans == nil {
-			t.Fatalf("got %v, %v, want the second attempt's answer", ans, err)
-		}
-		if got := len(peer.requests()); got != 2 {
-			t.Errorf("got %d requests, want 2", got)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			peer, c := newPipePeer(t, block(t))
+			start := time.Now()
+			ans, err := c.Call(context.Background(), pipePeerURL, heartbeat(t), protocol.CallOptions{Timeout: timeout, Retry: quickRetry})
+			if err != nil || ans == nil {
+				t.Fatalf("got %v, %v, want the second attempt's answer", ans, err)
+			}
+			if got := len(peer.requests()); got != 2 {
+				t.Errorf("got %d requests, want 2", got)
+			}
+			// The first attempt's timeout and one backoff of quickRetry (at most 2 ms).
+			if d := time.Since(start); d < timeout || d > timeout+quickRetry.MaxBackoff {
+				t.Errorf("the answer came after %v, want %v and a backoff", d, timeout)
+			}
+		})
 	})
-	close(release)
 }
 
 // A deadline that cuts short the attempt after a refusal still names the refusal, which
 // says more than the cut dial or read, and leaves the call's reason empty: the deadline
 // ended it. CI once saw "dial tcp: i/o timeout" instead of NO_REFEREE_REGISTERED.
+//
+// On fake time (synctest, over pipes): on the wall clock a loaded machine could spend
+// the whole 100 ms before the first refusal came back.
 func TestClientDeadlineAfterRefusal(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	_, srv := newFakePeer(t, func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request) {
-		if n == 1 {
-			answerError(protocol.ReasonRateLimited)(n, req, w, r)
-			return
+	synctest.Test(t, func(t *testing.T) {
+		peer, c := newPipePeer(t, func(n int, req protocol.Request, w http.ResponseWriter, r *http.Request) {
+			if n == 1 {
+				answerError(protocol.ReasonRateLimited)(n, req, w, r)
+				return
+			}
+			<-r.Context().Done()
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := c.Call(ctx, pipePeerURL, heartbeat(t), protocol.CallOptions{Timeout: time.Minute, Retry: protocol.RetryPolicy{
+			Attempts: 10, Backoff: time.Millisecond, Reasons: []protocol.Reason{protocol.ReasonRateLimited},
+		}})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("got %v, want context.DeadlineExceeded", err)
 		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
+		if !strings.Contains(err.Error(), "the peer last refused") || !strings.Contains(err.Error(), string(protocol.ReasonRateLimited)) {
+			t.Errorf("got %q, want it to name the refusal %s", err, protocol.ReasonRateLimited)
+		}
+		if r := protocol.ReasonOf(err); r != "" {
+			t.Errorf("got reason %q, want none: the deadline ended the call", r)
+		}
+		if got := len(peer.requests()); got != 2 {
+			t.Errorf("got %d requests, want the refused one and the one the deadline cut", got)
 		}
 	})
-	c := newClient(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_, err := c.Call(ctx, srv.URL, heartbeat(t), protocol.CallOptions{Timeout: time.Minute, Retry: protocol.RetryPolicy{
-		Attempts: 10, Backoff: time.Millisecond, Reasons: []protocol.Reason{protocol.ReasonRateLimited},
-	}})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("got %v, want context.DeadlineExceeded", err)
-	}
-	if !strings.Contains(err.Error(), "the peer last refused") || !strings.Contains(err.Error(), string(protocol.ReasonRateLimited)) {
-		t.Errorf("got %q, want it to name the refusal %s", err, protocol.ReasonRateLimited)
-	}
-	if r := protocol.ReasonOf(err); r != "" {
-		t.Errorf("got reason %q, want none: the deadline ended the call", r)
-	}
 }
 
 func TestClientCallerContext(t *testing.T) {

@@ -1,5 +1,10 @@
 package protocol
 
+import (
+	"context"
+	"net"
+)
+
 // Backoff exposes backoff to the external tests.
 var Backoff = backoff
 
@@ -8,3 +13,10 @@ var (
 	ReadMetadataTyped    = readMetadataTyped
 	ReadMetadataByMember = readMetadataByMember
 )
+
+// SetDial makes c reach every plain-http peer through dial: a test dials an in-memory
+// peer (net.Pipe) inside a testing/synctest bubble, so that a call's deadlines run on
+// the bubble's fake clock.
+func SetDial(c *Client, dial func(ctx context.Context, network, addr string) (net.Conn, error)) {
+	c.plain.dial = dial
+}
