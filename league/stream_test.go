@@ -112,15 +112,20 @@ func eventTypes(es []events.Event) []string {
 // The event stream of the League Manager's own HTTP server outlives its timeouts, and a
 // client that reconnects with Last-Event-ID gets exactly the events it missed. A match's
 // stream has that match's events only.
+//
+// The timeouts are a second, not 100 ms: they also bound every request of the test (the
+// streams' and the pages' reads and answers), which a loaded machine could stretch past
+// 100 ms.
 func TestEventStreamResumesOverHTTP(t *testing.T) {
-	const timeout = 100 * time.Millisecond
+	const timeout = time.Second
 	h := newHarness(t, harnessOptions{})
 	base := h.serveHTTP(httpserve.Timeouts{ReadHeader: timeout, Read: timeout, Write: timeout, Idle: timeout})
 	l := h.register([]string{"ref1", "ref2"}, nil, playerIDs(4))
 	s := openStream(t, base+"/events", "")
 	got := s.take(t, 6)
-	// Past every timeout of the server, the stream is still open.
-	time.Sleep(3 * timeout)
+	// Past every timeout of the server (they began before the stream's request was read),
+	// the stream is still open.
+	time.Sleep(timeout + timeout/2)
 	l.start()
 	h.settle()
 	got = append(got, s.take(t, 3)...)

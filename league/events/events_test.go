@@ -168,18 +168,23 @@ func TestCloseEndsStreams(t *testing.T) {
 }
 
 // A stream outlives the server's read and write timeouts: it sets its own deadlines.
+//
+// The timeouts are a second, not 50 ms: they also bound the reading of the stream's
+// request, which a loaded machine could stretch past 50 ms. The sleep starts once the
+// request was read, so the timeouts have passed when it ends.
 func TestStreamOutlivesServerTimeouts(t *testing.T) {
+	const timeout = time.Second
 	h := NewHub(10)
 	defer h.Close()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) { h.ServeSSE(w, r, nil) })
 	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 50*time.Millisecond, 50*time.Millisecond
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = timeout, timeout
 	srv.Start()
 	defer srv.Close()
 	sc, stop := open(t, srv, "/events", "")
 	defer stop()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(timeout + timeout/2)
 	h.Publish(MoveMade, "m1", nil)
 	if e := readEvents(t, sc, 1)[0]; e.ID != 1 {
 		t.Errorf("got %+v", e)
@@ -215,9 +220,12 @@ func TestStalledClientIsCutOff(t *testing.T) {
 	for range 16 {
 		h.Publish(MoveMade, "m1", big)
 	}
+	// writeWait (50 ms) cuts the client off. 5 s is a guard against a hang, not a measure
+	// (writing 16 MiB on a loaded machine may take longer than 500 ms), and still shorter
+	// than the default writeWait.
 	select {
 	case <-done:
-	case <-time.After(500 * time.Millisecond):
+	case <-time.After(5 * time.Second):
 		t.Fatal("the stream of a client that does not read is still open")
 	}
 }
