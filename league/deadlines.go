@@ -66,12 +66,18 @@ func (e *engine) armNextDeadline(afterEnforce bool) {
 	e.armDeadline(next)
 }
 
-// wake is the alarm firing: it ends what is due and arms the next deadline.
+// wake is the alarm firing: it ends what is due and arms the next deadline. While
+// storage fails it only tries again (storageReady arms the next try): no agent loses a
+// match or a lease to a deadline that passed while it could change nothing.
 func (e *engine) wake(gen int) {
 	if e.closed || gen != e.alarm.gen {
 		return
 	}
 	e.alarm.timer = nil
+	if e.storageReady() != nil {
+		return
+	}
+	e.retryDecisions()
 	e.enforceDeadlines()
 	e.armNextDeadline(true)
 }
@@ -109,7 +115,7 @@ func (e *engine) enforceDeadlines() {
 	}
 	if changed {
 		if err := e.settle(); err != nil {
-			e.log.Error().Err(err).Msg("settle after deadlines")
+			e.retryLater("settle after deadlines", err)
 		}
 	}
 }
@@ -197,7 +203,7 @@ func (e *engine) sendReminder(mt *match, ref *agent) {
 		}
 		e.failMatches([]*match{mt}, "referee "+ref.id+" no longer holds the match", true)
 		if err := e.settle(); err != nil {
-			e.log.Error().Err(err).Msg("settle after a reminder")
+			e.retryLater("settle after a reminder", err)
 		}
 	})
 }
@@ -217,7 +223,11 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 		return protocol.MatchStateFailed
 	}
 	if err := e.store.FailMatches(failures(list, status), counts); err != nil {
+		// The deadline stays due: the alarm tries again.
 		e.log.Error().Err(err).Str("why", why).Msg("fail matches")
+		if storageFailure(err) {
+			e.storageFailed(err)
+		}
 		return
 	}
 	for _, mt := range list {
@@ -272,7 +282,7 @@ func (e *engine) cancelAtReferee(mt *match, ref *agent, why string, hold bool) {
 	e.notices.goSend(ref, msg, func() {
 		mt.cancelling = false
 		if err := e.settle(); err != nil {
-			e.log.Error().Err(err).Msg("settle after a cancellation")
+			e.retryLater("settle after a cancellation", err)
 		}
 	})
 }

@@ -112,7 +112,7 @@ func (e *engine) forfeitSuspended() bool {
 			continue
 		}
 		if err := e.recordResult(mt, "", forfeit(mt, suspended, e.gameType, e.scoring.Win)); err != nil {
-			e.log.Error().Err(err).Str("match_id", mt.id).Msg("record forfeit")
+			e.retryLater("record forfeit of "+mt.id, err)
 			continue
 		}
 		recorded = true

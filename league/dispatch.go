@@ -41,7 +41,7 @@ func (e *engine) dispatch() {
 			return
 		}
 		if err := e.assign(mt, best); err != nil {
-			e.log.Error().Err(err).Str("match_id", mt.id).Msg("assign match")
+			e.retryLater("assign match "+mt.id, err)
 			return
 		}
 		loads[best.id]++
@@ -142,11 +142,15 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 		return
 	}
 	e.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("match_id", mt.id).Str("referee_id", ref.id).Msg("assignment not accepted; match goes back to the pool")
+	if !e.setMatchStatus(mt, protocol.MatchStatePending) {
+		// Nothing of the outcome is applied until it can be stored: it is taken again.
+		e.notices.later(storageRetry, func() { e.assignmentAnswered(mt, assignedAt, ref, msg, ans, err) })
+		return
+	}
 	if mt.refusedBy == nil {
 		mt.refusedBy = map[string]bool{}
 	}
 	mt.refusedBy[ref.id] = true
-	e.setMatchStatus(mt, protocol.MatchStatePending)
 	mt.deadline = time.Time{}
 	if undelivered(err) {
 		e.metrics.timeouts.WithLabelValues("assignment").Inc()
@@ -156,7 +160,7 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 	e.checkDrained()
 	e.notices.later(e.opt.RedispatchDelay, func() {
 		if err := e.settle(); err != nil {
-			e.log.Error().Err(err).Msg("settle after a refused assignment")
+			e.retryLater("settle after a refused assignment", err)
 		}
 	})
 }
@@ -174,13 +178,17 @@ func (e *engine) armFlush() {
 	}
 }
 
-// setMatchStatus persists a status change.
-func (e *engine) setMatchStatus(mt *match, status string) {
+// setMatchStatus persists a status change and reports whether it was made.
+func (e *engine) setMatchStatus(mt *match, status string) bool {
 	if err := e.store.SetMatchStatus(status, mt.id); err != nil {
 		e.log.Error().Err(err).Str("match_id", mt.id).Msg("update match status")
-		return
+		if storageFailure(err) {
+			e.storageFailed(err)
+		}
+		return false
 	}
 	mt.status = status
+	return true
 }
 
 // undelivered reports whether err means that an assignment never reached its referee

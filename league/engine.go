@@ -53,6 +53,7 @@ type engine struct {
 	stats  statsBook
 	alarm  alarm
 	stop   shutdownState
+	outage outage
 	// closed is set by Close: no timer is armed and no call started after it.
 	closed bool
 	// flush is flushTimer's callback.
@@ -165,7 +166,11 @@ func (e *engine) load() error {
 			}
 		}
 	}
-	e.reconcileAudit(rounds)
+	if err := e.reconcileAudit(rounds); err != nil {
+		// The next decision tries again (auditReady), before anything else is logged.
+		e.log.Error().Err(err).Msg("audit log not brought level with the database")
+		e.outage.auditSeen = -1
+	}
 	return nil
 }
 

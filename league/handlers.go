@@ -12,8 +12,21 @@ import (
 	"github.com/google/uuid"
 )
 
-// Handle implements protocol.Handler: one validated inbound message.
+// Handle implements protocol.Handler: one validated inbound message. A request whose
+// writes failed is refused STORAGE_UNAVAILABLE, naming the cause; it changed nothing.
 func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	ans, err := m.handle(ctx, msg)
+	if err != nil && protocol.ReasonOf(err) == "" && storageFailure(err) {
+		m.mu.Lock()
+		m.e.storageFailed(err)
+		m.mu.Unlock()
+		m.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("message_type", msg.Envelope.MessageType).Msg("request refused: storage failing")
+		return nil, storageRefusal(err)
+	}
+	return ans, err
+}
+
+func (m *Manager) handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
 	if env.LeagueID != "" && env.LeagueID != m.leagueID {
 		return nil, protocol.Errorf(protocol.ReasonWrongLeague, "this League Manager runs league %q", m.leagueID)
@@ -125,6 +138,9 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	if err := m.rateLimit(limitRegistration, msg.Envelope.Sender, e.agents.senders[msg.Envelope.Sender] != nil); err != nil {
 		return nil, err
 	}
+	if err := e.storageReady(); err != nil {
+		return nil, err
+	}
 	group := e.agents.players
 	if kind == store.KindReferee {
 		group = e.agents.referees
@@ -149,12 +165,13 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	e.registered(a, first)
 	m.log.Info().Str("conversation_id", msg.Envelope.ConversationID).Str(kind+"_id", a.id).Str("endpoint", a.endpoint).
 		Int("players", len(e.agents.players)).Msg(kind + " registered")
+	// The registration is committed: what follows from it is retried, never refused.
 	if err := e.maybeCloseRegistration(kind + " registered"); err != nil {
-		return nil, err
+		e.retryLater("close registration", err)
 	}
 	if kind == store.KindReferee {
 		if err := e.settle(); err != nil {
-			return nil, err
+			e.retryLater("settle after a registration", err)
 		}
 	}
 	return a, nil
@@ -225,6 +242,9 @@ func (m *Manager) agentReady(msg *protocol.Message) (*protocol.Message, error) {
 		return nil, err
 	}
 	if a.status == AgentRegistered {
+		if err := e.storageReady(); err != nil {
+			return nil, err
+		}
 		if err := e.store.SetAgentStatus(a.kind, a.id, AgentActive); err != nil {
 			return nil, err
 		}
@@ -232,7 +252,7 @@ func (m *Manager) agentReady(msg *protocol.Message) (*protocol.Message, error) {
 	}
 	if a.kind == store.KindReferee {
 		if err := e.settle(); err != nil {
-			return nil, err
+			e.retryLater("settle after AGENT_READY", err)
 		}
 	}
 	return m.reply(msg, protocol.AgentReadyResponse, protocol.AgentReadyAnswer{
@@ -318,6 +338,9 @@ func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
 		if err := e.schedulable(); err != nil {
 			return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "cannot start: %v", err)
 		}
+		if err := e.storageReady(); err != nil {
+			return nil, err
+		}
 		if err := e.closeRegistration("admin start"); err != nil {
 			return nil, err
 		}
@@ -352,7 +375,7 @@ func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 		log = m.log.Info()
 		e.auditNote(audit.EventRefereeBack, map[string]any{"referee_id": ref.id})
 		if err := e.settle(); err != nil {
-			return nil, err
+			e.retryLater("settle after a referee came back", err)
 		}
 	}
 	log.Str("conversation_id", msg.Envelope.ConversationID).Str("referee_id", ref.id).Int("active_matches", len(p.ActiveMatches)).Msg("heartbeat: lease renewed")

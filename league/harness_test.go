@@ -96,6 +96,9 @@ type harnessOptions struct {
 	notifyTimeout time.Duration
 	// insecure accepts plain-http endpoints off loopback (league serve --insecure).
 	insecure bool
+	// flakyAudit puts a flakyAudit (storage_test.go) between the audit log and the
+	// League Manager, so a test can make its appends fail.
+	flakyAudit bool
 }
 
 // harness is an in-process League Manager: a Manager on a temporary database and audit
@@ -109,6 +112,7 @@ type harness struct {
 
 	store  *store.Store
 	audit  *audit.Log
+	flaky  *flakyAudit // nil unless harnessOptions.flakyAudit
 	client *protocol.Client
 	m      *Manager
 	srv    *protocol.Server
@@ -152,8 +156,16 @@ func (h *harness) start() {
 	if err != nil {
 		h.t.Fatalf("audit.Open: %v", err)
 	}
-	client := protocol.NewClient(v, audit)
-	opt := Options{Config: h.cfg, Store: store, Audit: audit, Client: client, AdminToken: h.adminToken,
+	var rec interface {
+		Auditor
+		protocol.Recorder
+	} = audit
+	if h.opt.flakyAudit {
+		h.flaky = &flakyAudit{Log: audit}
+		rec = h.flaky
+	}
+	client := protocol.NewClient(v, rec)
+	opt := Options{Config: h.cfg, Store: store, Audit: rec, Client: client, AdminToken: h.adminToken,
 		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch, NotifyTimeout: h.opt.notifyTimeout, Insecure: h.opt.insecure}
 	if c := h.opt.clock; c != nil {
 		opt.Now, opt.AfterFunc = c.Now, c.AfterFunc
@@ -166,7 +178,7 @@ func (h *harness) start() {
 		h.t.Fatalf("Manager.Start: %v", err)
 	}
 	h.store, h.audit, h.client, h.m = store, audit, client, m
-	h.srv = protocol.NewServer(m, v, audit, zerolog.Nop())
+	h.srv = protocol.NewServer(m, v, rec, zerolog.Nop())
 	h.open = true
 }
 
@@ -318,10 +330,13 @@ func (h *harness) unchanged(what string, f func()) {
 	}
 }
 
-// state renders every table and the in-memory view of the league.
+// state renders every table and the in-memory view of the league; whether storage is
+// degraded is the health of the process, not a change of the league.
 func (h *harness) state() string {
 	h.t.Helper()
-	st, _ := json.Marshal(h.m.Status())
+	status := h.m.Status()
+	status.Storage = StorageStatus{}
+	st, _ := json.Marshal(status)
 	h.m.mu.Lock()
 	rows, _ := json.Marshal(h.m.e.fx.table.Rows())
 	h.m.mu.Unlock()

@@ -30,7 +30,7 @@ func (e *engine) armWindow() {
 			return
 		}
 		if err := e.maybeCloseRegistration("window"); err != nil {
-			e.log.Error().Err(err).Msg("close registration")
+			e.retryLater("close registration", err)
 		}
 	})
 }
@@ -89,17 +89,23 @@ func (e *engine) closeRegistration(why string) error {
 	// The schedule is committed: a failed note must not stall the league until a
 	// restart. The league goes on; replay will name the missing schedule.
 	e.auditNote(audit.EventSchedule, scheduleNote(e, ids, rounds, false))
-	return e.activate()
+	if err := e.activate(); err != nil {
+		e.retryLater("activate league", err)
+	}
+	return nil
 }
 
 // activate moves SCHEDULING to ACTIVE and settles, which starts the first unfinished
-// round.
+// round. Once ACTIVE is stored, a failed settle is retried, not returned.
 func (e *engine) activate() error {
 	if err := e.store.SetLeagueStatus(e.leagueID, StateActive); err != nil {
 		return fmt.Errorf("activate league: %w", err)
 	}
 	e.state = StateActive
-	return e.settle()
+	if err := e.settle(); err != nil {
+		e.retryLater("settle the activated league", err)
+	}
+	return nil
 }
 
 // settle brings an active league to rest after any change, in this order, until nothing

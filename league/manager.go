@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
@@ -60,6 +61,12 @@ type Storage interface {
 	CancelUnfinished(status string, matchIDs []string, at, reason string) error
 	ShutdownRecord() (at, reason string, err error)
 	Resume(from, to string) error
+	// Health is nil while the last transaction committed, else its storage failure;
+	// Probe makes a write to learn whether writes succeed again; Failures counts the
+	// transactions a storage failure rolled back.
+	Health() error
+	Probe() error
+	Failures() int64
 }
 
 // Options wires a Manager.
@@ -115,6 +122,8 @@ type Manager struct {
 	// ratings caches the live view's ratings; it has a lock of its own, never taken
 	// while mu is held.
 	ratings ratingsCache
+	// auditCheck is set while a check after a failed audit append is armed.
+	auditCheck atomic.Bool
 }
 
 // NewManager loads the league from the database, creating it on first start.
@@ -141,6 +150,9 @@ func NewManager(opt Options) (*Manager, error) {
 		return nil, err
 	}
 	m.e = e
+	if lg, ok := opt.Audit.(auditHealth); ok {
+		lg.OnFailure(m.auditFailed)
+	}
 	if err := e.load(); err != nil {
 		e.close()
 		return nil, err

@@ -84,11 +84,13 @@ var (
 	descRound   = prometheus.NewDesc("league_current_round", "Number of the active round (the last one once the league is completed; 0 before).", nil, nil)
 	descActive  = prometheus.NewDesc("league_agents_active", "Registered agents that may play or referee (not suspended, shut down or, for referees, lost), by kind.", []string{"kind"}, nil)
 	descSusp    = prometheus.NewDesc("league_agents_suspended", "Suspended agents by kind.", []string{"kind"}, nil)
+	descWrites  = prometheus.NewDesc("league_storage_write_failures_total", "Writes that failed (a full disk, a failed write or fsync), by store: database transactions rolled back, audit log appends cut back.", []string{"store"}, nil)
+	descDegr    = prometheus.NewDesc("league_storage_degraded", "1 while the database or the audit log fails to take writes, else 0.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descMatches, descRound, descActive, descSusp} {
+	for _, d := range []*prometheus.Desc{descMatches, descRound, descActive, descSusp, descWrites, descDegr} {
 		ch <- d
 	}
 }
@@ -103,6 +105,15 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descMatches, prometheus.GaugeValue, float64(n), status)
 	}
 	ch <- prometheus.MustNewConstMetric(descRound, prometheus.GaugeValue, float64(e.fx.activeNumber()))
+	ch <- prometheus.MustNewConstMetric(descWrites, prometheus.CounterValue, float64(e.store.Failures()), "database")
+	if lg, ok := e.opt.Audit.(auditHealth); ok {
+		ch <- prometheus.MustNewConstMetric(descWrites, prometheus.CounterValue, float64(lg.Failures()), "audit_log")
+	}
+	degraded := 0.0
+	if !e.outage.since.IsZero() {
+		degraded = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descDegr, prometheus.GaugeValue, degraded)
 	for kind, group := range map[string]map[string]*agent{store.KindReferee: e.agents.referees, store.KindPlayer: e.agents.players} {
 		active, suspended := 0, 0
 		for _, a := range group {

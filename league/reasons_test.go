@@ -161,6 +161,18 @@ func TestEveryErrorReason(t *testing.T) {
 			_, e := h.call(standingsQuery(t, "player:p1", l.playerTokens["p1"], "round-1"))
 			return e
 		},
+		protocol.ReasonStorageUnavailable: func(t *testing.T, h *harness) *protocol.Error {
+			// The database takes no writes (as on a full disk): nothing is registered.
+			h.register([]string{"ref1"}, nil, nil)
+			if _, err := h.store.DB().Exec(`PRAGMA query_only = ON`); err != nil {
+				t.Fatal(err)
+			}
+			_, e := h.call(playerRegistration(t, "p1"))
+			if e != nil && (e.Data == nil || e.Data.Details != "database: attempt to write a readonly database") {
+				t.Errorf("details %+v, want the database's cause and nothing more", e.Data)
+			}
+			return e
+		},
 		protocol.ReasonInternal: func(t *testing.T, h *harness) *protocol.Error {
 			// The database goes away under the League Manager.
 			h.register([]string{"ref1"}, nil, nil)

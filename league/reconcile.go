@@ -1,6 +1,7 @@
 package league
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -25,21 +26,34 @@ type auditReader interface {
 // complete. So what the database holds and the log lacks is written to the log now, as
 // the League Manager's own notes, marked "recovered"; so are registrations, which a
 // player may give up repeating.
-func (e *engine) reconcileAudit(rounds []store.Round) {
+//
+// It runs again while the league goes on, after the log failed to take a line (a full
+// disk): the exchanges it lost are facts of the database by then. It returns the error
+// of a note it could not write (the notes after it wait for the next try); a log that
+// cannot be read or rebuilt is logged, and the league goes on from its database.
+func (e *engine) reconcileAudit(rounds []store.Round) error {
 	r, ok := e.opt.Audit.(auditReader)
 	if !ok {
-		return
+		return nil
 	}
 	entries, err := r.Entries()
 	if err != nil {
 		e.log.Error().Err(err).Msg("audit log not compared with the database")
-		return
+		return nil
 	}
 	logged, err := replay.Logged(entries)
 	if err != nil {
 		// verify and replay name the line; the league itself goes on from its database.
 		e.log.Error().Err(err).Msg("audit log cannot be rebuilt, so it is not compared with the database")
-		return
+		return nil
+	}
+	var failed error
+	note := func(kind audit.Event, body map[string]any) {
+		if failed == nil {
+			if failed = e.opt.Audit.Note(kind, body); failed != nil {
+				failed = fmt.Errorf("recover %s in the audit log: %w", kind, failed)
+			}
+		}
 	}
 	var added struct{ agents, schedule, rounds, results, abandoned int }
 	for _, group := range []struct {
@@ -48,7 +62,7 @@ func (e *engine) reconcileAudit(rounds []store.Round) {
 	}{{e.agents.referees, logged.Referees}, {e.agents.players, logged.Players}} {
 		for _, id := range slices.Sorted(maps.Keys(group.agents)) {
 			if !slices.Contains(group.logged, id) {
-				e.auditNote(audit.EventAgentRecovered, map[string]any{"kind": group.agents[id].kind, "id": id, "recovered": true})
+				note(audit.EventAgentRecovered, map[string]any{"kind": group.agents[id].kind, "id": id, "recovered": true})
 				added.agents++
 			}
 		}
@@ -59,32 +73,36 @@ func (e *engine) reconcileAudit(rounds []store.Round) {
 		first, err := schedule.Next(e.format.Format, ids, e.cfg.League.Seed, nil)
 		if err != nil || len(first) > len(rounds) {
 			e.log.Error().Err(err).Msg("the schedule missing from the audit log cannot be rebuilt")
-			return
+			return nil
 		}
-		e.auditNote(audit.EventSchedule, scheduleNote(e, ids, rounds[:len(first)], true))
+		note(audit.EventSchedule, scheduleNote(e, ids, rounds[:len(first)], true))
 		have, added.schedule = len(first), 1
 	}
 	for _, n := range roundsNote(rounds[min(have, len(rounds)):]) {
 		n["recovered"] = true
-		e.auditNote(audit.EventRoundPaired, n)
+		note(audit.EventRoundPaired, n)
 		added.rounds++
 	}
 	for _, rd := range rounds {
 		for _, sm := range rd.Matches {
 			switch {
 			case sm.Result != nil && logged.Results[sm.ID] == nil:
-				e.auditNote(audit.EventResultRecorded, resultNote(e.gameType, sm.ID, sm.Players, sm.Result, true))
+				note(audit.EventResultRecorded, resultNote(e.gameType, sm.ID, sm.Players, sm.Result, true))
 				added.results++
 			case sm.Status == protocol.MatchStateAbandoned && !abandoned(logged, sm.ID):
-				e.auditNote(audit.EventMatchAbandoned, map[string]any{"match_id": sm.ID, "round_id": sm.RoundID, "players": sm.Players, "failures": sm.Failures, "recovered": true})
+				note(audit.EventMatchAbandoned, map[string]any{"match_id": sm.ID, "round_id": sm.RoundID, "players": sm.Players, "failures": sm.Failures, "recovered": true})
 				added.abandoned++
 			}
 		}
 	}
+	if failed != nil {
+		return failed
+	}
 	if added != (struct{ agents, schedule, rounds, results, abandoned int }{}) {
 		e.log.Warn().Int("agents", added.agents).Int("schedule", added.schedule).Int("rounds", added.rounds).Int("results", added.results).Int("abandoned", added.abandoned).
-			Msg("the database was ahead of the audit log (a crash between the two writes): the missing facts are logged as recovered")
+			Msg("the database was ahead of the audit log (a crash or a failed write between the two): the missing facts are logged as recovered")
 	}
+	return nil
 }
 
 // abandoned reports whether the log abandons the match.

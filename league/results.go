@@ -64,11 +64,14 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 	if err := checkResult(env, mt, &p, e.gameType, e.scoring); err != nil {
 		return nil, err
 	}
+	if err := e.storageReady(); err != nil {
+		return nil, err
+	}
 	if err := e.recordResult(mt, ref.id, &p); err != nil {
 		return nil, err
 	}
 	if err := e.settle(); err != nil {
-		return nil, err
+		e.retryLater("settle after a result", err)
 	}
 	ans, err := m.matchReply(msg, protocol.MatchResultAck, mt, ack)
 	m.metrics.resultSeconds.Observe(time.Since(start).Seconds())

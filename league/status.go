@@ -29,6 +29,8 @@ type Status struct {
 	// Exchanges counts the JSON-RPC requests the League Manager's endpoint has handled;
 	// only GET /status, which owns the endpoint, fills it in.
 	Exchanges int64 `json:"exchanges"`
+	// Storage says whether the database and the audit log take writes.
+	Storage StorageStatus `json:"storage"`
 }
 
 // AbandonedMatch is an abandoned match as /status shows it.
@@ -65,7 +67,7 @@ func (m *Manager) Status() Status {
 		State: e.state, LeagueID: m.leagueID, GameType: e.gameType, CurrentRound: e.fx.activeNumber(),
 		TotalRounds: len(e.fx.rounds), Referees: len(e.agents.referees), Players: len(e.agents.players),
 		MatchesTotal: len(e.fx.matches), MatchesByStatus: e.fx.counts(), Agents: []AgentStatus{},
-		ShuttingDown: e.stop.stopping, Abandoned: []AbandonedMatch{},
+		ShuttingDown: e.stop.stopping, Abandoned: []AbandonedMatch{}, Storage: e.storageStatus(),
 	}
 	for _, mt := range e.fx.where(isAbandoned) {
 		s.Abandoned = append(s.Abandoned, AbandonedMatch{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players, Referee: mt.referee, Failures: mt.failures})
@@ -95,6 +97,26 @@ func (m *Manager) Status() Status {
 	return s
 }
 
+// Health is the GET /health document: status "ok", or "degraded" with the storage
+// failure while the database or the audit log fails to take writes. It is answered 200
+// either way: the process is alive and serving, and a supervisor restarting it would
+// not bring the disk back.
+type Health struct {
+	Status  string         `json:"status"`
+	Storage *StorageStatus `json:"storage,omitempty"`
+}
+
+// Health reports whether the League Manager can write.
+func (m *Manager) Health() Health {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.e.storageStatus()
+	if !st.Degraded {
+		return Health{Status: "ok"}
+	}
+	return Health{Status: "degraded", Storage: &st}
+}
+
 // Routes serves POST /mcp, GET /health, GET /status, GET /metrics (Prometheus text
 // format) and the read-only live view of league/web: the dashboard at GET /, the match
 // page, its JSON API and the event streams.
@@ -102,7 +124,7 @@ func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rpc)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"status": "ok"})
+		writeJSON(w, m.Health())
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		s := m.Status()

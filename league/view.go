@@ -83,6 +83,9 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 		ByStatus: e.fx.counts(), MatchesTotal: len(e.fx.matches), Format: e.format,
 		Standings: e.fx.table.Detailed(), Crosstable: e.fx.table.Crosstable(), LastEventID: m.hub.LastID(),
 	}
+	if st := e.storageStatus(); st.Degraded {
+		v.StorageFailure, v.StorageSince = st.Cause, st.Since
+	}
 	players := e.agents.playerIDs()
 	if e.format.Algorithm == schedule.Knockout && len(e.fx.rounds) > 0 {
 		b, err := schedule.Bracket(e.format.Format, players, e.cfg.League.Seed, e.fx.played())

@@ -68,7 +68,8 @@ type ClientOptions struct {
 }
 
 // NewClient builds a client with default ClientOptions. validator checks every message
-// sent and received; recorder (may be nil) sees every attempt.
+// sent and received; recorder (may be nil) sees every attempt, and a failure to record
+// one changes nothing about the call.
 func NewClient(v *Validator, rec Recorder) *Client { return NewClientWith(v, rec, ClientOptions{}) }
 
 // NewClientWith is NewClient with options.
@@ -161,9 +162,9 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 		ex.Response = raw
 	}
 	if c.recorder != nil {
-		if rerr := c.recorder.Record(ex); rerr != nil {
-			return nil, fmt.Errorf("record exchange: %w", rerr)
-		}
+		// The exchange took place whether or not it could be recorded: the recorder
+		// counts and owns its failures, and the call goes on as it went.
+		_ = c.recorder.Record(ex)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: %w", m.Envelope.MessageType, url, err)

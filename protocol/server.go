@@ -45,7 +45,8 @@ type Exchange struct {
 }
 
 // Recorder receives every exchange; for inbound ones before the answer leaves, so an
-// audit log can make it durable first.
+// audit log can make it durable first. A failure to record is logged and changes no
+// answer: the handler has already committed what the answer says.
 type Recorder interface {
 	Record(ex Exchange) error
 }
@@ -292,13 +293,10 @@ func (s *Server) finish(ex Exchange, resp *Response) []byte {
 		ex.Response = out
 	}
 	if s.recorder != nil {
+		// The answer stands: what it acknowledges is already in the receiver's database,
+		// which leads; the recorder owns catching up with what it could not record.
 		if err := s.recorder.Record(ex); err != nil {
 			s.log.Error().Err(err).Str("conversation_id", ex.ConversationID).Msg("record exchange")
-			if resp == nil {
-				return nil
-			}
-			// The exchange is not durable, so the caller must not take the answer as final.
-			out, _ = json.Marshal(errorResponse(resp.ID, Errorf(ReasonInternal, "internal error")))
 		}
 	}
 	return out

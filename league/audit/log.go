@@ -65,8 +65,9 @@ type Log struct {
 	durable position   // after the last line known durable; written under syncMu and dmu
 	dmu     sync.Mutex // guards durable for readers that do not hold syncMu
 
-	failures atomic.Int64
-	lastErr  atomic.Pointer[error] // the last failure, nil after a durable append
+	failures  atomic.Int64
+	lastErr   atomic.Pointer[error] // the last failure, nil after a durable append
+	onFailure atomic.Pointer[func()]
 }
 
 var _ protocol.Recorder = (*Log)(nil)
@@ -170,6 +171,9 @@ func (a *Log) write(entries []Entry) error {
 	if err != nil {
 		a.failures.Add(1)
 		a.lastErr.Store(&err)
+		if f := a.onFailure.Load(); f != nil {
+			(*f)()
+		}
 		return err
 	}
 	a.lastErr.Store(nil)
@@ -318,6 +322,10 @@ func (a *Log) Probe() error {
 	}
 	return a.reopen()
 }
+
+// OnFailure makes f run after every append that failed, on the writer's goroutine,
+// which may hold its own locks: f must only schedule work.
+func (a *Log) OnFailure(f func()) { a.onFailure.Store(&f) }
 
 // Failures counts the appends that failed since the log was opened.
 func (a *Log) Failures() int64 { return a.failures.Load() }

@@ -23,6 +23,10 @@ const (
 	MatchAbandoned   = "match_abandoned"
 	StandingsChanged = "standings_changed"
 	LeagueCompleted  = "league_completed"
+	// StorageDegraded and StorageRestored: the League Manager's database or audit log
+	// stopped taking writes, and took them again.
+	StorageDegraded = "storage_degraded"
+	StorageRestored = "storage_restored"
 	// Reset tells a client it asked to resume from an event the hub no longer holds:
 	// it should reload the state instead of relying on the stream.
 	Reset = "reset"

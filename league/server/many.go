@@ -18,6 +18,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/league"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -306,7 +307,20 @@ func (m *Many) routes() http.Handler {
 		gatherers = append(gatherers, lg.srv.mgr.Metrics())
 	}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"status": "ok"})
+		// Degraded while any league's storage fails, naming each.
+		h := map[string]any{"status": "ok"}
+		degraded := map[string]*league.StorageStatus{}
+		for _, lg := range m.leagues {
+			if lg.srv != nil {
+				if st := lg.srv.mgr.Health().Storage; st != nil {
+					degraded[lg.info.LeagueID] = st
+				}
+			}
+		}
+		if len(degraded) > 0 {
+			h["status"], h["leagues"] = "degraded", degraded
+		}
+		writeJSON(w, h)
 	})
 	mux.HandleFunc("GET /api/leagues", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, map[string]any{"leagues": m.Leagues()})

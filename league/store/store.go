@@ -14,9 +14,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
-	_ "github.com/mattn/go-sqlite3" // registers the sqlite3 driver
+	"github.com/mattn/go-sqlite3" // also registers the sqlite3 driver
 )
 
 // SchemaVersion must equal PRAGMA user_version set by sql/schema.sql.
@@ -31,6 +33,26 @@ var migrations = map[int]string{2: "sql/migrate_3.sql", 3: "sql/migrate_4.sql"}
 // ErrSchemaMismatch refuses a database written by another schema version.
 var ErrSchemaMismatch = errors.New("database schema version mismatch")
 
+// ErrUnavailable marks a write the database could not make: the disk is full, an I/O
+// failed, the file cannot be opened or written. The transaction was rolled back.
+var ErrUnavailable = errors.New("database unavailable")
+
+// unavailable tells a storage failure, which a later try may get past, from a bug in a
+// statement, which it will not.
+func unavailable(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrCantOpen, sqlite3.ErrReadonly, sqlite3.ErrBusy,
+			sqlite3.ErrLocked, sqlite3.ErrNomem, sqlite3.ErrProtocol, sqlite3.ErrNotADB, sqlite3.ErrCorrupt:
+			return true
+		}
+		return false
+	}
+	var pe *os.PathError
+	return errors.As(err, &pe)
+}
+
 // Marker tells how far the audit log has got: its line count and the hash of its last
 // line.
 type Marker interface {
@@ -44,6 +66,9 @@ type Store struct {
 
 	soonMu sync.Mutex
 	soon   map[string]soonStatus // match id → status change waiting for a transaction
+
+	failures atomic.Int64
+	lastErr  atomic.Pointer[error] // the last transaction's storage failure, nil after a commit
 }
 
 // soonStatus is a status change SetMatchStatusSoon deferred: to status, if the match
@@ -156,9 +181,43 @@ func (s *Store) SaveMark() error {
 	return s.tx(func(*sql.Tx) error { return nil })
 }
 
+// Health is nil while the last transaction committed, else the storage failure that
+// rolled it back.
+func (s *Store) Health() error {
+	if p := s.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Failures counts the transactions a storage failure rolled back.
+func (s *Store) Failures() int64 { return s.failures.Load() }
+
+// Probe makes a small write of its own, so a League Manager that has nothing else to
+// write learns whether the database takes writes again.
+func (s *Store) Probe() error {
+	return s.tx(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('storage_checked_at', ?)`, time.Now().UTC().Format(time.RFC3339Nano))
+		return err
+	})
+}
+
 // tx runs fn in one immediate transaction, with the audit mark: all of its writes land
-// or none.
+// or none. A storage failure is wrapped in ErrUnavailable and kept for Health.
 func (s *Store) tx(fn func(tx *sql.Tx) error) error {
+	err := s.tx1(fn)
+	switch {
+	case err == nil:
+		s.lastErr.Store(nil)
+	case unavailable(err):
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		s.failures.Add(1)
+		s.lastErr.Store(&err)
+	}
+	return err
+}
+
+func (s *Store) tx1(fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -45,8 +45,12 @@ type LeagueView struct {
 	Bracket []schedule.Stage `json:"bracket,omitempty"`
 	Round   *RoundView       `json:"round,omitempty"`
 	// Abandoned lists every abandoned match of the league, for an operator.
-	Abandoned   []MatchSummary `json:"abandoned"`
-	LastEventID uint64         `json:"last_event_id"`
+	Abandoned []MatchSummary `json:"abandoned"`
+	// StorageFailure names what fails while the database or the audit log takes no
+	// writes (the league is paused), since when; empty otherwise.
+	StorageFailure string `json:"storage_failure,omitempty"`
+	StorageSince   string `json:"storage_since,omitempty"`
+	LastEventID    uint64 `json:"last_event_id"`
 }
 
 // RoundView is a round and its matches.

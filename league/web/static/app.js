@@ -23,7 +23,7 @@ function stream(url, onEvent) {
   const es = new EventSource(url);
   es.onopen = () => { live.textContent = "live"; live.classList.add("on"); };
   es.onerror = () => { live.textContent = "reconnecting…"; live.classList.remove("on"); };
-  const types = ["agent_registered", "round_started", "match_assigned", "move_made", "match_finished", "match_abandoned", "standings_changed", "league_completed", "reset"];
+  const types = ["agent_registered", "round_started", "match_assigned", "move_made", "match_finished", "match_abandoned", "standings_changed", "league_completed", "storage_degraded", "storage_restored", "reset"];
   for (const t of types) es.addEventListener(t, (m) => onEvent(t, m.data ? JSON.parse(m.data) : {}));
   return es;
 }
@@ -203,6 +203,9 @@ function dashboard() {
       el("td", {}, m.players[0] + " vs " + m.players[1]),
       el("td", {}, el("span", { class: "badge " + m.status }, m.status)),
       el("td", {}, m.referee_id || ""))));
+    const sf = document.getElementById("storage");
+    sf.hidden = !v.storage_failure;
+    sf.textContent = v.storage_failure ? "Storage failing since " + v.storage_since + " (" + v.storage_failure + "): the league is paused and nothing is lost; agents retry, and play resumes once writes succeed again." : "";
     // Abandoned matches stay listed for an operator, whatever round is showing.
     const ab = v.abandoned || [];
     document.getElementById("abandoned").hidden = ab.length === 0;

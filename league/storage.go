@@ -1,0 +1,222 @@
+package league
+
+// Storage failures (a full disk, a failed write or fsync). The database leads: a request
+// is acknowledged only once its transaction committed, and one whose transaction failed
+// is refused STORAGE_UNAVAILABLE with nothing changed. The audit log follows: an
+// exchange or note it could not take is a fact of the database by then, and is written
+// to the log as recovered (reconcileAudit) before the League Manager decides anything
+// else. While either store fails, the league is degraded: no request that changes it is
+// taken, no deadline is held against an agent, and what failed is tried again every
+// second; when both take writes again, the clocks of the matches in flight are moved on
+// by the length of the outage.
+
+import (
+	"errors"
+	"syscall"
+	"time"
+
+	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
+	"github.com/mattn/go-sqlite3"
+)
+
+// storageRetry is how often a League Manager whose storage fails tries again.
+const storageRetry = time.Second
+
+// auditHealth is an Auditor that reports its failures and can be reopened; *audit.Log
+// is one.
+type auditHealth interface {
+	Failures() int64
+	Probe() error
+	OnFailure(func())
+}
+
+// auditFailed runs on the goroutine whose audit append failed, which may hold mu: it
+// only arms a check, which brings the log level with the database once it takes lines
+// again, so an exchange lost at the end of a league is not left to the next start.
+func (m *Manager) auditFailed() {
+	if !m.auditCheck.CompareAndSwap(false, true) {
+		return
+	}
+	m.e.opt.AfterFunc(storageRetry, func() {
+		m.auditCheck.Store(false)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.e.closed {
+			return
+		}
+		if m.e.storageReady() == nil {
+			m.e.retryDecisions()
+		}
+	})
+}
+
+// outage is the engine's view of its storage, guarded by Manager.mu.
+type outage struct {
+	since time.Time // zero while storage works
+	cause string
+	// auditSeen is the audit log's failure count the log was last reconciled at.
+	auditSeen int64
+	// retry: a decision that follows a committed change (closing registration,
+	// settling, assigning) failed to write and is tried again by the alarm.
+	retry bool
+}
+
+// storageFailure tells a write the database or the audit log could not make.
+func storageFailure(err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, audit.ErrUnavailable)
+}
+
+// storageCause names the store and the failure for a remote caller and /health: the
+// system's words for it, never a path or a statement.
+func storageCause(err error) string {
+	where := "database"
+	if errors.Is(err, audit.ErrUnavailable) {
+		where = "audit log"
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return where + ": " + se.Code.Error()
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return where + ": " + errno.Error()
+	}
+	return where + ": write failed"
+}
+
+// storageRefusal is the answer to a request whose writes failed.
+func storageRefusal(err error) *protocol.Error {
+	pe := protocol.Errorf(protocol.ReasonStorageUnavailable, "the League Manager cannot write to its storage now; nothing was changed, retry later")
+	pe.Data.Details = storageCause(err)
+	return pe
+}
+
+// storageReady brings both stores back to taking writes, if they failed: a database
+// that failed makes a write of its own, an audit log that failed is reopened and made
+// level with the database. It reports the failure that remains.
+func (e *engine) storageReady() error {
+	if e.store.Health() != nil {
+		if err := e.store.Probe(); err != nil {
+			e.storageFailed(err)
+			return err
+		}
+	}
+	if err := e.auditReady(); err != nil {
+		e.storageFailed(err)
+		return err
+	}
+	e.storageBack()
+	return nil
+}
+
+// auditReady reopens and reconciles an audit log that lost lines since the last time.
+func (e *engine) auditReady() error {
+	lg, ok := e.opt.Audit.(auditHealth)
+	if !ok {
+		return nil
+	}
+	failures := lg.Failures()
+	if failures == e.outage.auditSeen {
+		return nil
+	}
+	if err := lg.Probe(); err != nil {
+		return err
+	}
+	rounds, err := e.store.Schedule()
+	if err != nil {
+		return err
+	}
+	if err := e.reconcileAudit(rounds); err != nil {
+		return err
+	}
+	e.outage.auditSeen = failures
+	return nil
+}
+
+// storageFailed notes an outage and arms its retry.
+func (e *engine) storageFailed(err error) {
+	now := e.opt.Now()
+	if e.outage.since.IsZero() {
+		e.outage.since = now
+		e.log.Error().Err(err).Msg("storage failing: the league is degraded, nothing is changed until writes succeed again")
+		e.outage.cause = storageCause(err)
+		e.publish(events.StorageDegraded, "", e.storageStatus())
+	}
+	e.outage.cause = storageCause(err)
+	e.armDeadline(now.Add(storageRetry))
+}
+
+// retryLater keeps a decision that failed after a committed change for the alarm, which
+// tries it again once storage takes writes.
+func (e *engine) retryLater(what string, err error) {
+	e.log.Error().Err(err).Msg(what + ": tried again in a second")
+	e.outage.retry = true
+	if storageFailure(err) {
+		e.storageFailed(err)
+		return
+	}
+	e.armDeadline(e.opt.Now().Add(storageRetry))
+}
+
+// storageBack ends an outage: the matches in flight get back the time it lasted, and so
+// does an open registration window, since no agent could change anything meanwhile.
+func (e *engine) storageBack() {
+	if e.outage.since.IsZero() {
+		return
+	}
+	lost := e.opt.Now().Sub(e.outage.since)
+	e.log.Info().Dur("outage", lost).Msg("storage takes writes again: the league goes on")
+	e.outage.since, e.outage.cause = time.Time{}, ""
+	e.publish(events.StorageRestored, "", map[string]any{"outage_ms": lost.Milliseconds()})
+	for _, mt := range e.fx.inFlight() {
+		mt.progress.since = mt.progress.since.Add(lost)
+		e.setDeadline(mt)
+	}
+	if e.state == StateRegistration && !e.firstPlayerAt.IsZero() {
+		e.firstPlayerAt = e.firstPlayerAt.Add(lost)
+		if e.windowTimer != nil {
+			e.windowTimer.Stop()
+			e.windowTimer = nil
+		}
+		e.armWindow()
+	}
+}
+
+// retryDecisions runs again the decisions kept by retryLater.
+func (e *engine) retryDecisions() {
+	if !e.outage.retry {
+		return
+	}
+	e.outage.retry = false
+	if e.state == StateScheduling {
+		if err := e.activate(); err != nil {
+			e.retryLater("activate league", err)
+		}
+		return
+	}
+	if err := e.maybeCloseRegistration("retry"); err != nil {
+		e.retryLater("close registration", err)
+		return
+	}
+	if err := e.settle(); err != nil {
+		e.retryLater("settle", err)
+	}
+}
+
+// StorageStatus is the state of the League Manager's storage, in /health and /status.
+type StorageStatus struct {
+	// Degraded is set while the database or the audit log fails to take writes.
+	Degraded bool   `json:"degraded"`
+	Cause    string `json:"cause,omitempty"`
+	Since    string `json:"since,omitempty"`
+}
+
+func (e *engine) storageStatus() StorageStatus {
+	if e.outage.since.IsZero() {
+		return StorageStatus{}
+	}
+	return StorageStatus{Degraded: true, Cause: e.outage.cause, Since: protocol.Now(e.outage.since)}
+}
