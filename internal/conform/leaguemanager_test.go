@@ -74,8 +74,10 @@ func failedRequired(rep *Report) []string {
 	return out
 }
 
-// configWithShortResultReport copies config/ with result_report at 300 ms, so a held
-// result draws a RESULT_REMINDER at once.
+// configWithShortResultReport copies config/ with result_report at 2 s, so a held
+// result draws a RESULT_REMINDER soon. Not shorter: the League Manager fails a match
+// whose result is still missing after max_attempts reminders, one result_report apart,
+// and with 300 ms a loaded machine could take that long (1.2 s) to send a report.
 func configWithShortResultReport(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -85,7 +87,7 @@ func configWithShortResultReport(t *testing.T) string {
 			t.Fatal(err)
 		}
 		if name == "timeout_policy.yaml" {
-			s := strings.Replace(string(b), "result_report: 60000", "result_report: 300", 1)
+			s := strings.Replace(string(b), "result_report: 60000", "result_report: 2000", 1)
 			if s == string(b) {
 				t.Fatal("config/timeout_policy.yaml has no result_report: 60000 to shorten")
 			}
