@@ -5,9 +5,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,30 +28,39 @@ const callTimeout = 500 * time.Millisecond
 const testLeagueID = "league-test"
 
 // fakeLeague is a League Manager reduced to what a player talks to: registration (refused
-// with NO_REFEREE_REGISTERED the first refusals times, or always with refuseWith),
-// AGENT_READY, QUERY_STANDINGS and QUERY_MATCH (answered from the matches set with
-// setMatch).
+// with refusalReason, NO_REFEREE_REGISTERED by default, the first refusals times, or
+// always with refuseWith), AGENT_READY, QUERY_STANDINGS and QUERY_MATCH (answered from the
+// matches set with setMatch). startLeague serves it over HTTP; newFakeLeague readies it to
+// be reached in memory (caller), on a synctest bubble's clock.
 type fakeLeague struct {
-	features   []string
-	refusals   int
-	refuseWith protocol.Reason
+	features      []string
+	refusals      int
+	refusalReason protocol.Reason
+	refuseWith    protocol.Reason
 	// hold, when set, delays every registration answer until it is closed.
 	hold chan struct{}
-	// refuseLater, when set, refuses everything but registration with it.
-	refuseLater protocol.Reason
+	// refuseLater, when set, refuses everything but registration with it: the first
+	// laterRefusals such requests when that is not 0, else all of them.
+	refuseLater   protocol.Reason
+	laterRefusals int
 
 	url string
 
-	mu            sync.Mutex
-	tokens        map[string]string   // player id -> token, drawn on first use
-	conversations map[string][]string // player id -> conversation id of every attempt
+	mu     sync.Mutex
+	later  int                 // requests other than registration received
+	tokens map[string]string   // player id -> token, drawn on first use
+	rpcIDs map[string][]string // conversation id -> JSON-RPC id of every attempt over HTTP
+	// conversations: player id -> conversation id of every registration attempt
+	conversations map[string][]string
 	registrations map[string]map[string]any
 	ready         map[string]int
 	matches       map[string]fakeMatch // by match id, for QUERY_MATCH
 	queries       map[string]int       // QUERY_MATCH received, by match id
 	// queryAnswer, when set, answers QUERY_MATCH instead of matches: "drop" closes the
-	// connection unanswered, a reason refuses it with that reason.
-	queryAnswer string
+	// connection unanswered, a reason refuses it with that reason; queryRefusals, when
+	// not 0, refuses only the first queryRefusals queries about a match with that reason.
+	queryAnswer   string
+	queryRefusals int
 }
 
 // fakeMatch is what the fake League Manager says of a match in MATCH_INFO.
@@ -72,6 +84,14 @@ func (f *fakeLeague) setQueryAnswer(a string) {
 	f.queryAnswer = a
 }
 
+// refuseNext refuses every request but registration with reason from now on: the next n,
+// or all of them when n is 0 (refuseLater and laterRefusals).
+func (f *fakeLeague) refuseNext(reason protocol.Reason, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuseLater, f.laterRefusals, f.later = reason, n, 0
+}
+
 // queryCount is the number of QUERY_MATCH received about matchID.
 func (f *fakeLeague) queryCount(matchID string) int {
 	f.mu.Lock()
@@ -80,7 +100,8 @@ func (f *fakeLeague) queryCount(matchID string) int {
 }
 
 // dropQueries closes the connection of a QUERY_MATCH unanswered while queryAnswer is
-// "drop", as a League Manager that went away does.
+// "drop", as a League Manager that went away does. It records the JSON-RPC id of every
+// request too (rpcIDs).
 func (f *fakeLeague) dropQueries(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -88,7 +109,18 @@ func (f *fakeLeague) dropQueries(next http.Handler) http.Handler {
 			http.Error(w, "read body", http.StatusBadRequest)
 			return
 		}
+		var rpc struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Envelope struct {
+					ConversationID string `json:"conversation_id"`
+				} `json:"envelope"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &rpc)
 		f.mu.Lock()
+		conv := rpc.Params.Envelope.ConversationID
+		f.rpcIDs[conv] = append(f.rpcIDs[conv], string(rpc.ID))
 		drop := f.queryAnswer == "drop" && bytes.Contains(body, []byte(`"`+protocol.QueryMatch+`"`))
 		if drop {
 			var req struct {
@@ -110,10 +142,17 @@ func (f *fakeLeague) dropQueries(next http.Handler) http.Handler {
 	})
 }
 
+// newFakeLeague readies f to answer: in memory through caller, or over HTTP (startLeague).
+func newFakeLeague(f *fakeLeague) *fakeLeague {
+	f.tokens, f.conversations, f.registrations, f.ready = map[string]string{}, map[string][]string{}, map[string]map[string]any{}, map[string]int{}
+	f.matches, f.queries, f.rpcIDs = map[string]fakeMatch{}, map[string]int{}, map[string][]string{}
+	f.refusalReason = cmp.Or(f.refusalReason, protocol.ReasonNoRefereeRegistered)
+	return f
+}
+
 func startLeague(t *testing.T, f *fakeLeague) *fakeLeague {
 	t.Helper()
-	f.tokens, f.conversations, f.registrations, f.ready = map[string]string{}, map[string][]string{}, map[string]map[string]any{}, map[string]int{}
-	f.matches, f.queries = map[string]fakeMatch{}, map[string]int{}
+	newFakeLeague(f)
 	rpc := protocol.NewServer(protocol.HandlerFunc(f.handle), validator(t), nil, testLogger(t).With().Str("component", "fake_league").Logger())
 	srv, err := httpserve.Start("127.0.0.1:0", f.dropQueries(rpc))
 	if err != nil {
@@ -142,8 +181,17 @@ func (f *fakeLeague) token(id string) string {
 
 func (f *fakeLeague) handle(ctx context.Context, m *protocol.Message) (*protocol.Message, error) {
 	_, id := protocol.ParseSender(m.Envelope.Sender)
-	if f.refuseLater != "" && m.Envelope.MessageType != protocol.RegisterPlayerRequest {
-		return nil, protocol.Errorf(f.refuseLater, "refused")
+	if m.Envelope.MessageType != protocol.RegisterPlayerRequest {
+		f.mu.Lock()
+		f.later++
+		reason := f.refuseLater
+		if f.laterRefusals > 0 && f.later > f.laterRefusals {
+			reason = ""
+		}
+		f.mu.Unlock()
+		if reason != "" {
+			return nil, protocol.Errorf(reason, "refused")
+		}
 	}
 	switch m.Envelope.MessageType {
 	case protocol.RegisterPlayerRequest:
@@ -188,6 +236,9 @@ func (f *fakeLeague) queryMatch(m *protocol.Message, playerID string) (*protocol
 	f.queries[q.MatchID]++
 	mt, known := f.matches[q.MatchID]
 	answer := f.queryAnswer
+	if f.queryRefusals > 0 && f.queries[q.MatchID] > f.queryRefusals {
+		answer = ""
+	}
 	f.mu.Unlock()
 	switch {
 	case answer != "":
@@ -220,7 +271,7 @@ func (f *fakeLeague) register(ctx context.Context, m *protocol.Message, id strin
 	case f.refuseWith != "":
 		return nil, protocol.Errorf(f.refuseWith, "refused")
 	case attempt <= f.refusals:
-		return nil, protocol.Errorf(protocol.ReasonNoRefereeRegistered, "no referee yet")
+		return nil, protocol.Errorf(f.refusalReason, "refused, for now")
 	}
 	if f.hold != nil {
 		select {
@@ -251,6 +302,13 @@ func (f *fakeLeague) reply(m *protocol.Message, typ string, payload any) (*proto
 	}
 	out.Envelope.LeagueID = testLeagueID
 	return out, nil
+}
+
+// jsonrpcIDs are the JSON-RPC ids of the attempts of conversation conv over HTTP.
+func (f *fakeLeague) jsonrpcIDs(conv string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.rpcIDs[conv])
 }
 
 func (f *fakeLeague) attempts(id string) []string {
@@ -451,5 +509,134 @@ func wantReason(t *testing.T, err error, want protocol.Reason) {
 	t.Helper()
 	if got := protocol.ReasonOf(err); got != want {
 		t.Fatalf("error %v: reason %q, want %q", err, got, want)
+	}
+}
+
+// memCall is one attempt the League Manager in memory received.
+type memCall struct {
+	msg      *protocol.Message
+	opt      protocol.CallOptions
+	at       time.Time
+	deadline time.Time // of the whole call; zero for none
+}
+
+// memCaller reaches a fakeLeague in memory, as protocol.Client reaches it over HTTP:
+// every attempt has opt.Timeout, and a failed attempt is retried as opt.Retry says
+// (transport failures, the reasons it lists, errors without a reason when Unexplained),
+// after the longest backoff the client may draw, min(Backoff·2^(n-1), MaxBackoff), until
+// ctx ends or the attempts run out. Built in a synctest bubble, it runs on its clock.
+type memCaller struct {
+	t  *testing.T
+	lg *fakeLeague
+	v  *protocol.Validator
+
+	mu    sync.Mutex
+	calls []memCall
+}
+
+// caller returns the in-memory way to f (see memCaller); newFakeLeague must have readied f.
+func (f *fakeLeague) caller(t *testing.T) *memCaller {
+	return &memCaller{t: t, lg: f, v: validator(t)}
+}
+
+func (c *memCaller) Call(ctx context.Context, url string, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
+	if err := c.v.ValidateMessage(m); err != nil {
+		c.t.Errorf("player sent an invalid %s: %v", m.Envelope.MessageType, err)
+		return nil, err
+	}
+	var last error
+	for n := range max(opt.Retry.Attempts, 1) {
+		if n > 0 {
+			if err := sleepCtx(ctx, longestBackoff(opt.Retry, n)); err != nil {
+				return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, err, last)
+			}
+		}
+		ans, err := c.attempt(ctx, m, opt)
+		if err == nil {
+			return ans, nil
+		}
+		last = err
+		if !clientRetries(err, opt.Retry) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, ctx.Err(), err)
+		}
+	}
+	return nil, last
+}
+
+func (c *memCaller) attempt(ctx context.Context, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
+	deadline, _ := ctx.Deadline()
+	c.mu.Lock()
+	c.calls = append(c.calls, memCall{msg: m, opt: opt, at: time.Now(), deadline: deadline})
+	c.mu.Unlock()
+	if opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
+		defer cancel()
+	}
+	ans, err := c.lg.handle(ctx, m)
+	var perr *protocol.Error
+	switch {
+	case err == nil:
+		if verr := c.v.ValidateMessage(ans); verr != nil {
+			c.t.Errorf("fake league answered an invalid %s: %v", ans.Envelope.MessageType, verr)
+		}
+		return ans, nil
+	case errors.As(err, &perr):
+		return nil, perr
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("post: %w", ctx.Err()) // no answer in time
+	}
+	// As protocol.Server answers any other handler error.
+	return nil, protocol.Errorf(protocol.ReasonInternal, "internal error")
+}
+
+// sent returns the attempts of messageType received so far.
+func (c *memCaller) sent(messageType string) []memCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []memCall
+	for _, call := range c.calls {
+		if call.msg.Envelope.MessageType == messageType {
+			out = append(out, call)
+		}
+	}
+	return out
+}
+
+// clientRetries says whether protocol.Client tries again after err under p.
+func clientRetries(err error, p protocol.RetryPolicy) bool {
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		if perr.Data == nil || perr.Data.Reason == "" {
+			return p.Unexplained
+		}
+		return slices.Contains(p.Reasons, perr.Data.Reason)
+	}
+	return !errors.Is(err, protocol.ErrBadResponse)
+}
+
+// longestBackoff is the longest wait protocol.Client may draw before retry n.
+func longestBackoff(p protocol.RetryPolicy, n int) time.Duration {
+	d := p.Backoff
+	for i := 1; i < n && (p.MaxBackoff <= 0 || d < p.MaxBackoff); i++ {
+		d *= 2
+	}
+	if p.MaxBackoff > 0 {
+		d = min(d, p.MaxBackoff)
+	}
+	return d
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

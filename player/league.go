@@ -5,27 +5,69 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// Registration backoff: 100 ms doubling to 2 s, with the client's jitter.
+// Every call to the League Manager is retried, with the same JSON-RPC id and
+// conversation id, on lost connections and on the refusals of protocol.Transient
+// (INTERNAL, STORAGE_UNAVAILABLE, RATE_LIMITED: the League Manager could not take the call
+// now, e.g. its disk is full), with a capped, jittered backoff, until the call's own
+// deadline: Config.RegisterFor for registration and AGENT_READY, leagueQueryFor for
+// QUERY_STANDINGS, matchQueryFor for QUERY_MATCH. Any other refusal ends the call at once.
+
+// Backoff of the calls to the League Manager: 100 ms doubling to 2 s, with the client's jitter.
 const (
 	registerBackoff    = 100 * time.Millisecond
 	registerMaxBackoff = 2 * time.Second
 )
 
+// leagueQueryFor bounds the retries of QUERY_STANDINGS, asked for a person or a model
+// that waits for the answer: about the three attempts of DefaultRegisterTimeout it had.
+const leagueQueryFor = 15 * time.Second
+
 // Features are the extensions a player announces at registration: it checks match
 // credentials and answers with them, and takes MATCH_CANCELLED.
 var Features = []string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation}
 
-// register sends REGISTER_PLAYER_REQUEST until the League Manager takes it or
-// cfg.RegisterFor elapses, and stores the token, league id and features.
+// leagueCaller carries the calls to the League Manager: the player's protocol.Client,
+// or a League Manager in memory in tests.
+type leagueCaller interface {
+	Call(ctx context.Context, url string, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error)
+}
+
+// retryPolicy retries transport failures and the transient refusals (plus extra) until the
+// caller's deadline: the deadline, not a count, ends the retries.
+func retryPolicy(backoff, maxBackoff time.Duration, extra ...protocol.Reason) protocol.RetryPolicy {
+	return protocol.RetryPolicy{
+		Attempts: math.MaxInt32, Backoff: backoff, MaxBackoff: maxBackoff,
+		Reasons: slices.Concat(protocol.Transient(), extra),
+	}
+}
+
 // errLeagueOver is a registration refused because the League Manager is shutting down.
 var errLeagueOver = errors.New("register: the League Manager is shutting down")
 
-func (p *Player) register(ctx context.Context, endpoint string) error {
+// joinContext is the deadline of registration and AGENT_READY together: cfg.RegisterFor,
+// cut short when ctx ends or LEAGUE_SHUTDOWN arrives.
+func (p *Player) joinContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	jctx, cancel := context.WithTimeout(ctx, p.cfg.RegisterFor)
+	go func() {
+		select {
+		case <-p.shutdown:
+			cancel()
+		case <-jctx.Done():
+		}
+	}()
+	return jctx, cancel
+}
+
+// register sends REGISTER_PLAYER_REQUEST until the League Manager takes it or jctx (see
+// joinContext) ends, and stores the token, league id and features. Besides the transient
+// refusals it retries NO_REFEREE_REGISTERED: the referees may register after the players.
+func (p *Player) register(jctx context.Context, endpoint string) error {
 	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(p.cfg.ID), protocol.PlayerRegistration{
 		PlayerID: p.cfg.ID, EndpointURL: endpoint, DisplayName: p.cfg.DisplayName,
 		// A model server plays only what it listed; the League Manager refuses a league
@@ -38,32 +80,28 @@ func (p *Player) register(ctx context.Context, endpoint string) error {
 	}
 	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	log.Info().Str("league_url", p.cfg.LeagueURL).Msg("registering")
-	rctx, cancel := context.WithTimeout(ctx, p.cfg.RegisterFor)
-	defer cancel()
-	// One call: the client resends the same message (same conversation id), which the
-	// League Manager recognises as a retry. The deadline, not a count, ends the retries.
-	ans, err := p.client.Call(rctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
-		Timeout: p.cfg.RegisterTimeout,
-		Retry: protocol.RetryPolicy{
-			Attempts:   math.MaxInt32,
-			Backoff:    registerBackoff,
-			MaxBackoff: registerMaxBackoff,
-			Reasons:    []protocol.Reason{protocol.ReasonNoRefereeRegistered, protocol.ReasonRateLimited},
-			// A League Manager of another implementation may refuse a player that came
-			// before the referees without naming a reason; the deadline ends the wait.
-			Unexplained: true,
-		},
-		Peer: protocol.SenderLeagueManager,
+	retry := retryPolicy(registerBackoff, registerMaxBackoff, protocol.ReasonNoRefereeRegistered)
+	// A League Manager of another implementation may refuse a player that came before
+	// the referees without naming a reason; the deadline ends the wait.
+	retry.Unexplained = true
+	// One call: the client resends the same message (same JSON-RPC id and conversation
+	// id), which the League Manager recognises as a retry.
+	ans, err := p.league.Call(jctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: p.cfg.RegisterTimeout, Retry: retry, Peer: protocol.SenderLeagueManager,
 	})
 	if err != nil {
-		if pe := (*protocol.Error)(nil); errors.As(err, &pe) && pe.Data != nil && pe.Data.Reason == protocol.ReasonShuttingDown {
+		if protocol.ReasonOf(err) == protocol.ReasonShuttingDown {
 			// The league ended before this player joined it: nothing failed.
 			log.Info().Msg("the League Manager is shutting down: not registered")
 			return errLeagueOver
 		}
-		if ctx.Err() == nil { // else asked to stop: Run reports that
-			log.Error().Err(err).Msg("registration failed")
+		if errors.Is(jctx.Err(), context.Canceled) {
+			return fmt.Errorf("register: %w", err) // asked to stop: Run reports that
 		}
+		if jctx.Err() != nil {
+			err = fmt.Errorf("gave up after %v (the registration deadline): %w", p.cfg.RegisterFor, err)
+		}
+		log.Error().Err(err).Msg("registration failed")
 		return fmt.Errorf("register: %w", err)
 	}
 	var a protocol.RegistrationAnswer
@@ -78,9 +116,10 @@ func (p *Player) register(ctx context.Context, endpoint string) error {
 	return nil
 }
 
-// ready sends AGENT_READY_REQUEST. A failure is logged, not fatal: the League Manager
-// treats a registered agent as usable (PROTOCOL-NOTES 7).
-func (p *Player) ready(ctx context.Context) {
+// ready sends AGENT_READY_REQUEST, retried until jctx (see joinContext) ends. A failure
+// is logged, not fatal: the League Manager treats a registered agent as usable
+// (PROTOCOL-NOTES 7).
+func (p *Player) ready(jctx context.Context) {
 	msg, err := p.leagueMessage(protocol.AgentReadyRequest, protocol.AgentReady{})
 	if err != nil {
 		p.log.Error().Err(err).Msg("build agent ready request")
@@ -89,7 +128,7 @@ func (p *Player) ready(ctx context.Context) {
 	}
 	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	var a protocol.AgentReadyAnswer
-	ans, err := p.client.Call(ctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
+	ans, err := p.league.Call(jctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
 	if err == nil {
 		err = ans.Decode(&a)
 	}
@@ -102,8 +141,9 @@ func (p *Player) ready(ctx context.Context) {
 	log.Info().Str("agent_state", a.AgentState).Msg("ready")
 }
 
-// Standings asks the League Manager for the current standings (QUERY_STANDINGS). It
-// returns ErrNotRegistered before registration succeeded.
+// Standings asks the League Manager for the current standings (QUERY_STANDINGS), retried
+// until ctx ends or leagueQueryFor passes. It returns ErrNotRegistered before
+// registration succeeded.
 func (p *Player) Standings(ctx context.Context) (protocol.Standings, error) {
 	select {
 	case <-p.registered:
@@ -115,7 +155,9 @@ func (p *Player) Standings(ctx context.Context) (protocol.Standings, error) {
 		return protocol.Standings{}, err
 	}
 	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
-	ans, err := p.client.Call(ctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
+	qctx, cancel := context.WithTimeout(ctx, leagueQueryFor)
+	defer cancel()
+	ans, err := p.league.Call(qctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
 	if err != nil {
 		log.Warn().Err(err).Msg("standings query failed")
 		return protocol.Standings{}, fmt.Errorf("query standings: %w", err)
@@ -140,14 +182,12 @@ func (p *Player) leagueMessage(messageType string, payload any) (*protocol.Messa
 	return msg, nil
 }
 
-// leagueCallOptions are the settings of calls to the League Manager after registration.
+// leagueCallOptions are the settings of calls to the League Manager after registration:
+// retried until the caller's deadline, which every caller sets.
 func (p *Player) leagueCallOptions() protocol.CallOptions {
 	return protocol.CallOptions{
 		Timeout: p.cfg.RegisterTimeout,
-		Retry: protocol.RetryPolicy{
-			Attempts: 3, Backoff: registerBackoff, MaxBackoff: registerMaxBackoff,
-			Reasons: []protocol.Reason{protocol.ReasonRateLimited},
-		},
-		Peer: protocol.SenderLeagueManager,
+		Retry:   retryPolicy(registerBackoff, registerMaxBackoff),
+		Peer:    protocol.SenderLeagueManager,
 	}
 }

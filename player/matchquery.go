@@ -15,9 +15,14 @@ import (
 const (
 	// maxConfirmed bounds the remembered confirmations; the oldest is dropped first.
 	maxConfirmed = 1024
-	// matchQueryTimeout bounds each QUERY_MATCH attempt: the answer must come well inside
-	// the referee's join deadline (10 s by default).
+	// matchQueryTimeout bounds each QUERY_MATCH attempt, and matchQueryFor all of them
+	// (lost connections and transient refusals are retried): the answer to the invitation
+	// must come well inside the referee's join deadline (10 s by default).
 	matchQueryTimeout = 2 * time.Second
+	matchQueryFor     = 4 * time.Second
+	// Backoff between QUERY_MATCH attempts: 50 ms doubling to 500 ms, with jitter.
+	matchQueryBackoff    = 50 * time.Millisecond
+	matchQueryMaxBackoff = 500 * time.Millisecond
 )
 
 // confirmations remember, per match, the referee the League Manager named in MATCH_INFO,
@@ -104,10 +109,11 @@ func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) err
 	info, err := p.queryMatch(ctx, env.MatchID)
 	if err != nil {
 		log.Warn().Err(err).Msg("cannot confirm an invitation without credential")
-		if reason := protocol.ReasonOf(err); reason != "" && reason != protocol.ReasonRateLimited && reason != protocol.ReasonInternal {
+		if reason := protocol.ReasonOf(err); reason != "" && !slices.Contains(protocol.Transient(), reason) {
 			return protocol.Errorf(protocol.ReasonUnauthorized, "the league manager does not confirm match %s: %s", env.MatchID, reason)
 		}
-		// Unreachable, busy or failing: the invitation may be sent again later.
+		// Unreachable, busy or failing for longer than matchQueryFor: the invitation may
+		// be sent again later.
 		return protocol.Errorf(protocol.ReasonBusy, "cannot confirm match %s with the league manager now", env.MatchID)
 	}
 	holder := ""
@@ -144,18 +150,18 @@ func (p *Player) MatchInfo(ctx context.Context, matchID string) (protocol.MatchD
 	return p.queryMatch(ctx, matchID)
 }
 
-// queryMatch sends QUERY_MATCH about matchID with the player's own token.
+// queryMatch sends QUERY_MATCH about matchID with the player's own token, retried on lost
+// connections and transient refusals until ctx ends or p.matchQueryFor passes.
 func (p *Player) queryMatch(ctx context.Context, matchID string) (protocol.MatchDetails, error) {
 	msg, err := p.leagueMessage(protocol.QueryMatch, protocol.MatchQuery{MatchID: matchID})
 	if err != nil {
 		return protocol.MatchDetails{}, err
 	}
 	msg.Envelope.MatchID = matchID
-	ans, err := p.client.Call(ctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
-		Timeout: matchQueryTimeout,
-		// A second try for a lost connection; a refusal is never retried.
-		Retry: protocol.RetryPolicy{Attempts: 2, Backoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond},
-		Peer:  protocol.SenderLeagueManager,
+	qctx, cancel := context.WithTimeout(ctx, p.matchQueryFor)
+	defer cancel()
+	ans, err := p.league.Call(qctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: matchQueryTimeout, Retry: retryPolicy(matchQueryBackoff, matchQueryMaxBackoff), Peer: protocol.SenderLeagueManager,
 	})
 	if err != nil {
 		return protocol.MatchDetails{}, fmt.Errorf("query match %s: %w", matchID, err)

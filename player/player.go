@@ -81,11 +81,14 @@ type Config struct {
 	Seed int64
 	// DisplayName is sent at registration when set.
 	DisplayName string
-	// RegisterTimeout is the deadline of each call to the League Manager
+	// RegisterTimeout is the deadline of each attempt of a call to the League Manager
 	// (DefaultRegisterTimeout when 0).
 	RegisterTimeout time.Duration
-	// RegisterFor bounds how long registration is retried, so the League Manager may
-	// start after the player (DefaultRegisterFor when 0).
+	// RegisterFor bounds how long registration and AGENT_READY are retried
+	// (DefaultRegisterFor when 0): lost connections, NO_REFEREE_REGISTERED and the
+	// transient refusals of protocol.Transient (INTERNAL, STORAGE_UNAVAILABLE,
+	// RATE_LIMITED), so the League Manager may start after the player, or fail to write
+	// for a while, without the player giving up. Run fails once it passes unregistered.
 	RegisterFor time.Duration
 	// Stdout receives the one line "player <id> listening on <url>" (os.Stdout when nil).
 	Stdout io.Writer
@@ -195,8 +198,12 @@ type Player struct {
 	games       *game.Registry
 	newStrategy strategyFunc
 	client      *protocol.Client
-	rpc         *protocol.Server
-	fault       fault
+	// league carries every call to the League Manager: client outside tests.
+	league leagueCaller
+	// matchQueryFor bounds the retries of QUERY_MATCH (matchQueryFor outside tests).
+	matchQueryFor time.Duration
+	rpc           *protocol.Server
+	fault         fault
 	// model is the model server of strategy lbm, nil otherwise; modelGames are the game
 	// types it listed at start.
 	model      *lbm.Client
@@ -277,6 +284,7 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		matches:     map[string]*match{},
 		finished:    map[string]protocol.Outcome{},
 	}
+	p.league, p.matchQueryFor = p.client, matchQueryFor
 	p.rpc = protocol.NewServer(p, v, nil, log)
 	switch cfg.Strategy {
 	case StrategyLBM:
@@ -368,12 +376,17 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 	case p.cfg.Strategy == StrategyUCI && p.cfg.Remote == nil:
 		err = p.checkEngine(ctx)
 	}
+	// Registration and AGENT_READY are retried until cfg.RegisterFor: the League Manager
+	// may start after the player, or fail to write for a while (a full disk).
+	jctx, stopJoining := p.joinContext(ctx)
+	defer stopJoining()
 	if err == nil {
-		err = p.register(ctx, endpoint)
+		err = p.register(jctx, endpoint)
 	}
 	switch {
 	case err == nil:
-		p.ready(ctx)
+		p.ready(jctx)
+		stopJoining()
 		select {
 		case <-ctx.Done():
 			p.log.Info().Msg("stopping: asked to stop")

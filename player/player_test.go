@@ -82,8 +82,18 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 }
 
+// Registration refused with a reason worth waiting for (no referee yet, or the League
+// Manager failing or unable to write for now) is sent again over HTTP as the same call:
+// the same JSON-RPC id and conversation id. TestRegistrationOutlastsTransientRefusals
+// follows the backoff and the deadline on fake time.
 func TestRegistrationRetriesWithTheSameConversation(t *testing.T) {
-	lg := startLeague(t, &fakeLeague{features: allFeatures, refusals: 2})
+	for _, reason := range append([]protocol.Reason{protocol.ReasonNoRefereeRegistered}, protocol.Transient()...) {
+		t.Run(string(reason), func(t *testing.T) { testRegistrationRetries(t, reason) })
+	}
+}
+
+func testRegistrationRetries(t *testing.T, reason protocol.Reason) {
+	lg := startLeague(t, &fakeLeague{features: allFeatures, refusals: 2, refusalReason: reason})
 	r := startPlayer(t, lg, Config{ID: "p01", DisplayName: "Player One"}, nil)
 	r.waitState(t, StateActive)
 
@@ -95,6 +105,9 @@ func TestRegistrationRetriesWithTheSameConversation(t *testing.T) {
 		if c != convs[0] {
 			t.Fatalf("retried registration used conversation %s, want %s", c, convs[0])
 		}
+	}
+	if ids := lg.jsonrpcIDs(convs[0]); len(ids) != 3 || ids[0] == "" || ids[1] != ids[0] || ids[2] != ids[0] {
+		t.Errorf("JSON-RPC ids of the registration attempts %v, want the same id three times", ids)
 	}
 	reg := lg.registration("p01")
 	if reg["endpoint_url"] != r.url || reg["player_id"] != "p01" || reg["display_name"] != "Player One" {
@@ -260,6 +273,11 @@ func TestInvitationCredentials(t *testing.T) {
 		{"no credential, league manager unreachable", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer("drop") }, none, protocol.ReasonBusy, true},
 		{"no credential, league manager rate limits", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonRateLimited)) }, none, protocol.ReasonBusy, true},
 		{"no credential, league manager fails", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonInternal)) }, none, protocol.ReasonBusy, true},
+		{"no credential, league manager cannot write", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonStorageUnavailable)) }, none, protocol.ReasonBusy, true},
+		{"no credential, league manager fails, then confirms", allFeatures, func(lg *fakeLeague) {
+			held("ref1", "IN_PROGRESS")(lg)
+			lg.queryAnswer, lg.queryRefusals = string(protocol.ReasonInternal), 2
+		}, none, "", true},
 		{"no credential, player suspended", allFeatures, func(lg *fakeLeague) { lg.setQueryAnswer(string(protocol.ReasonSuspended)) }, none, protocol.ReasonUnauthorized, true},
 		{"no credential, credentials announced without match_query", credentialsOnly, nil, none, "", false},
 		{"signed assignments only, no credential", []string{protocol.FeatureSignedAssignments}, nil, none, "", false},
@@ -272,10 +290,20 @@ func TestInvitationCredentials(t *testing.T) {
 			if tt.league != nil {
 				tt.league(lg)
 			}
-			r := startPlayer(t, lg, Config{ID: "p01"}, nil)
+			var setup func(*Player)
+			if tt.wantReason == protocol.ReasonBusy {
+				// QUERY_MATCH is retried until this deadline, then the invitation is
+				// answered BUSY (TestMatchQueryRetriesTransientRefusals times it on fake
+				// time). These cases mostly wait: they wait together.
+				setup = func(p *Player) { p.matchQueryFor = 2 * time.Second }
+				t.Parallel()
+			}
+			r := startPlayer(t, lg, Config{ID: "p01"}, setup)
 			r.waitState(t, StateActive)
 			cred := tt.credential(r)
-			ans, err := newSender(t).invite(r, matchID, cred)
+			s := newSender(t)
+			s.timeout = 20 * time.Second // a hang guard: the player answers BUSY at its own deadline
+			ans, err := s.invite(r, matchID, cred)
 			if asked := lg.queryCount(matchID) > 0; asked != tt.wantQuery {
 				t.Errorf("asked the league manager: %v, want %v", asked, tt.wantQuery)
 			}
