@@ -21,10 +21,12 @@ import (
 // To a League Manager that also announced move_batches, each MOVE_EVENT carries every
 // pending move (up to protocol.MaxMoveBatch and moveBatchBytes), so the moves that pile
 // up while a send is in flight go together in the next one. Such a League Manager ignores
-// the moves it already has, so a batch that got no answer (or RATE_LIMITED, INTERNAL)
-// stays pending and goes again after moveEventBackoff, with whatever joined it, up to
-// moveEventAttempts times. A League Manager without move_batches gets one MOVE_EVENT per
-// move, sent once: sending one again could show the move twice.
+// the moves it already has, so a batch that got no answer (or a transient refusal:
+// INTERNAL, STORAGE_UNAVAILABLE, RATE_LIMITED) stays pending and goes again after
+// moveEventBackoff, with whatever joined it, up to moveEventAttempts times: move events
+// are best effort, and the result carries every move. A League Manager without
+// move_batches gets one MOVE_EVENT per move, sent once: sending one again could show the
+// move twice.
 //
 // To such a League Manager a batch also waits moveEventLinger after its first move for
 // the moves that follow, unless play ends first: a fast match then needs a MOVE_EVENT or

@@ -192,10 +192,13 @@ func (r *Referee) resultMessage(a protocol.Assignment, rep *Report) (*protocol.M
 	return msg, nil
 }
 
-// report sends msg until the League Manager acknowledges it, refuses it, or ctx ends.
-// Each attempt has cfg.ReportTimeout; failed attempts (no answer, a malformed one,
-// RATE_LIMITED or INTERNAL) are retried with a doubling backoff, cut short by a signal
-// on wake (a RESULT_REMINDER).
+// report sends msg until the League Manager acknowledges it, refuses it, or ctx ends
+// (the match is cancelled or the referee stops): a result is never dropped while the
+// League Manager cannot take it. Each attempt has cfg.ReportTimeout; failed attempts (no
+// answer, a malformed one, or a transient refusal: INTERNAL, STORAGE_UNAVAILABLE,
+// RATE_LIMITED, see judged) are retried with a doubling, capped, jittered backoff, cut
+// short by a signal on wake (a RESULT_REMINDER). Every attempt sends the same message
+// (same conversation id and bytes), which the League Manager acknowledges again.
 func (r *Referee) report(ctx context.Context, msg *protocol.Message, wake <-chan struct{}) error {
 	matchID := msg.Envelope.MatchID
 	wait := reportBackoff
@@ -231,20 +234,18 @@ func (r *Referee) sendReport(ctx context.Context, msg *protocol.Message) error {
 }
 
 // judged says the League Manager answered a report in a way that sending the same
-// bytes again cannot change: a refusal with a reason other than RATE_LIMITED or
-// INTERNAL, an error of a League Manager's own without a reason (one written from the
-// seeds) unless its code is the JSON-RPC internal error, or an HTTP 4xx other than 429
-// (e.g. 413, too large).
+// bytes again cannot change: a refusal with a reason other than the transient ones
+// (protocol.Transient: INTERNAL, STORAGE_UNAVAILABLE, RATE_LIMITED), an error of a
+// League Manager's own without a reason (one written from the seeds) unless its code is
+// the JSON-RPC internal error, or an HTTP 4xx other than 429 (e.g. 413, too large).
 func judged(err error) bool {
 	var perr *protocol.Error
 	if errors.As(err, &perr) {
-		switch reason := protocol.ReasonOf(perr); reason {
-		case protocol.ReasonRateLimited, protocol.ReasonInternal:
-			return false
-		case "":
+		switch reason := protocol.ReasonOf(perr); {
+		case reason == "":
 			return perr.Code != protocol.CodeInternalError
 		default:
-			return true
+			return !slices.Contains(protocol.Transient(), reason)
 		}
 	}
 	var status *protocol.StatusError
@@ -309,7 +310,7 @@ func (r *Referee) remind(matchID string) (phase string, resent bool) {
 }
 
 // resend makes one attempt at a remembered report; the League Manager reminds again if
-// it still lacks the result.
+// it still lacks the result (a transient refusal included: its reminders are the retries).
 func (r *Referee) resend(matchID string, rr *reportedResult) {
 	err := r.sendReport(r.ctx, rr.report)
 	reason := protocol.ReasonOf(err)

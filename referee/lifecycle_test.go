@@ -22,15 +22,20 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// leagueCall is one call the referee made to the League Manager.
+// leagueCall is one attempt of a call the referee made to the League Manager.
 type leagueCall struct {
-	msg *protocol.Message
-	opt protocol.CallOptions
-	at  time.Time
+	msg      *protocol.Message
+	opt      protocol.CallOptions
+	at       time.Time
+	deadline time.Time // of the whole call; zero for none
 }
 
-// fakeLeagueCaller is a League Manager reached in memory: answer decides each call (n
-// counts the calls of that message type from 0). It keeps every call.
+// fakeLeagueCaller is a League Manager reached in memory: answer decides each attempt (n
+// counts the attempts of that message type from 0). It keeps every attempt. It retries as
+// protocol.Client does: every attempt has opt.Timeout, and a failed attempt is tried
+// again as opt.Retry says (transport failures, the reasons it lists, errors without a
+// reason when Unexplained), after the longest backoff the client may draw,
+// min(Backoff·2^(n-1), MaxBackoff), until ctx ends or the attempts run out.
 type fakeLeagueCaller struct {
 	t      *testing.T
 	v      *protocol.Validator
@@ -52,6 +57,70 @@ func (f *fakeLeagueCaller) Call(ctx context.Context, url string, m *protocol.Mes
 	if err := f.v.ValidateMessage(m); err != nil {
 		f.t.Errorf("referee sent an invalid %s: %v", m.Envelope.MessageType, err)
 	}
+	var last error
+	for n := range max(opt.Retry.Attempts, 1) {
+		if n > 0 {
+			if err := sleepCtx(ctx, longestBackoff(opt.Retry, n)); err != nil {
+				return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, err, last)
+			}
+		}
+		ans, err := f.attempt(ctx, m, opt)
+		if err == nil {
+			return ans, nil
+		}
+		last = err
+		if !clientRetries(err, opt.Retry) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, ctx.Err(), err)
+		}
+	}
+	return nil, last
+}
+
+// clientRetries says whether protocol.Client tries again after err under p.
+func clientRetries(err error, p protocol.RetryPolicy) bool {
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		if perr.Data == nil || perr.Data.Reason == "" {
+			return p.Unexplained
+		}
+		return slices.Contains(p.Reasons, perr.Data.Reason)
+	}
+	var status *protocol.StatusError
+	if errors.As(err, &status) {
+		return status.Code >= 500 || status.Code == http.StatusTooManyRequests
+	}
+	return !errors.Is(err, protocol.ErrBadResponse)
+}
+
+// longestBackoff is the longest wait protocol.Client may draw before retry n.
+func longestBackoff(p protocol.RetryPolicy, n int) time.Duration {
+	d := p.Backoff
+	for i := 1; i < n && (p.MaxBackoff <= 0 || d < p.MaxBackoff); i++ {
+		d *= 2
+	}
+	if p.MaxBackoff > 0 {
+		d = min(d, p.MaxBackoff)
+	}
+	return d
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// attempt is one try of a call: answer decides it.
+func (f *fakeLeagueCaller) attempt(ctx context.Context, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
+	deadline, _ := ctx.Deadline()
 	f.mu.Lock()
 	n := 0
 	for _, c := range f.calls {
@@ -59,7 +128,7 @@ func (f *fakeLeagueCaller) Call(ctx context.Context, url string, m *protocol.Mes
 			n++
 		}
 	}
-	f.calls = append(f.calls, leagueCall{msg: m, opt: opt, at: time.Now()})
+	f.calls = append(f.calls, leagueCall{msg: m, opt: opt, at: time.Now(), deadline: deadline})
 	f.mu.Unlock()
 	if opt.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -150,16 +219,24 @@ func registeredReferee(t *testing.T, league Caller, log zerolog.Logger, change f
 	return r
 }
 
+// Heartbeats go every interval until stopped. Within its interval, a heartbeat that gets
+// no connection or a transient refusal (INTERNAL, STORAGE_UNAVAILABLE, RATE_LIMITED) is
+// sent again, the same message, with a backoff; no attempt and no retry outlasts the
+// interval, and no failure or refusal ends the heartbeats.
 func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fl := newFakeLeagueCaller(t, func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error) {
 			switch n {
-			case 1:
+			case 1, 2, 3, 4: // the heartbeat at 2 s, and its retries until 3 s
 				return nil, fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
-			case 2:
+			case 5:
 				return nil, protocol.Errorf(protocol.ReasonSuspended, "referee ref1 is suspended")
-			case 3:
+			case 6:
 				return nil, hang(ctx)
+			case 7:
+				return nil, protocol.Errorf(protocol.ReasonInternal, "internal error")
+			case 8:
+				return nil, protocol.Errorf(protocol.ReasonStorageUnavailable, "audit log: no space left on device")
 			}
 			return leagueReply(m, protocol.HeartbeatResponse, map[string]any{"status": "acknowledged", "lease_ms": 3000})
 		})
@@ -182,31 +259,44 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 		time.Sleep(10 * time.Second)
 
 		beats := fl.sent(protocol.HeartbeatRequest)
-		if len(beats) != 5 {
-			t.Fatalf("got %d heartbeats over 5.5 s and 10 s after stopping, want 5", len(beats))
+		// Ticks at 1 to 5 s. At 2 s: no connection, retried after 100, 200 and 400 ms, the
+		// next wait (500 ms, half the interval) cut by the interval's end. At 3 s:
+		// SUSPENDED, not retried. At 4 s: no answer within the interval. At 5 s: INTERNAL
+		// and STORAGE_UNAVAILABLE, retried after 100 and 200 ms, then acknowledged.
+		at := []time.Duration{1000, 2000, 2100, 2300, 2700, 3000, 4000, 5000, 5100, 5300}
+		tick := []time.Duration{1000, 2000, 2000, 2000, 2000, 3000, 4000, 5000, 5000, 5000}
+		if len(beats) != len(at) {
+			t.Fatalf("got %d heartbeat attempts over 5.5 s and 10 s after stopping, want %d", len(beats), len(at))
 		}
 		for i, b := range beats {
-			if want := start.Add(time.Duration(i+1) * time.Second); !b.at.Equal(want) {
-				t.Errorf("heartbeat %d at %v, want %v", i, b.at.Sub(start), want.Sub(start))
+			if want := start.Add(at[i] * time.Millisecond); !b.at.Equal(want) {
+				t.Errorf("heartbeat attempt %d at %v, want %v", i, b.at.Sub(start), want.Sub(start))
 			}
 			e := b.msg.Envelope
 			if e.Sender != "referee:ref1" || e.AuthToken != r.token || e.LeagueID != "league-1" {
 				t.Errorf("heartbeat %d envelope %+v, want the referee's sender, token and league", i, e)
 			}
-			// A heartbeat never outlasts the interval, even against a silent League Manager.
-			if b.opt.Timeout != time.Second || b.opt.Retry.Attempts != 1 {
-				t.Errorf("heartbeat %d options %+v, want a 1 s deadline and no retry", i, b.opt)
+			// A heartbeat never outlasts the interval, even against a silent League
+			// Manager, retries included.
+			if end := start.Add(tick[i]*time.Millisecond + time.Second); b.opt.Timeout != time.Second || !b.deadline.Equal(end) {
+				t.Errorf("heartbeat attempt %d: attempt deadline %v, call deadline %v, want 1s and %v", i, b.opt.Timeout, b.deadline.Sub(start), end.Sub(start))
+			}
+			if i > 0 && tick[i] == tick[i-1] && b.msg != beats[i-1].msg {
+				t.Errorf("heartbeat attempt %d sent another message than the attempt before, in the same interval", i)
+			}
+			if i > 0 && tick[i] != tick[i-1] && b.msg.Envelope.ConversationID == beats[i-1].msg.Envelope.ConversationID {
+				t.Errorf("heartbeat attempt %d, at a new tick, repeats the conversation of the heartbeat before", i)
 			}
 			var p map[string]any
 			if err := b.msg.Decode(&p); err != nil {
 				t.Fatal(err)
 			}
 			want := []any{"m-1", "m-2"}
-			if i >= 2 {
+			if tick[i] >= 3000 {
 				want = []any{"m-1"}
 			}
 			if !slices.Equal(p["active_matches"].([]any), want) {
-				t.Errorf("heartbeat %d active_matches %v, want %v", i, p["active_matches"], want)
+				t.Errorf("heartbeat attempt %d active_matches %v, want %v", i, p["active_matches"], want)
 			}
 			// The League Manager did not announce match_progress.
 			if _, ok := p["match_progress"]; ok {
@@ -217,7 +307,7 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 			t.Errorf("got %d warnings about the suspension, want 1", n)
 		}
 		if n := len(logs.entries(t, "warn", "heartbeat failed")); n != 2 {
-			t.Errorf("got %d warnings about failed heartbeats (refused connection, no answer), want 2", n)
+			t.Errorf("got %d warnings about failed heartbeats (refused connections, no answer), want 2", n)
 		}
 	})
 }

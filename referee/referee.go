@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"regexp"
@@ -51,9 +53,14 @@ type Config struct {
 	MoveTimeout time.Duration
 	Policy      string
 	Penalties   protocol.Penalties
-	// RegisterFor bounds how long registration is retried.
+	// RegisterFor bounds how long registration and AGENT_READY are retried
+	// (DefaultRegisterFor when 0): lost connections and the transient refusals of
+	// protocol.Transient (INTERNAL, STORAGE_UNAVAILABLE, RATE_LIMITED), so the League
+	// Manager may start after the referee, or fail to write for a while, without the
+	// referee giving up. Run fails once it passes unregistered.
 	RegisterFor time.Duration
-	// CallTimeout is the deadline of each call to the League Manager.
+	// CallTimeout is the deadline of each attempt of a call to the League Manager (5 s
+	// when 0).
 	CallTimeout time.Duration
 	// ReportTimeout is the deadline of each MATCH_RESULT_REPORT attempt (default 5 s).
 	// Reports are retried with backoff until the League Manager acknowledges or refuses them.
@@ -67,6 +74,7 @@ type Config struct {
 
 // Defaults and limits of Config.
 const (
+	DefaultRegisterFor   = 2 * time.Minute
 	DefaultReportTimeout = 5 * time.Second
 	DefaultDrainTimeout  = 10 * time.Second
 	DefaultMaxQueued     = 16
@@ -91,6 +99,10 @@ const (
 	reportBackoff    = 250 * time.Millisecond
 	reportMaxBackoff = 5 * time.Second
 )
+
+// heartbeatBackoff is the first wait before a heartbeat is sent again within its
+// interval (at most a quarter of it), doubling to half the interval, with jitter.
+const heartbeatBackoff = 100 * time.Millisecond
 
 // Bounds of HEARTBEAT_REQUEST (its schema's maxItems): match ids in active_matches,
 // entries in match_progress.
@@ -181,7 +193,7 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 		cfg.MoveTimeout = 30 * time.Second
 	}
 	if cfg.RegisterFor <= 0 {
-		cfg.RegisterFor = 2 * time.Minute
+		cfg.RegisterFor = DefaultRegisterFor
 	}
 	if cfg.Stdout == nil {
 		cfg.Stdout = os.Stdout
@@ -251,7 +263,11 @@ func (r *Referee) Run(ctx context.Context) error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}
-	if err := r.register(ctx, endpoint); err != nil {
+	// Registration and AGENT_READY are retried until cfg.RegisterFor: the League Manager
+	// may start after the referee, or fail to write for a while (a full disk).
+	jctx, stopJoining := r.joinContext(ctx)
+	defer stopJoining()
+	if err := r.register(jctx, endpoint); err != nil {
 		stop()
 		return err
 	}
@@ -259,9 +275,12 @@ func (r *Referee) Run(ctx context.Context) error {
 	every := r.heartbeat
 	r.mu.Unlock()
 	if every > 0 {
-		// Ends when stop cancels beatCtx.
+		// Ends when stop cancels beatCtx. Started before AGENT_READY, which may be
+		// retried for a while: the lease must not lapse meanwhile.
 		beats.Go(func() { r.heartbeats(beatCtx, every) })
 	}
+	r.ready(jctx)
+	stopJoining()
 	select {
 	case <-ctx.Done():
 		r.log.Info().Msg("signal: stopping")
@@ -325,7 +344,38 @@ func (r *Referee) drain(ctx context.Context) {
 	<-done
 }
 
-func (r *Referee) register(ctx context.Context, url string) error {
+// joinContext is the deadline of registration and AGENT_READY together: cfg.RegisterFor,
+// cut short when ctx ends or LEAGUE_SHUTDOWN arrives.
+func (r *Referee) joinContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	jctx, cancel := context.WithTimeout(ctx, r.cfg.RegisterFor)
+	go func() {
+		select {
+		case <-r.shutdown:
+			cancel()
+		case <-jctx.Done():
+		}
+	}()
+	return jctx, cancel
+}
+
+// leagueRetry retries lost connections and the transient refusals of protocol.Transient
+// (INTERNAL, STORAGE_UNAVAILABLE, RATE_LIMITED) with a capped, jittered backoff until the
+// caller's deadline: the deadline, not a count, ends the retries. Every attempt carries
+// the same JSON-RPC id and conversation id.
+func leagueRetry(backoff, maxBackoff time.Duration) protocol.RetryPolicy {
+	return protocol.RetryPolicy{Attempts: math.MaxInt32, Backoff: backoff, MaxBackoff: maxBackoff, Reasons: protocol.Transient()}
+}
+
+// Backoff of registration and AGENT_READY: 100 ms doubling to 2 s, with jitter.
+const (
+	registerBackoff    = 100 * time.Millisecond
+	registerMaxBackoff = 2 * time.Second
+)
+
+// register sends REGISTER_REFEREE_REQUEST, retried (leagueRetry) until the League Manager
+// takes it or jctx (see joinContext) ends, and stores the token, league id, features and
+// heartbeat interval.
+func (r *Referee) register(jctx context.Context, url string) error {
 	msg, err := protocol.NewMessage(protocol.RegisterRefereeRequest, protocol.RefereeSender(r.cfg.ID), protocol.RefereeRegistration{
 		RefereeID: r.cfg.ID, EndpointURL: url, GameTypes: r.cfg.Games, MaxConcurrentMatches: r.cfg.MaxMatches,
 		Features: Features,
@@ -333,15 +383,17 @@ func (r *Referee) register(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, r.cfg.RegisterFor)
-	defer cancel()
-	ans, err := r.league.Call(rctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
-		Timeout: r.cfg.CallTimeout,
-		Retry: protocol.RetryPolicy{Attempts: 1000, Backoff: 100 * time.Millisecond, MaxBackoff: 2 * time.Second,
-			Reasons: []protocol.Reason{protocol.ReasonRateLimited}},
-		Peer: protocol.SenderLeagueManager,
+	log := r.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
+	ans, err := r.league.Call(jctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: r.cfg.CallTimeout, Retry: leagueRetry(registerBackoff, registerMaxBackoff), Peer: protocol.SenderLeagueManager,
 	})
 	if err != nil {
+		if errors.Is(jctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("gave up after %v (the registration deadline): %w", r.cfg.RegisterFor, err)
+		}
+		if !errors.Is(jctx.Err(), context.Canceled) {
+			log.Error().Err(err).Msg("registration failed")
+		}
 		return fmt.Errorf("register: %w", err)
 	}
 	var p protocol.RegistrationAnswer
@@ -355,22 +407,33 @@ func (r *Referee) register(ctx context.Context, url string) error {
 	}
 	r.mu.Unlock()
 	close(r.registered)
-	r.log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).
+	log.Info().Str("league_id", p.LeagueID).Strs("features", p.Features).
 		Int("heartbeat_interval_ms", p.HeartbeatIntervalMS).Int("lease_ms", p.LeaseMS).Msg("registered")
+	return nil
+}
 
-	ready, err := protocol.NewMessage(protocol.AgentReadyRequest, protocol.RefereeSender(r.cfg.ID), protocol.AgentReady{})
+// ready sends AGENT_READY_REQUEST, retried (leagueRetry) until jctx (see joinContext)
+// ends, then marks the referee IDLE. A failure is logged, not fatal: readiness is
+// optional for the League Manager, and a registered referee is usable.
+func (r *Referee) ready(jctx context.Context) {
+	defer func() {
+		r.mu.Lock()
+		r.state = "IDLE"
+		r.mu.Unlock()
+	}()
+	msg, err := protocol.NewMessage(protocol.AgentReadyRequest, protocol.RefereeSender(r.cfg.ID), protocol.AgentReady{})
 	if err != nil {
-		return err
-	}
-	ready.Envelope.AuthToken = p.AuthToken
-	if _, err := r.league.Call(rctx, r.cfg.LeagueURL, ready, protocol.CallOptions{Timeout: r.cfg.CallTimeout, Retry: protocol.RetryPolicy{Attempts: 5, Backoff: 100 * time.Millisecond}, Peer: protocol.SenderLeagueManager}); err != nil {
-		// Readiness is optional for the League Manager; a registered referee is usable.
-		r.log.Warn().Err(err).Msg("agent ready not acknowledged")
+		r.log.Error().Err(err).Msg("build agent ready request")
+		return
 	}
 	r.mu.Lock()
-	r.state = "IDLE"
+	msg.Envelope.AuthToken = r.token
 	r.mu.Unlock()
-	return nil
+	if _, err := r.league.Call(jctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: r.cfg.CallTimeout, Retry: leagueRetry(registerBackoff, registerMaxBackoff), Peer: protocol.SenderLeagueManager,
+	}); err != nil {
+		r.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Msg("agent ready not acknowledged")
+	}
 }
 
 func (r *Referee) routes() http.Handler {
@@ -639,9 +702,11 @@ func (r *Referee) heartbeats(ctx context.Context, every time.Duration) {
 }
 
 // sendHeartbeat sends one HEARTBEAT_REQUEST naming the matches in progress and, when
-// the League Manager announced match_progress, where every held match stands. A failure is
-// logged; the next tick is the retry. An attempt never outlasts the interval, so
-// heartbeats do not pile up behind a slow League Manager.
+// the League Manager announced match_progress, where every held match stands. Lost
+// connections and transient refusals (leagueRetry) are retried within the interval; a
+// failure is logged and the next tick is the next heartbeat. Attempts and retries never
+// outlast the interval, so heartbeats do not pile up behind a slow League Manager, and no
+// refusal ends the heartbeats.
 func (r *Referee) sendHeartbeat(ctx context.Context, every time.Duration) {
 	st := r.Status()
 	active := st.ActiveMatches[:min(len(st.ActiveMatches), maxHeartbeatMatches)]
@@ -659,8 +724,10 @@ func (r *Referee) sendHeartbeat(ctx context.Context, every time.Duration) {
 	msg.Envelope.AuthToken, msg.Envelope.LeagueID = r.token, r.leagueID
 	r.mu.Unlock()
 	log := r.log.With().Str("conversation_id", msg.Envelope.ConversationID).Strs("active_matches", active).Logger()
-	ans, err := r.league.Call(ctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
-		Timeout: min(r.cfg.CallTimeout, every), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.SenderLeagueManager,
+	hctx, cancel := context.WithTimeout(ctx, every)
+	defer cancel()
+	ans, err := r.league.Call(hctx, r.cfg.LeagueURL, msg, protocol.CallOptions{
+		Timeout: min(r.cfg.CallTimeout, every), Retry: leagueRetry(min(heartbeatBackoff, every/4), every/2), Peer: protocol.SenderLeagueManager,
 	})
 	switch {
 	case ctx.Err() != nil:

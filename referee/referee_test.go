@@ -38,6 +38,10 @@ type fakeLeague struct {
 	// of referee registrations.
 	received      map[string]int
 	registrations []map[string]any
+	// regConversations are the conversation ids of the referee registrations;
+	// refusals, when set, answer the first ones, one each.
+	regConversations []string
+	refusals         []protocol.Reason
 }
 
 func startFakeLeague(t *testing.T, features []string) *fakeLeague {
@@ -65,6 +69,10 @@ func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.M
 	f.received[e.MessageType]++
 	if e.MessageType == protocol.RegisterRefereeRequest {
 		f.registrations = append(f.registrations, p)
+		f.regConversations = append(f.regConversations, e.ConversationID)
+		if n := len(f.registrations); n <= len(f.refusals) {
+			return nil, protocol.Errorf(f.refusals[n-1], "refused, for now")
+		}
 	}
 	var out *protocol.Message
 	var err error
@@ -412,5 +420,48 @@ func TestRefereeCapacityQueueAndRetriedAssignments(t *testing.T) {
 	}
 	if st := ref.Status(); len(st.Matches) != 0 || st.State != "IDLE" || st.MatchesCompleted != 1 {
 		t.Errorf("got status %+v after the report, want an idle referee holding nothing", st)
+	}
+}
+
+// A League Manager that cannot write for a while (a full disk) or fails refuses the
+// registration with STORAGE_UNAVAILABLE or INTERNAL: Run sends it again over HTTP, the
+// same call, and serves once registered instead of exiting. TestRegistrationOutlastsTransientRefusals
+// follows the backoff and the deadline on fake time.
+func TestRunRegistersAfterTransientRefusals(t *testing.T) {
+	f := startFakeLeague(t, nil)
+	f.refusals = []protocol.Reason{protocol.ReasonStorageUnavailable, protocol.ReasonInternal, protocol.ReasonStorageUnavailable}
+	ref, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), Stdout: io.Discard}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ref.Run(ctx) }()
+	f.waitRegistered(t, "referee:ref1")
+	f.mu.Lock()
+	convs := slices.Clone(f.regConversations)
+	f.mu.Unlock()
+	if len(convs) != 4 {
+		t.Errorf("the League Manager saw %d registrations, want 4 (3 refusals, then success)", len(convs))
+	}
+	for i, c := range convs {
+		if c != convs[0] {
+			t.Errorf("registration %d in conversation %s, want the first one's, %s", i, c, convs[0])
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v once registered", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
 	}
 }
