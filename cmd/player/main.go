@@ -76,7 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log")
 	logLevel := fset.String("log-level", "INFO", "DEBUG (each match's start too), INFO, WARNING, ERROR or CRITICAL")
 	displayName := fset.String("display-name", "", "name shown by the League Manager")
-	registerFor := fset.Duration("register-for", player.DefaultRegisterFor, "how long to retry registration")
+	registerFor := fset.Duration("register-for", player.DefaultRegisterFor,
+		"how long to retry registration and AGENT_READY while the League Manager is unreachable or refuses with NO_REFEREE_REGISTERED, INTERNAL, STORAGE_UNAVAILABLE or RATE_LIMITED; unregistered then, the player exits 1")
 	fault := fset.String("fault", "", "misbehave on purpose to test referees: "+player.FaultModes+
 		fmt.Sprintf(" (crash-after exits with code %d)", player.CrashExitCode))
 	think := fset.Duration("think", 0, "wait this long before choosing each move, as if thinking (e.g. 20ms; for benchmarks)")

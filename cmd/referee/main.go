@@ -48,6 +48,8 @@ func run(ctx context.Context, args []string) int {
 	joinMS := fset.Int("join-timeout-ms", 10000, "join deadline when the League Manager does not say")
 	reportMS := fset.Int("report-timeout-ms", int(referee.DefaultReportTimeout.Milliseconds()),
 		"deadline of each MATCH_RESULT_REPORT attempt; reports are retried until acknowledged or refused")
+	registerFor := fset.Duration("register-for", referee.DefaultRegisterFor,
+		"how long to retry registration and AGENT_READY while the League Manager is unreachable or refuses with INTERNAL, STORAGE_UNAVAILABLE or RATE_LIMITED; unregistered then, the referee exits 1")
 	drainMS := fset.Int("drain-timeout-ms", int(referee.DefaultDrainTimeout.Milliseconds()),
 		"after LEAGUE_SHUTDOWN, how long matches in progress may run before they are abandoned")
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
@@ -86,6 +88,10 @@ func run(ctx context.Context, args []string) int {
 			return 2
 		}
 	}
+	if *registerFor <= 0 {
+		fmt.Fprintln(os.Stderr, "referee: --register-for must be positive")
+		return 2
+	}
 	var gameList []string
 	if *games != "" {
 		gameList = strings.Split(*games, ",")
@@ -105,7 +111,7 @@ func run(ctx context.Context, args []string) int {
 		ID: *id, Addr: *addr, LeagueURL: *leagueURL, Games: gameList, MaxMatches: *maxMatches, MaxQueued: *maxQueued,
 		Policy: *policy, MoveTimeout: time.Duration(*moveMS) * time.Millisecond, JoinTimeout: time.Duration(*joinMS) * time.Millisecond,
 		ReportTimeout: time.Duration(*reportMS) * time.Millisecond, DrainTimeout: time.Duration(*drainMS) * time.Millisecond,
-		Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1},
+		RegisterFor: *registerFor, Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1},
 		Advertise: netFlags.Advertise, TLS: serverTLS, ClientTLS: clientTLS, Insecure: netFlags.Insecure,
 	}, log)
 	if err != nil {

@@ -29,6 +29,9 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"every interface without advertise", []string{"--id", "ref1", "--addr", ":8001", "--tls-cert", "c.pem", "--tls-key", "k.pem"}},
 		{"key without certificate", []string{"--id", "ref1", "--tls-key", "k.pem"}},
 		{"unknown log level", []string{"--id", "ref1", "--log-level", "chatty"}},
+		{"zero registration deadline", []string{"--id", "ref1", "--register-for", "0s"}},
+		{"negative registration deadline", []string{"--id", "ref1", "--register-for", "-1m"}},
+		{"registration deadline without a unit", []string{"--id", "ref1", "--register-for", "120"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
