@@ -49,7 +49,11 @@ func Read(path string) ([]Entry, error) {
 // last line without a newline when it starts, but keeps one that ends in a newline. A
 // read error returns the entries before it and the error.
 func Parse(r io.Reader) ([]Entry, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	size := 1 << 20
+	if b, ok := r.(interface{ Len() int }); ok { // a log in memory needs no larger buffer
+		size = min(size, b.Len()+1)
+	}
+	br := bufio.NewReaderSize(r, size)
 	var out []Entry
 	var offset int64
 	for n := 1; ; n++ {

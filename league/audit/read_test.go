@@ -11,8 +11,8 @@ import (
 
 // chainedLines returns n lines of a valid log (events chained by prev_hash), each with
 // its newline, built without a Log.
-func chainedLines(t *testing.T, n int) [][]byte {
-	t.Helper()
+func chainedLines(tb testing.TB, n int) [][]byte {
+	tb.Helper()
 	out := make([][]byte, n)
 	prev := ""
 	for i := range out {
