@@ -22,7 +22,7 @@ func (l *League) CheckPairings() (int, error) {
 		}
 		next, err := schedule.Next(l.Format.Format, l.SchedulePlayers, l.Seed, l.played(k))
 		if err != nil {
-			return k, fmt.Errorf("pair round %d again: %w", k+1, err)
+			return k, &audit.LineError{Line: l.Rounds[k].Line, Msg: fmt.Sprintf("round %s cannot be paired again: %v", l.Rounds[k].ID, err)}
 		}
 		if len(next) == 0 {
 			return k, &audit.LineError{Line: l.Rounds[k].Line, Msg: fmt.Sprintf("round %s is logged, but the %s is over after %d rounds", l.Rounds[k].ID, l.Format.Algorithm, k)}

@@ -96,7 +96,7 @@ func Rebuild(entries []audit.Entry) (*League, error) {
 	if len(l.Rounds) > 0 {
 		for _, id := range l.scheduledPlayers() {
 			if !slices.Contains(l.Players, id) {
-				return nil, fmt.Errorf("the schedule lists %s, whose registration is not in the log", id)
+				return nil, &audit.LineError{Line: l.Rounds[0].Line, Msg: fmt.Sprintf("the schedule lists %s, whose registration is not in the log", id)}
 			}
 		}
 	}
@@ -222,8 +222,14 @@ func (l *League) applyEvent(e *audit.Entry) error {
 			return &audit.LineError{Line: e.Line, Msg: "a second schedule"}
 		}
 		l.LeagueID, l.GameType, l.Seed, l.SchedulePlayers = s.LeagueID, s.GameType, s.Seed, s.Players
+		if len(s.Players) > maxPlayers {
+			return &audit.LineError{Line: e.Line, Msg: fmt.Sprintf("the schedule lists %d players, more than a League Manager takes (%d)", len(s.Players), maxPlayers)}
+		}
 		if s.Format != nil {
 			if err := s.Format.Check(); err != nil {
+				return &audit.LineError{Line: e.Line, Msg: "schedule format: " + err.Error()}
+			}
+			if err := bounded(s.Format); err != nil {
 				return &audit.LineError{Line: e.Line, Msg: "schedule format: " + err.Error()}
 			}
 			l.Format = *s.Format
@@ -277,6 +283,34 @@ func (l *League) applyEvent(e *audit.Entry) error {
 		}
 		if _, ok := l.Abandoned[a.MatchID]; !ok {
 			l.Abandoned[a.MatchID] = e.Line
+		}
+	}
+	return nil
+}
+
+// The bounds a League Manager's configuration keeps a league within (package config), so
+// that a log beyond them cannot make a replay pair or rate without end.
+const (
+	maxPlayers       = 1000
+	maxSwissRounds   = 999
+	maxBestOf        = 99
+	maxGamesPerPair  = 100
+	maxRatingSamples = 100000
+)
+
+// bounded refuses a format beyond what a League Manager takes.
+func bounded(f *store.Format) error {
+	for _, b := range []struct {
+		name     string
+		got, max int
+	}{
+		{"rounds", f.Rounds, maxSwissRounds},
+		{"best_of", f.BestOf, maxBestOf},
+		{"games_per_pair", f.GamesPerPair, maxGamesPerPair},
+		{"rating_samples", f.RatingSamples, maxRatingSamples},
+	} {
+		if b.got > b.max {
+			return fmt.Errorf("%s %d is more than a League Manager takes (%d)", b.name, b.got, b.max)
 		}
 	}
 	return nil
@@ -377,13 +411,13 @@ func (l *League) tableAfter(i int) (*standings.Table, error) {
 	for r := 0; r <= i && r < len(l.Rounds); r++ {
 		if b := l.Rounds[r]; b.ByePoints > 0 {
 			if err := t.Bye(b.Bye, b.ByePoints); err != nil {
-				return nil, fmt.Errorf("bye of %s: %w", b.ID, err)
+				return nil, &audit.LineError{Line: b.Line, Msg: fmt.Sprintf("bye of %s: %v", b.ID, err)}
 			}
 		}
 		for _, m := range l.Rounds[r].Matches {
 			if res := l.Results[m.ID]; res != nil {
 				if err := t.Apply(res.Outcome, res.Points); err != nil {
-					return nil, fmt.Errorf("apply result of %s: %w", m.ID, err)
+					return nil, &audit.LineError{Line: res.Line, Msg: fmt.Sprintf("result of %s: %v", m.ID, err)}
 				}
 			}
 		}
@@ -398,10 +432,18 @@ func (l *League) Table() (*standings.Table, error) { return l.tableAfter(len(l.R
 // does (forfeits and no-shows left out).
 func (l *League) Ratings() ([]ratings.Rating, error) {
 	var games []ratings.Game
+	players := l.scheduledPlayers()
+	scheduled := make(map[string]bool, len(players))
+	for _, p := range players {
+		scheduled[p] = true
+	}
 	for _, r := range l.Rounds {
 		for _, m := range r.Matches {
 			if res := l.Results[m.ID]; res != nil {
 				if g, ok := ratings.FromResult(res.Outcome, res.GameMetadata); ok {
+					if !scheduled[g.A] || !scheduled[g.B] {
+						return nil, &audit.LineError{Line: res.Line, Msg: fmt.Sprintf("result of %s rates %s and %s, who are not both scheduled", m.ID, g.A, g.B)}
+					}
 					games = append(games, g)
 				}
 			}
@@ -411,7 +453,7 @@ func (l *League) Ratings() ([]ratings.Rating, error) {
 	if samples == 0 {
 		samples = ratings.DefaultSamples
 	}
-	return ratings.League(l.scheduledPlayers(), games, samples, l.Seed)
+	return ratings.League(players, games, samples, l.Seed)
 }
 
 // Final is the standings with every acknowledged result.
