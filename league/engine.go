@@ -174,8 +174,21 @@ func (e *engine) load() error {
 	return nil
 }
 
-// start resumes the league (Manager.Start).
+// start resumes the league (Manager.Start). A League Manager whose storage fails comes
+// up degraded and resumes once writes succeed, rather than exiting: a supervisor
+// restarting it would not free the disk.
 func (e *engine) start() error {
+	err := e.resume()
+	if storageFailure(err) {
+		e.outage.resuming = true
+		e.retryLater("resume the league", err)
+		return nil
+	}
+	return err
+}
+
+// resume is start's work; it may run again after a storage failure.
+func (e *engine) resume() error {
 	if err := e.resumeAfterShutdown(); err != nil {
 		return err
 	}

@@ -99,6 +99,8 @@ type harnessOptions struct {
 	// flakyAudit puts a flakyAudit (storage_test.go) between the audit log and the
 	// League Manager, so a test can make its appends fail.
 	flakyAudit bool
+	// beforeStart runs on the opened store before the Manager loads the league.
+	beforeStart func(*store.Store)
 }
 
 // harness is an in-process League Manager: a Manager on a temporary database and audit
@@ -155,6 +157,9 @@ func (h *harness) start() {
 	audit, err := audit.Open(h.auditPath(), protocol.SenderLeagueManager)
 	if err != nil {
 		h.t.Fatalf("audit.Open: %v", err)
+	}
+	if h.opt.beforeStart != nil {
+		h.opt.beforeStart(store)
 	}
 	var rec interface {
 		Auditor

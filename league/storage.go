@@ -62,6 +62,9 @@ type outage struct {
 	// retry: a decision that follows a committed change (closing registration,
 	// settling, assigning) failed to write and is tried again by the alarm.
 	retry bool
+	// resuming: the start (reopening cancelled matches, failing those in flight at a
+	// restart) failed to write; nothing else is decided before it is done.
+	resuming bool
 }
 
 // storageFailure tells a write the database or the audit log could not make.
@@ -107,6 +110,13 @@ func (e *engine) storageReady() error {
 	if err := e.auditReady(); err != nil {
 		e.storageFailed(err)
 		return err
+	}
+	if e.outage.resuming {
+		if err := e.resume(); err != nil {
+			e.retryLater("resume the league", err)
+			return err
+		}
+		e.outage.resuming = false
 	}
 	e.storageBack()
 	return nil

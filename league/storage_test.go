@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -220,4 +221,49 @@ func TestAuditOutageIsReconciledLive(t *testing.T) {
 	if n := auditEvents(t, h, audit.EventResultRecorded); n != 1 {
 		t.Errorf("%d RESULT_RECORDED events at the end, want 1", n)
 	}
+}
+
+// A League Manager restarted while its database takes no writes comes up degraded
+// instead of exiting, and resumes the league (the matches in flight at the restart are
+// failed and assigned again) once writes succeed.
+func TestRestartDuringADatabaseOutage(t *testing.T) {
+	clock := newFakeClock()
+	h := newHarness(t, harnessOptions{clock: clock})
+	l := h.register([]string{"ref1", "ref2"}, nil, []string{"p1", "p2", "p3", "p4"})
+	l.start()
+	l.settle()
+	assigned := func() int { return len(l.refs["ref1"].assignments()) + len(l.refs["ref2"].assignments()) }
+	before := assigned()
+	h.opt.beforeStart = func(st *store.Store) {
+		if _, err := st.DB().Exec(`PRAGMA query_only = ON`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.restart() // fails the test if Start returns an error
+	h.opt.beforeStart = nil
+	if got := h.m.Health(); got.Status != "degraded" {
+		t.Fatalf("health %+v after a restart on a database that takes no writes", got)
+	}
+	clock.Advance(10 * time.Second)
+	_, ms := l.round()
+	for _, mt := range ms {
+		if mt.Status != protocol.MatchStateInProgress {
+			t.Errorf("match %s is %s while the League Manager cannot write, want it left as it was", mt.ID, mt.Status)
+		}
+	}
+	if n := assigned(); n != before {
+		t.Errorf("%d assignments during the outage, want %d", n, before)
+	}
+	setQueryOnly(t, h, false)
+	clock.Advance(time.Second)
+	if got := h.m.Health(); got.Status != "ok" {
+		t.Fatalf("health %+v once writes succeed", got)
+	}
+	l.settle()
+	if n := assigned(); n != before+len(ms) {
+		t.Errorf("%d assignments after the resume, want the %d matches in flight at the restart assigned again (%d)", n, len(ms), before+len(ms))
+	}
+	l.playOut()
+	checkEveryPairOnce(t, h, l.players)
+	checkLogAgainstDB(t, h)
 }

@@ -1,6 +1,7 @@
 package league
 
 import (
+	"errors"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -306,8 +307,10 @@ func TestStalledStreamDoesNotSlowTheLeague(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The stream ends with its last chunk, or, when the server was blocked writing to the
+	// stalled connection until its write timeout, with the connection cut: both end it.
 	body, err := io.ReadAll(res.Body)
-	if err != nil {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("the stalled stream did not end: %v", err)
 	}
 	if strings.Contains(string(body), "event: "+events.LeagueCompleted) {
