@@ -9,8 +9,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// fastConfig writes the repository's configuration with deadlines of 500 ms or less,
-// patched by patch, and returns the path of its league.yaml.
+// fastConfig writes the repository's configuration with deadlines of a few seconds at
+// most, patched by patch, and returns the path of its league.yaml. They are not
+// shorter: on a loaded machine an agent that behaves can miss a deadline of 300 ms (a
+// move, a join), and a referee that heartbeats every 100 ms lose a lease of 400 ms,
+// which changes the results and the failures the tests check.
 func fastConfig(t *testing.T, patch func(league, policy map[string]any)) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -30,9 +33,9 @@ func fastConfig(t *testing.T, patch func(league, policy map[string]any)) string 
 	league["retries"] = map[string]any{"max_attempts": 3, "backoff_ms": 50, "max_match_attempts": 3}
 	pt := policy["timeouts"].(map[string]any)
 	ll := pt["league_level"].(map[string]any)
-	ll["registration"], ll["result_report"], ll["heartbeat_interval_ms"], ll["lease_ms"] = 500, 3000, 100, 400
+	ll["registration"], ll["result_report"], ll["heartbeat_interval_ms"], ll["lease_ms"] = 2000, 3000, 500, 2000
 	ml := pt["match_level"].(map[string]any)
-	ml["game_join_ack"], ml["move_response"] = 300, 300
+	ml["game_join_ack"], ml["move_response"] = 2000, 2000
 	if patch != nil {
 		patch(league, policy)
 	}
@@ -82,7 +85,7 @@ func TestLeagueManagerKilledAndRestarted(t *testing.T) {
 func TestFaultyPlayersLoseAndTheLeagueCompletes(t *testing.T) {
 	cases := []struct{ name, fault string }{
 		{"killed mid-league", "crash-after:3"},
-		{"answers after the deadline", "slow:800ms"},
+		{"answers after the deadline", "slow:3s"},
 		{"answers garbage", "garbage"},
 		{"plays illegal moves", "illegal"},
 	}
