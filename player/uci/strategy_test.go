@@ -19,10 +19,13 @@ import (
 )
 
 // Deadlines of the tests: generous where the engine answers (the test ends as soon as it
-// does), short where it never will.
+// does), shorter where it never will, yet long enough for the fake engine (this test
+// binary, which takes some 200 ms to start when built with -race, more on a loaded
+// machine) to start and handshake within the move: 400 ms failed every time under -race.
+// A move of hangingMS stops the search 1.65 s in and gives up at 1.9 s.
 const (
 	answeredMS = 10000
-	hangingMS  = 400
+	hangingMS  = 2000
 )
 
 func newStrategy(t *testing.T, cfg Config) *Strategy {
@@ -61,10 +64,13 @@ func TestProbe(t *testing.T) {
 		name, modes string
 		change      func(*Config)
 		wantErr     string
+		// short: the engine never answers, so a short handshake timeout ends the test
+		// sooner; where it answers, fakeConfig's leaves it time to start.
+		short bool
 	}{
 		{name: "handshake, options, quit", modes: "ok"},
-		{name: "silent engine", modes: "silent", wantErr: "uci: no uciok: engine did not answer in time"},
-		{name: "no uciok", modes: "no-uciok", wantErr: "uci: no uciok: engine did not answer in time"},
+		{name: "silent engine", modes: "silent", wantErr: "uci: no uciok: engine did not answer in time", short: true},
+		{name: "no uciok", modes: "no-uciok", wantErr: "uci: no uciok: engine did not answer in time", short: true},
 		{name: "missing binary", modes: "ok", change: func(c *Config) { c.Path = "/nonexistent/engine" },
 			wantErr: "engine /nonexistent/engine: start: fork/exec /nonexistent/engine: no such file or directory"},
 		{name: "unknown option", modes: "ok", change: func(c *Config) { c.Options = append(c.Options, Option{"Skil Level", "5"}) },
@@ -74,7 +80,9 @@ func TestProbe(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, logPath := fakeConfig(t, tt.modes)
-			cfg.HandshakeTimeout = 200 * time.Millisecond
+			if tt.short {
+				cfg.HandshakeTimeout = 200 * time.Millisecond
+			}
 			cfg.Options = []Option{{"skill level", "5"}, {"Clear Hash", ""}}
 			if tt.change != nil {
 				tt.change(&cfg)
@@ -246,13 +254,14 @@ func TestMisbehavingEngines(t *testing.T) {
 }
 
 func TestCloseKillsAnEngineThatIgnoresQuit(t *testing.T) {
+	// fakeConfig's handshake timeout leaves the engine time to start; the grace after
+	// quit is that timeout, at most maxQuitGrace.
 	cfg, logPath := fakeConfig(t, "deaf")
-	cfg.HandshakeTimeout = 200 * time.Millisecond
 	s := newStrategy(t, cfg)
 	if _, err := s.Move(chessRequest(t, answeredMS)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "did not quit within 200ms; killed") {
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "did not quit within "+cfg.quitGrace().String()+"; killed") {
 		t.Errorf("got close error %v, want the engine killed", err)
 	}
 	l := readFakeLog(t, logPath)
