@@ -331,7 +331,8 @@ func TestFaultGarbageLosesOverHTTP(t *testing.T) {
 	defer client.Close()
 	r := faultMatch(t, game.TypeTicTacToe, client, map[string]string{"p1": p1.url, "p2": p2.url},
 		map[string]string{"p1": lg.token("p1"), "p2": lg.token("p2")})
-	r.MoveTimeout, r.JoinTimeout = 500*time.Millisecond, 500*time.Millisecond
+	// Hang guards: garbage is answered at once, and p2 must never miss a deadline.
+	r.MoveTimeout, r.JoinTimeout = callTimeout, callTimeout
 	rep, err := r.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -151,11 +151,12 @@ func TestRegistrationGivesUpAtRegisterFor(t *testing.T) {
 	}{
 		{"default deadline, storage unavailable", 0, protocol.ReasonStorageUnavailable},
 		{"30 s, internal", 30 * time.Second, protocol.ReasonInternal},
+		{"1 min, no referee yet", time.Minute, protocol.ReasonNoRefereeRegistered},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				lg := newFakeLeague(&fakeLeague{refuseWith: tt.reason})
+				lg := newFakeLeague(&fakeLeague{refusals: 1 << 20, refusalReason: tt.reason})
 				p, c := newMemPlayer(t, lg, Config{RegisterFor: tt.registerFor})
 				start := time.Now()
 				err := p.Serve(context.Background(), memEndpoint)

@@ -133,37 +133,45 @@ func TestRegistrationFailure(t *testing.T) {
 		name     string
 		league   *fakeLeague // nil: nothing listens
 		wantText string
+		// registerFor is the registration deadline: where a refusal ends the
+		// registration, only a hang guard.
+		registerFor time.Duration
 		// attempts checks how many registrations the League Manager saw.
 		attempts func(n int) bool
 	}{
 		{
-			name:     "refused for good",
-			league:   &fakeLeague{refuseWith: protocol.ReasonRegistrationClosed},
-			wantText: string(protocol.ReasonRegistrationClosed),
-			attempts: func(n int) bool { return n == 1 }, // not retried
+			name:        "refused for good",
+			league:      &fakeLeague{refuseWith: protocol.ReasonRegistrationClosed},
+			wantText:    string(protocol.ReasonRegistrationClosed),
+			registerFor: time.Minute,
+			attempts:    func(n int) bool { return n == 1 }, // not retried
 		},
 		{
-			name:     "league never reachable",
-			wantText: "deadline exceeded",
+			name:        "league never reachable",
+			wantText:    "deadline exceeded",
+			registerFor: time.Second,
 		},
 		{
-			name:     "no referee for longer than RegisterFor",
-			league:   &fakeLeague{refusals: 1 << 20},
-			wantText: string(protocol.ReasonNoRefereeRegistered),
-			attempts: func(n int) bool { return n > 1 }, // retried until the deadline
+			// Wide enough that a loaded CI machine still gets the first refusals in
+			// before the deadline: CI once saw only a dial cut short by a 300 ms one.
+			// TestRegistrationGivesUpAtRegisterFor times it on fake time.
+			name:        "no referee for longer than RegisterFor",
+			league:      &fakeLeague{refusals: 1 << 20},
+			wantText:    string(protocol.ReasonNoRefereeRegistered),
+			registerFor: 3 * time.Second,
+			attempts:    func(n int) bool { return n > 1 }, // retried until the deadline
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // they mostly wait for their deadlines
 			url := "http://" + freeAddr(t) + "/mcp"
 			if tt.league != nil {
 				url = startLeague(t, tt.league).url
 			}
-			// Wide enough that a loaded CI machine still gets the first refusal in before
-			// the deadline: CI once saw only a dial cut short by a 300 ms one.
 			p, err := New(Config{
 				ID: "p01", Addr: "127.0.0.1:0", LeagueURL: url, Strategy: "random",
-				RegisterTimeout: time.Second, RegisterFor: time.Second, Stdout: io.Discard,
+				RegisterTimeout: callTimeout, RegisterFor: tt.registerFor, Stdout: io.Discard,
 			}, testLogger(t))
 			if err != nil {
 				t.Fatal(err)
@@ -185,12 +193,14 @@ func TestRegistrationFailure(t *testing.T) {
 }
 
 // A League Manager shutting down when the player registers ends the player cleanly, as
-// its LEAGUE_SHUTDOWN would: no retry, no error.
+// its LEAGUE_SHUTDOWN would: no retry, no error. (Its deadlines are hang guards: a 100 ms
+// attempt timeout once expired on a loaded machine, and the client sent the registration
+// again.)
 func TestRegistrationRefusedByAShutdownIsClean(t *testing.T) {
 	lg := startLeague(t, &fakeLeague{refuseWith: protocol.ReasonShuttingDown})
 	p, err := New(Config{
 		ID: "p01", Addr: "127.0.0.1:0", LeagueURL: lg.url, Strategy: "random",
-		RegisterTimeout: 100 * time.Millisecond, RegisterFor: 5 * time.Second, Stdout: io.Discard,
+		RegisterTimeout: callTimeout, RegisterFor: time.Minute, Stdout: io.Discard,
 	}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
