@@ -51,7 +51,8 @@ func TestLLMProfileAtStart(t *testing.T) {
 			}
 			logDir := t.TempDir()
 			var stderr bytes.Buffer
-			args := append([]string{"--id", "p01", "--log-dir", logDir, "--register-for", "1s"}, tt.args...)
+			// A hang guard: each case ends before registering, or at the first refusal.
+			args := append([]string{"--id", "p01", "--log-dir", logDir, "--register-for", "1m"}, tt.args...)
 			code := run(context.Background(), args, io.Discard, &stderr)
 			if code != tt.wantCode {
 				t.Errorf("code %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())

@@ -142,9 +142,9 @@ func (f *fakeLeague) shutdownTLS(t *testing.T, id, url string, cfg *tls.Config) 
 		t.Fatal(err)
 	}
 	m.Envelope.AuthToken = f.token(id)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	ans, err := c.Call(ctx, url, m, protocol.CallOptions{Timeout: 500 * time.Millisecond})
+	ans, err := c.Call(ctx, url, m, protocol.CallOptions{Timeout: callTimeout})
 	if err != nil {
 		t.Fatalf("LEAGUE_SHUTDOWN: %v", err)
 	}
@@ -170,9 +170,13 @@ func (f *fakeLeague) requestMove(t *testing.T, id, url string) error {
 	}
 	m.Envelope.MatchID, m.Envelope.GameType = "R1M1", "tic_tac_toe"
 	m.Envelope.AuthToken = protocol.MatchCredential(f.token(id), "R1M1")
-	_, err = c.Call(context.Background(), url, m, protocol.CallOptions{Timeout: 500 * time.Millisecond})
+	_, err = c.Call(context.Background(), url, m, protocol.CallOptions{Timeout: callTimeout})
 	return err
 }
+
+// callTimeout bounds each call a test makes to a player: a hang guard, generous so that a
+// loaded machine never fails a test (a player that is gone refuses the connection at once).
+const callTimeout = 10 * time.Second
 
 func TestBinary(t *testing.T) {
 	if testing.Short() {
@@ -337,7 +341,8 @@ func TestRunExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			args := append([]string{"--log-dir", t.TempDir(), "--register-for", "2s"}, tt.args...)
+			// A hang guard: every case ends before any registration, or at the first refusal.
+			args := append([]string{"--log-dir", t.TempDir(), "--register-for", "1m"}, tt.args...)
 			code := run(context.Background(), args, io.Discard, &stderr)
 			if code != tt.wantCode || !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("run: code %d, stderr %q; want code %d and stderr mentioning %q", code, stderr.String(), tt.wantCode, tt.wantStderr)
@@ -399,7 +404,7 @@ func TestRegistersOverTLSWithTheAdvertisedEndpoint(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stdout, stderr, code := runAsync(ctx, []string{"--id", "p01", "--addr", fmt.Sprintf("127.0.0.1:%d", lg.port), "--advertise", advertise, "--league", lg.url,
-		"--tls-cert", lg.cert, "--tls-key", lg.key, "--tls-ca", lg.ca, "--log-dir", t.TempDir(), "--register-for", "5s"})
+		"--tls-cert", lg.cert, "--tls-key", lg.key, "--tls-ca", lg.ca, "--log-dir", t.TempDir(), "--register-for", "1m"})
 	select {
 	case <-lg.ready:
 	case c := <-code:

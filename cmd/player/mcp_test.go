@@ -102,7 +102,7 @@ func TestMCPGatewayOverTLS(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stdout, stderr, code := runAsync(ctx, []string{"mcp", "--addr", fmt.Sprintf("127.0.0.1:%d", lg.port), "--advertise", advertise, "--league", lg.url,
-		"--tls-cert", lg.cert, "--tls-key", lg.key, "--tls-ca", lg.ca, "--log-dir", t.TempDir(), "--register-for", "5s"})
+		"--tls-cert", lg.cert, "--tls-key", lg.key, "--tls-ca", lg.ca, "--log-dir", t.TempDir(), "--register-for", "1m"})
 	tr := &http.Transport{TLSClientConfig: lg.client}
 	defer tr.CloseIdleConnections()
 	// The gateway listens once it prints its endpoint.
