@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentleague/agentleague/internal/promtext"
 	"github.com/agentleague/agentleague/player"
@@ -12,13 +13,16 @@ import (
 )
 
 // Every metric of the referee moves as its matches are played, as GET /metrics shows
-// in the Prometheus text format: p1 always answers an illegal move, p2 always misses the
-// 100 ms move deadline.
+// in the Prometheus text format: p1 always answers an illegal move, p2 never answers in
+// time. The move deadline is wide enough that p1's illegal move always comes before it,
+// however loaded the machine (a 100 ms one is not).
 func TestRefereeMetricsMove(t *testing.T) {
+	const moveDeadline = 2 * time.Second
 	a := startAgents(t, agents{
 		features: []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials},
 		player: func(c *player.Config) {
-			c.Fault = map[string]string{"p1": player.FaultIllegal, "p2": player.FaultSlow + ":150ms"}[c.ID]
+			// p2's answers wait until the referee stops waiting for them.
+			c.Fault = map[string]string{"p1": player.FaultIllegal, "p2": player.FaultSlow + ":1h"}[c.ID]
 		},
 	})
 	f := a.league
@@ -33,7 +37,7 @@ func TestRefereeMetricsMove(t *testing.T) {
 		var p map[string]any
 		_ = json.Unmarshal(m.Payload, &p)
 		p["players"] = players
-		p["deadlines"] = map[string]int{"join_ack_ms": 500, "move_ms": 100}
+		p["deadlines"] = map[string]int{"join_ack_ms": int(agentDeadline.Milliseconds()), "move_ms": int(moveDeadline.Milliseconds())}
 		m.Payload, _ = json.Marshal(p)
 		if _, err := f.send(t, m); err != nil {
 			t.Fatal(err)

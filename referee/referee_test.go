@@ -165,6 +165,10 @@ type started struct {
 	done   chan error
 }
 
+// agentDeadline is the join and move deadline of the matches between real agents: a hang
+// guard.
+const agentDeadline = 10 * time.Second
+
 // startAgents starts a fake league, a real referee and two real players p1 and p2; they
 // stop when the test ends.
 func startAgents(t *testing.T, opt agents) started {
@@ -174,8 +178,10 @@ func startAgents(t *testing.T, opt agents) started {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
+	// The deadlines are hang guards: the real players answer at once, and a loaded
+	// machine must not make them miss one (tests of deadlines run on fake time).
 	cfg := Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: f.srv.URL(), MaxMatches: 1, Stdout: io.Discard,
-		MoveTimeout: 500 * time.Millisecond, JoinTimeout: 500 * time.Millisecond, Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1}}
+		MoveTimeout: agentDeadline, JoinTimeout: agentDeadline, Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1}}
 	if opt.referee != nil {
 		opt.referee(&cfg)
 	}
@@ -265,7 +271,7 @@ func (f *fakeLeague) send(t *testing.T, m *protocol.Message) (*protocol.Message,
 	f.mu.Lock()
 	url := f.endpoints["referee:ref1"]
 	f.mu.Unlock()
-	return c.Call(context.Background(), url, m, protocol.CallOptions{Timeout: 2 * time.Second})
+	return c.Call(context.Background(), url, m, protocol.CallOptions{Timeout: agentDeadline})
 }
 
 func (f *fakeLeague) waitResults(t *testing.T, n int) []*protocol.Message {
