@@ -305,7 +305,8 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 
 // Run serves the player's HTTP endpoint, registers with the League Manager, announces
 // readiness, and serves until ctx ends or LEAGUE_SHUTDOWN arrives; both are a clean stop
-// and return nil. It returns an error when the server cannot start or registration fails.
+// and return nil. It returns an error when the server cannot start or registration fails:
+// refused for good, or still refused or unanswered after cfg.RegisterFor (see register).
 func (p *Player) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err

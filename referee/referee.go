@@ -63,7 +63,9 @@ type Config struct {
 	// when 0).
 	CallTimeout time.Duration
 	// ReportTimeout is the deadline of each MATCH_RESULT_REPORT attempt (default 5 s).
-	// Reports are retried with backoff until the League Manager acknowledges or refuses them.
+	// Reports are retried with backoff until the League Manager acknowledges them or
+	// refuses them for good: a transient refusal (INTERNAL, STORAGE_UNAVAILABLE,
+	// RATE_LIMITED) is retried, until the match is cancelled or the referee stops.
 	ReportTimeout time.Duration
 	// DrainTimeout bounds how long matches in progress may run after LEAGUE_SHUTDOWN
 	// (default 10 s); matches still running then are abandoned, unreported.
@@ -231,7 +233,9 @@ func New(cfg Config, log zerolog.Logger) (*Referee, error) {
 // LEAGUE_SHUTDOWN. After LEAGUE_SHUTDOWN, matches in progress are finished and reported
 // for up to cfg.DrainTimeout, then abandoned; when ctx ends they are abandoned at once.
 // Matches still queued at LEAGUE_SHUTDOWN or when ctx ends are dropped. While Run
-// serves, it sends heartbeats if the League Manager announced them.
+// serves, it sends heartbeats if the League Manager announced them. Registration is retried
+// until cfg.RegisterFor (lost connections, INTERNAL, STORAGE_UNAVAILABLE, RATE_LIMITED);
+// Run returns an error only if it cannot serve or is still unregistered then.
 func (r *Referee) Run(ctx context.Context) error {
 	defer r.client.Close()
 	if err := r.validator.Warm(protocol.RefereeReceives...); err != nil {

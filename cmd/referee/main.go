@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string) int {
 	moveMS := fset.Int("move-timeout-ms", 30000, "move deadline when the League Manager does not say")
 	joinMS := fset.Int("join-timeout-ms", 10000, "join deadline when the League Manager does not say")
 	reportMS := fset.Int("report-timeout-ms", int(referee.DefaultReportTimeout.Milliseconds()),
-		"deadline of each MATCH_RESULT_REPORT attempt; reports are retried until acknowledged or refused")
+		"deadline of each MATCH_RESULT_REPORT attempt; reports are retried until acknowledged or refused for good (INTERNAL, STORAGE_UNAVAILABLE and RATE_LIMITED are retried)")
 	registerFor := fset.Duration("register-for", referee.DefaultRegisterFor,
 		"how long to retry registration and AGENT_READY while the League Manager is unreachable or refuses with INTERNAL, STORAGE_UNAVAILABLE or RATE_LIMITED; unregistered then, the referee exits 1")
 	drainMS := fset.Int("drain-timeout-ms", int(referee.DefaultDrainTimeout.Milliseconds()),
