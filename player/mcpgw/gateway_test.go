@@ -153,17 +153,19 @@ func TestDeadlineMissed(t *testing.T) {
 		t.Errorf("seconds_left %v, want 9.5", w.Turn.SecondsLeft)
 	}
 	clk.Advance(9500 * time.Millisecond)
+	// The seat withdraws the turn on its own goroutine, then holds the request until the
+	// referee gives up, at most holdGrace more: once that timer is set, the turn is gone
+	// (a make_move sent before could still take it).
+	clk.waitTimer(t, clk.Now().Add(holdGrace))
 	got := call(t, cs, "make_move", map[string]any{"move": "1,1"}, nil)
 	if !strings.Contains(got, "deadline of match R1M1 step 2 passed") {
 		t.Errorf("late make_move: %q", got)
 	}
-	// The seat holds the request until the referee gives up, at most holdGrace more.
 	select {
 	case a := <-answer:
 		t.Fatalf("referee answered before its own deadline: %s, %v", a.move, a.err)
 	default:
 	}
-	clk.waitTimer(t, clk.Now().Add(holdGrace))
 	clk.Advance(holdGrace)
 	if a := <-answer; a.err == nil {
 		t.Fatalf("referee got move %s after the deadline, want none", a.move)
