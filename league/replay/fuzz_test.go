@@ -144,7 +144,8 @@ func TestSmallLeaguesVerify(t *testing.T) {
 // FuzzLog reads hostile logs along the paths of league verify and league replay: the
 // entries Parse returns (before any bad line), then Rebuild, VerifyMatches, the report,
 // CheckPairings, the table, crosstable and ratings. None may panic, and every error
-// must be a LineError naming one of the lines read (a Problem names its match).
+// must be a LineError naming one of the lines read (a Problem names its match); results
+// VerifyMatches passes, the table counts.
 func FuzzLog(f *testing.F) {
 	for _, log := range [][]byte{smallLeague(f, roundRobin, "p1", "p2"), smallLeague(f, swiss, "p1", "p2", "p3")} {
 		f.Add(log)
@@ -184,9 +185,20 @@ func checkLog(t *testing.T, data []byte) {
 		return
 	}
 	reg := game.Default()
-	for _, p := range l.VerifyMatches(reg) {
+	problems := l.VerifyMatches(reg)
+	for _, p := range problems {
 		if p.MatchID == "" || p.Msg == "" || p.Move < 0 {
 			t.Fatalf("problem %+v names no match or move", p)
+		}
+	}
+	if _, err := l.Table(); err != nil && len(problems) == 0 {
+		// What verify passes, replay counts: only a bye may stop the table then.
+		var le *audit.LineError
+		errors.As(err, &le)
+		for _, r := range l.Results {
+			if le != nil && le.Line == r.Line {
+				t.Fatalf("verify finds nothing wrong with the results, but the table refuses one: %v", err)
+			}
 		}
 	}
 	l.Unrecorded()

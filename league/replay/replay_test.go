@@ -189,6 +189,17 @@ func TestMisreportedResultsAreFound(t *testing.T) {
 				pts[k] = 3
 			}
 		}, "points"},
+		{"a third player's outcome", func(p map[string]any) {
+			p["outcome"].(map[string]any)["p99"] = "win"
+			p["points"].(map[string]any)["p99"] = 3
+		}, "outcome and points name 3 and 3 players, not the match's two"},
+		{"a player's outcome missing", func(p map[string]any) {
+			o := p["outcome"].(map[string]any)
+			for k := range o {
+				delete(o, k)
+				break
+			}
+		}, "no outcome for"},
 		{"illegal move inserted", func(p map[string]any) {
 			md := p["game_metadata"].(map[string]any)
 			moves := md["moves"].([]any)

@@ -52,6 +52,19 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	if !ok {
 		return bad(0, "not in the schedule")
 	}
+	for _, id := range m.Players {
+		if _, ok := r.Outcome[id]; !ok {
+			return bad(0, "no outcome for %s", id)
+		}
+		if _, ok := r.Points[id]; !ok {
+			return bad(0, "no points for %s", id)
+		}
+	}
+	if len(r.Outcome) != 2 || len(r.Points) != 2 {
+		// The League Manager takes only a result of the two players, and the standings
+		// could not count it.
+		return bad(0, "outcome and points name %d and %d players, not the match's two", len(r.Outcome), len(r.Points))
+	}
 	md, err := readMetadata(r)
 	if err != nil {
 		return bad(0, "game_metadata cannot be read: %v", err)
