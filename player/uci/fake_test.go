@@ -185,7 +185,9 @@ func fakeConfig(t *testing.T, modes string) (Config, string) {
 	// A binary built with -race sleeps a second at exit unless told otherwise: the fake
 	// must quit as fast as an engine does.
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	return Config{Path: exe, Nodes: 1000, HandshakeTimeout: 2 * time.Second}, logPath
+	// The handshake timeout is a hang guard: built with -race on a loaded machine, the
+	// fake once took over 2 s to start and answer uciok.
+	return Config{Path: exe, Nodes: 1000, HandshakeTimeout: 10 * time.Second}, logPath
 }
 
 // fakeLog is what the fake engine logged: each start's pid and mode, and every line it

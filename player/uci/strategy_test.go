@@ -293,12 +293,12 @@ func TestCloseEndsAMoveInProgress(t *testing.T) {
 	checkGone(t, readFakeLog(t, logPath))
 }
 
-// eventually waits for cond, failing after 5 seconds.
+// eventually waits for cond, failing after 30 seconds (a hang guard).
 func eventually(t *testing.T, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for end := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(end) {
-			t.Fatal("condition not met in 5s")
+			t.Fatal("condition not met in 30s")
 		}
 	}
 }
