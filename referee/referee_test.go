@@ -444,7 +444,14 @@ func TestRunRegistersAfterTransientRefusals(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- ref.Run(ctx) }()
-	f.waitRegistered(t, "referee:ref1")
+	// The referee has read the answer (the fake league's token is set a little before).
+	select {
+	case <-ref.registered:
+	case err := <-done:
+		t.Fatalf("Run returned %v before the referee registered", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the referee did not register")
+	}
 	f.mu.Lock()
 	convs := slices.Clone(f.regConversations)
 	f.mu.Unlock()
