@@ -20,12 +20,13 @@ import (
 
 // Deadlines of the tests: generous where the engine answers (the test ends as soon as it
 // does), shorter where it never will, yet long enough for the fake engine (this test
-// binary, which takes some 200 ms to start when built with -race, more on a loaded
-// machine) to start and handshake within the move: 400 ms failed every time under -race.
-// A move of hangingMS stops the search 1.65 s in and gives up at 1.9 s.
+// binary, which takes some 200 ms to start when built with -race, 1.5 to 2 s on a machine
+// at load 14) to start and handshake within the move: 400 ms failed every time under
+// -race, 2 s once at load 9. A move of hangingMS stops the search 3.65 s in and gives up
+// at 3.9 s.
 const (
 	answeredMS = 10000
-	hangingMS  = 2000
+	hangingMS  = 4000
 )
 
 func newStrategy(t *testing.T, cfg Config) *Strategy {
