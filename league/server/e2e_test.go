@@ -248,6 +248,9 @@ func fingerprint(t *testing.T, db *sql.DB) string {
 func unchanged(t *testing.T, lm *lmRun, db *sql.DB, what string, f func()) {
 	t.Helper()
 	lm.settle(t)
+	// No timer of the League Manager fires meanwhile (wallClock): what moved, f moved.
+	lm.quiet.Lock()
+	defer lm.quiet.Unlock()
 	// The exchange count grows with every request, refused or not: it is no league state.
 	state := func() string {
 		s := lm.status(t)

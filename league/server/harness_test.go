@@ -72,6 +72,26 @@ type lmRun struct {
 	url, base string
 	stderr    *syncBuffer
 	stopped   bool
+	// quiet holds back the timers of a League Manager on wallClock while unchanged
+	// compares the league before and after a request.
+	quiet sync.RWMutex
+}
+
+// wallClock is the server.Clock of a League Manager on real time (a test that passes no
+// clock), except that a timer falling due while unchanged compares the league fires
+// once the comparison is over. Otherwise a timer could change the league in the middle
+// of a check that the request did not: the IN_PROGRESS the database gets a second after
+// a referee's acknowledgement did, on a loaded machine.
+type wallClock struct{ quiet *sync.RWMutex }
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (c wallClock) AfterFunc(d time.Duration, f func()) server.Timer {
+	return time.AfterFunc(d, func() {
+		c.quiet.RLock()
+		defer c.quiet.RUnlock()
+		f()
+	})
 }
 
 // baseOptions are the options of a League Manager on 127.0.0.1:0 with its files in dir.
@@ -91,6 +111,9 @@ func startServer(t *testing.T, dir string, edit func(*server.Options)) *lmRun {
 	opts := baseOptions(t, dir, p.stderr)
 	if edit != nil {
 		edit(&opts)
+	}
+	if opts.Clock == nil {
+		opts.Clock = wallClock{&p.quiet}
 	}
 	// A test that fails mid-drain on fake time would otherwise leave the drain waiting
 	// for a clock that no longer moves: the cleanup cuts it short.
