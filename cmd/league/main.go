@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -80,6 +81,11 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "league %s: %v\n", args[0], err)
 		if _, ok := err.(usageError); ok {
 			return 2
+		}
+		// An outcome with a code of its own (verify's and replay's torn tail).
+		var coded interface{ ExitCode() int }
+		if errors.As(err, &coded) {
+			return coded.ExitCode()
 		}
 		return 1
 	}

@@ -70,16 +70,6 @@ type tornTail struct{ *audit.LineError }
 // ExitCode is exitTornTail.
 func (tornTail) ExitCode() int { return exitTornTail }
 
-// exitTorn ends the process with exitTornTail, the message printed as run prints an
-// error, when err is a tornTail; else it returns err. (run knows only codes 1 and 2.)
-func exitTorn(cmd string, err error) error {
-	var t tornTail
-	if errors.As(err, &t) {
-		fmt.Fprintf(os.Stderr, "league %s: %v\n", cmd, err)
-		os.Exit(t.ExitCode())
-	}
-	return err
-}
 
 // readLog reads the audit log at path for verify and replay: the entries before the
 // line the reading stopped at, if one did, and that line's error (torn, or the log
@@ -121,9 +111,7 @@ func linesRead(entries []audit.Entry, stop *audit.LineError) string {
 }
 
 // replayCmd rebuilds the league from the audit log alone and prints its standings.
-func replayCmd(args []string) error { return exitTorn("replay", replayLog(args)) }
-
-func replayLog(args []string) error {
+func replayCmd(args []string) error {
 	fset := flag.NewFlagSet("league replay", flag.ContinueOnError)
 	rounds := fset.Bool("rounds", false, "print the standings after every round")
 	check := fset.String("check", "", "compare every round snapshot, the final standings and the ratings with this database")
@@ -206,9 +194,7 @@ func replayEntries(entries []audit.Entry, rounds, withRatings, withCross bool, c
 }
 
 // verifyCmd checks the hash chain and re-plays every match through the rules.
-func verifyCmd(args []string) error { return exitTorn("verify", verifyLog(args)) }
-
-func verifyLog(args []string) error {
+func verifyCmd(args []string) error {
 	fset := flag.NewFlagSet("league verify", flag.ContinueOnError)
 	dbPath := fset.String("db", "", "also check the log still holds the last line the database recorded")
 	usageOf(fset, verifyUsage)

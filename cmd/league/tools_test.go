@@ -193,7 +193,7 @@ func TestVerifyAndReplayOfTornAndGarbledLogs(t *testing.T) {
 			[]string{fmt.Sprintf("line %d: torn last line:", n)}},
 		{"last line cut, then a newline", append(slices.Clone(orig[:n-1]), append(half(orig[n-1]), '\n')),
 			3, []string{fmt.Sprintf("verified the %d lines before line %d", n-1, n)}, []string{"pairings:"},
-			[]string{fmt.Sprintf("line %d: torn last line: its JSON is cut short", n), fmt.Sprintf("cut the file to its first %d bytes", len(bytes.Join(orig[:n-1], nil)))}},
+			[]string{fmt.Sprintf("line %d: torn last line: its JSON is cut short", n), fmt.Sprintf("cuts the file to its first %d bytes when it starts", len(bytes.Join(orig[:n-1], nil)))}},
 		{"the result report cut mid-write", append(slices.Clone(orig[:report-1]), half(orig[report-1])),
 			3, []string{fmt.Sprintf("verified the %d lines before line %d", report-1, report)}, []string{"0 results"},
 			[]string{fmt.Sprintf("line %d: torn last line:", report)}},

@@ -103,14 +103,20 @@ func openWith(path, self string, open func(string) (file, error)) (*Log, error) 
 	return a, nil
 }
 
-// recover reads the file, cuts a torn last line and returns how many bytes it removed.
-// What remains is made durable before the log takes a line.
+// recover reads the file, cuts a torn last line (as Parse tells one: without its
+// newline, or with JSON cut short) and returns how many bytes it removed. A bad line
+// that is not torn is left for verify to name. What remains is made durable before the
+// log takes a line.
 func (a *Log) recover() (int64, error) {
 	data, err := io.ReadAll(io.NewSectionReader(a.f, 0, 1<<62))
 	if err != nil {
 		return 0, fmt.Errorf("read audit log: %w", err)
 	}
 	keep := bytes.LastIndexByte(data, '\n') + 1
+	var le *LineError
+	if _, err := Parse(bytes.NewReader(data)); errors.As(err, &le) && le.Torn {
+		keep = int(le.Offset)
+	}
 	torn := int64(len(data) - keep)
 	if torn > 0 {
 		if err := a.f.Truncate(int64(keep)); err != nil {

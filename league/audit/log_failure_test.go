@@ -390,3 +390,31 @@ func TestNothingAcknowledgedIsLost(t *testing.T) {
 }
 
 func runtimeGosched() { runtime.Gosched() }
+
+// A last line cut short and then ended by a newline (an editor, or `echo >>`) is torn
+// too: the League Manager cuts it at start-up rather than chain onto it, as verify
+// tells it apart from a line changed in the middle.
+func TestOpenCutsATornLineEndedByANewline(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a := open(t, path)
+	if err := a.Record(exchange(1)); err != nil {
+		t.Fatal(err)
+	}
+	closeLog(t, a)
+	whole := readFile(t, path)
+	torn := []byte(`{"log_id":"x","timestamp":"2026-01-0` + "\n")
+	if err := os.WriteFile(path, append(bytes.Clone(whole), torn...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a = open(t, path)
+	if err := a.Record(exchange(2)); err != nil {
+		t.Fatal(err)
+	}
+	if ids := checkLog(t, a, path); strings.Join(ids, ",") != "c-1,c-2" {
+		t.Errorf("log holds %v, want c-1,c-2", ids)
+	}
+	closeLog(t, a)
+	if after := readFile(t, path); !bytes.HasPrefix(after, whole) {
+		t.Error("the cut changed the complete lines")
+	}
+}

@@ -45,8 +45,8 @@ func Read(path string) ([]Entry, error) {
 
 // Parse parses a log from r. It stops at the first line that is not a complete JSON
 // entry and returns the entries before it with a *LineError naming it, Torn when the
-// line is the log's last and cut short (see LineError.Torn): the League Manager cuts a
-// last line without a newline when it starts, but keeps one that ends in a newline. A
+// line is the log's last and cut short (see LineError.Torn), which the League Manager
+// cuts when it starts. A
 // read error returns the entries before it and the error.
 func Parse(r io.Reader) ([]Entry, error) {
 	size := 1 << 20
@@ -75,7 +75,7 @@ func Parse(r io.Reader) ([]Entry, error) {
 		if err := json.Unmarshal(raw, &e); err != nil {
 			last := lastLine(br)
 			if last && cutShort(raw) {
-				return bad(true, fmt.Sprintf("torn last line: its JSON is cut short, then a newline (the League Manager keeps a line that ends in a newline: cut the file to its first %d bytes before it starts again)", offset))
+				return bad(true, fmt.Sprintf("torn last line: its JSON is cut short, then a newline (the League Manager cuts the file to its first %d bytes when it starts)", offset))
 			}
 			return bad(false, "not a JSON audit entry: "+err.Error()+followed(last))
 		}

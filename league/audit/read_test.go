@@ -49,7 +49,7 @@ func TestParseStopsAtTheBadLine(t *testing.T) {
 		{"last line cut mid-write", cat(good, one(half)), true, "torn last line: " + fmt.Sprint(len(half)) + " bytes without a newline"},
 		{"last line without its newline", cat(good, one(strings.TrimSuffix(string(ls[4]), "\n"))), true, "without a newline"},
 		{"last line of NUL bytes", cat(good, one("\x00\x00\x00\x00")), true, "without a newline"},
-		{"last line cut, then a newline", cat(good, one(half+"\n")), true, fmt.Sprintf("its JSON is cut short, then a newline (the League Manager keeps a line that ends in a newline: cut the file to its first %d bytes", offset)},
+		{"last line cut, then a newline", cat(good, one(half+"\n")), true, fmt.Sprintf("its JSON is cut short, then a newline (the League Manager cuts the file to its first %d bytes when it starts)", offset)},
 		{"cut line followed by lines", cat(good, one(half+"\n"), ls[4:]), false, "not a JSON audit entry: unexpected end of JSON input; more lines follow it: the log was changed or damaged here"},
 		{"garbage followed by lines", cat(good, one("hello\n"), ls[4:]), false, "more lines follow it"},
 		{"garbage last line", cat(good, one("hello\n")), false, "not a JSON audit entry: invalid character 'h' looking for beginning of value (the last line)"},
