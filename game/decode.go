@@ -5,26 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
-
-// asV1 makes go-json-experiment read JSON as encoding/json does where the two differ:
-// a repeated name keeps its last value and invalid UTF-8 becomes U+FFFD. A fast path
-// (decodeFast) must accept exactly what the map-based decoding below accepts.
-var asV1 = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-
-// decodeFast decodes raw into the typed v in one pass, as encoding/json would decode it
-// field by field. It reports false on anything unusual, and the caller then decodes
-// field by field for the specific error: the typed pass is for the well-formed input a
-// peer sends on every move, the field-by-field one for the rest.
-func decodeFast(raw []byte, v any) bool {
-	if checkObject(raw) != nil {
-		return false
-	}
-	return jsonv2.Unmarshal(raw, v, asV1) == nil
-}
 
 // maxMoveSize bounds a move_payload so a hostile player cannot make the referee decode megabytes.
 const maxMoveSize = 4 << 10

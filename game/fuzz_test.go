@@ -3,7 +3,6 @@ package game
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"testing"
 )
@@ -73,39 +72,6 @@ func fuzzParseMove(f *testing.F, gameType string, params map[string]any) {
 		}
 		if again, err := s.ParseMove(i, got); err != nil || !bytes.Equal(again, got) {
 			t.Fatalf("canonical move %s parsed as %s, %v; want itself", got, again, err)
-		}
-	})
-}
-
-// FuzzTicTacToeFastPath checks that the typed one-pass decoding of a step context and of
-// a move (decodeFast) never accepts what the field-by-field decoding refuses, nor reads
-// anything differently: for every input both give the same value or the same error.
-func FuzzTicTacToeFastPath(f *testing.F) {
-	for _, seed := range []string{
-		`{"board":[["","",""],["","",""],["","",""]],"your_mark":"X","move_number":1}`,
-		`{"board":[["X","",""],["","O",""],["","","X"]],"your_mark":"O","move_number":4,"extra":[1]}`,
-		`{"board":[["X","",""],["","",""],["","",""]],"board":[["","",""],["","",""],["","",""]],"your_mark":"X","move_number":1}`,
-		`{"board":[["","",""],["","",null],["","",""]],"your_mark":"X","move_number":1}`,
-		`{"Board":[["","",""],["","",""],["","",""]],"your_mark":"X","move_number":1.0}`,
-		`{"row":1,"col":2}`, `{"row":1,"col":2,"row":0}`, `{"row":1e0,"col":2}`, `{"row":"1","col":2}`,
-		`{"ROW":1,"col":2}`, `{"row":-0,"col":0}`, `{"row":1,"col":2,"note":"\xff"}`, `null`, `[1,2]`,
-	} {
-		f.Add([]byte(seed))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		fast, fastErr := readTicTacToeContext(raw)
-		slow, slowErr := readTicTacToeFields(raw)
-		if fast != slow || fmt.Sprint(fastErr) != fmt.Sprint(slowErr) {
-			t.Fatalf("context %q: fast path %+v, %v; field by field %+v, %v", raw, fast, fastErr, slow, slowErr)
-		}
-		var s ticTacToeState
-		row, col, err := s.parse(0, raw)
-		slowRow, slowCol, slowErr := readCell(raw)
-		if slowErr == nil && (slowRow < 0 || slowRow > 2 || slowCol < 0 || slowCol > 2) {
-			return // off the board: refused after either decoding
-		}
-		if row != slowRow || col != slowCol || fmt.Sprint(err) != fmt.Sprint(slowErr) {
-			t.Fatalf("move %q: fast path (%d, %d), %v; field by field (%d, %d), %v", raw, row, col, err, slowRow, slowCol, slowErr)
 		}
 	})
 }

@@ -106,44 +106,7 @@ func ParseTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
 	return ctx, nil
 }
 
-// ticTacToeWire is a step_context as decodeFast reads it; nil is a missing or null field.
-type ticTacToeWire struct {
-	Board      *[3][3]*string `json:"board"`
-	YourMark   *string        `json:"your_mark"`
-	MoveNumber *int           `json:"move_number"`
-}
-
 func readTicTacToeContext(raw json.RawMessage) (TicTacToeContext, error) {
-	var w ticTacToeWire
-	var ok bool
-	if decodeFast(raw, &w) && w.Board != nil && w.YourMark != nil && w.MoveNumber != nil {
-		ctx := TicTacToeContext{YourMark: *w.YourMark, MoveNumber: *w.MoveNumber}
-		if ctx.Board, ok = boardOf(w.Board); ok {
-			if err := checkTicTacToeContext(ctx); err != nil {
-				return TicTacToeContext{}, err
-			}
-			return ctx, nil
-		}
-	}
-	return readTicTacToeFields(raw)
-}
-
-// boardOf is the board of cells, false if a cell is null or not a mark.
-func boardOf(cells *[3][3]*string) (Board, bool) {
-	var b Board
-	for r, row := range cells {
-		for c, cell := range row {
-			if cell == nil || (*cell != "" && *cell != "X" && *cell != "O") {
-				return Board{}, false
-			}
-			b[r][c] = *cell
-		}
-	}
-	return b, true
-}
-
-// readTicTacToeFields is readTicTacToeContext field by field, for its specific errors.
-func readTicTacToeFields(raw json.RawMessage) (TicTacToeContext, error) {
 	fields, err := decodeObject(raw)
 	if err != nil {
 		return TicTacToeContext{}, err
@@ -255,26 +218,6 @@ func (s ticTacToeState) parse(i int, raw json.RawMessage) (row, col int, err err
 	if i != s.moves%2 {
 		return 0, 0, fmt.Errorf("%w: player %d is not to move", ErrIllegalMove, i)
 	}
-	var cell struct {
-		Row *int `json:"row"`
-		Col *int `json:"col"`
-	}
-	if len(raw) <= maxMoveSize && decodeFast(raw, &cell) && cell.Row != nil && cell.Col != nil {
-		row, col = *cell.Row, *cell.Col
-	} else if row, col, err = readCell(raw); err != nil {
-		return 0, 0, err
-	}
-	if row < 0 || row > 2 || col < 0 || col > 2 {
-		return 0, 0, fmt.Errorf("%w: cell (%d, %d) is off the board", ErrIllegalMove, row, col)
-	}
-	if m := s.board[row][col]; m != "" {
-		return 0, 0, fmt.Errorf("%w: cell (%d, %d) holds %s", ErrIllegalMove, row, col, m)
-	}
-	return row, col, nil
-}
-
-// readCell reads a move field by field, for its specific errors.
-func readCell(raw json.RawMessage) (row, col int, err error) {
 	fields, err := decodeMoveObject(raw)
 	if err != nil {
 		return 0, 0, err
@@ -284,6 +227,12 @@ func readCell(raw json.RawMessage) (row, col int, err error) {
 	}
 	if col, err = intField(fields, "col"); err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrMalformedMove, err)
+	}
+	if row < 0 || row > 2 || col < 0 || col > 2 {
+		return 0, 0, fmt.Errorf("%w: cell (%d, %d) is off the board", ErrIllegalMove, row, col)
+	}
+	if m := s.board[row][col]; m != "" {
+		return 0, 0, fmt.Errorf("%w: cell (%d, %d) holds %s", ErrIllegalMove, row, col, m)
 	}
 	return row, col, nil
 }
