@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	neturl "net/url"
 	"slices"
 	"time"
 
@@ -50,8 +49,7 @@ var ErrBadResponse = errors.New("bad response")
 // Client sends league.v2 requests. Every attempt of a call carries the same JSON-RPC id
 // and conversation id, so a receiver can recognise a retry and never apply it twice.
 type Client struct {
-	http      *http.Client // https
-	plain     *plainConns  // http
+	http      *http.Client
 	validator *Validator
 	recorder  Recorder
 	insecure  bool
@@ -72,7 +70,8 @@ type ClientOptions struct {
 // one changes nothing about the call.
 func NewClient(v *Validator, rec Recorder) *Client { return NewClientWith(v, rec, ClientOptions{}) }
 
-// NewClientWith is NewClient with options.
+// NewClientWith is NewClient with options. Every call, http:// or https://, goes
+// through one net/http Transport, which keeps connections alive between calls.
 func NewClientWith(v *Validator, rec Recorder, o ClientOptions) *Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
@@ -81,15 +80,15 @@ func NewClientWith(v *Validator, rec Recorder, o ClientOptions) *Client {
 		MaxIdleConns:        512,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     30 * time.Second,
+		// An answer's head is bounded as its body is (MaxBodyBytes).
+		MaxResponseHeaderBytes: MaxBodyBytes,
 	}
-	plain := newPlainConns(&net.Dialer{Timeout: 5 * time.Second}, tr.MaxIdleConnsPerHost, tr.MaxIdleConns, tr.IdleConnTimeout)
-	return &Client{http: &http.Client{Transport: tr}, plain: plain, validator: v, recorder: rec, insecure: o.Insecure}
+	return &Client{http: &http.Client{Transport: tr}, validator: v, recorder: rec, insecure: o.Insecure}
 }
 
 // Close releases idle connections.
 func (c *Client) Close() {
 	c.http.CloseIdleConnections()
-	c.plain.closeIdle()
 }
 
 // Call sends m to url and returns the answer. A remote error comes back as *Error.
@@ -200,14 +199,12 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 }
 
 func (c *Client) post(ctx context.Context, url string, body []byte) ([]byte, error) {
-	if u, err := neturl.Parse(url); err == nil && u.Scheme == "http" && u.User == nil {
-		return c.plain.post(ctx, u, body)
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "agentleague")
 	res, err := c.http.Do(req)
 	if err != nil {
 		return nil, err

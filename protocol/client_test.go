@@ -1,18 +1,24 @@
 package protocol_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -564,4 +570,104 @@ func TestBackoff(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Calls to one peer, http or https, share kept-alive connections.
+func TestClientReusesConnections(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewUnstartedServer(protocol.NewServer(echoHandler(t), validator(t), nil, zerolog.Nop()))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := newClient(t, nil)
+	for i := range 5 {
+		if _, err := c.Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 5 * time.Second}); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 1 {
+		t.Errorf("got %d connections for 5 calls, want 1", conns)
+	}
+}
+
+// An answer larger than MaxBodyBytes is a bad response, never retried, whether its
+// length is announced or not.
+func TestClientRefusesOversizedAnswer(t *testing.T) {
+	for _, announced := range []bool{true, false} {
+		t.Run(fmt.Sprintf("announced=%v", announced), func(t *testing.T) {
+			peer, srv := newFakePeer(t, func(_ int, _ protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				if announced {
+					w.Header().Set("Content-Length", strconv.Itoa(protocol.MaxBodyBytes+1))
+				}
+				_, _ = io.WriteString(w, strings.Repeat(" ", protocol.MaxBodyBytes+1))
+			})
+			_, err := newClient(t, nil).Call(context.Background(), srv.URL, heartbeat(t), protocol.CallOptions{Timeout: 5 * time.Second, Retry: quickRetry})
+			if !errors.Is(err, protocol.ErrBadResponse) || !strings.Contains(err.Error(), "larger than 1 MiB") {
+				t.Errorf("got %v, want ErrBadResponse: larger than 1 MiB", err)
+			}
+			if got := len(peer.requests()); got != 1 {
+				t.Errorf("got %d requests, want 1", got)
+			}
+		})
+	}
+}
+
+// A peer that reads the request, sends part of an answer and stops: the call ends at
+// its deadline, or when cancelled, with the context's error. On fake time (synctest,
+// over pipes).
+func TestClientPeerHangs(t *testing.T) {
+	for name, partial := range map[string]string{
+		"before any byte": "",
+		"mid head":        "HTTP/1.1 200 OK\r\nContent-Le",
+		"mid body":        "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"a",
+		"mid chunk":       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a",
+		"close-delimited": "HTTP/1.0 200 OK\r\n\r\n{\"a\":",
+	} {
+		for _, cancelled := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/cancelled=%v", name, cancelled), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					c := newClient(t, nil)
+					protocol.SetDial(c, func(context.Context, string, string) (net.Conn, error) {
+						client, server := net.Pipe()
+						go func() {
+							defer server.Close()
+							br := bufio.NewReader(server)
+							req, err := http.ReadRequest(br)
+							if err != nil {
+								return
+							}
+							_, _ = io.Copy(io.Discard, req.Body)
+							_, _ = io.WriteString(server, partial)
+							_, _ = br.ReadByte() // until the client closes its end
+						}()
+						return client, nil
+					})
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					want, after := error(context.DeadlineExceeded), 5*time.Second
+					if cancelled {
+						time.AfterFunc(2*time.Second, cancel)
+						want, after = context.Canceled, 2*time.Second
+					}
+					start := time.Now()
+					_, err := c.Call(ctx, pipePeerURL, heartbeat(t), protocol.CallOptions{Retry: protocol.RetryPolicy{Attempts: 1}})
+					if !errors.Is(err, want) {
+						t.Errorf("got %v, want %v", err, want)
+					}
+					if d := time.Since(start); d != after {
+						t.Errorf("returned after %v, want %v", d, after)
+					}
+				})
+			})
+		}
+	}
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"net"
+	"net/http"
 )
 
 // Backoff exposes backoff to the external tests.
@@ -14,9 +15,9 @@ var (
 	ReadMetadataByMember = readMetadataByMember
 )
 
-// SetDial makes c reach every plain-http peer through dial: a test dials an in-memory
+// SetDial makes c reach every peer through dial: a test dials an in-memory
 // peer (net.Pipe) inside a testing/synctest bubble, so that a call's deadlines run on
 // the bubble's fake clock.
 func SetDial(c *Client, dial func(ctx context.Context, network, addr string) (net.Conn, error)) {
-	c.plain.dial = dial
+	c.http.Transport.(*http.Transport).DialContext = dial
 }

@@ -100,7 +100,7 @@ const preallocBytes = 64 << 10
 // copying as it goes. A longer announcement is not trusted with memory before the bytes
 // arrive: a peer claiming 1 MiB and sending nothing costs no more than one sending 1 KiB.
 // A body shorter than announced is an error, as io.ReadAll reports it; a longer one is
-// cut at n by net/http and by the plain client alike.
+// cut at n by net/http.
 func readBody(r io.Reader, n int64) ([]byte, error) {
 	if n < 0 || n > preallocBytes {
 		return io.ReadAll(r)
