@@ -311,11 +311,7 @@ func (p *Player) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err
 	}
-	var rpc httpserve.Processor = p.rpc
-	if p.fault.mode == FaultGarbage {
-		rpc = nil // answers go through garbageMoves, an http.Handler
-	}
-	srv, err := p.serve(rpc)
+	srv, err := httpserve.StartTLS(p.cfg.Addr, p.routes(), p.cfg.TLS)
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
@@ -331,15 +327,6 @@ func (p *Player) Run(ctx context.Context) error {
 	// Tools and tests read the endpoint from this one stdout line.
 	fmt.Fprintf(p.cfg.Stdout, "player %s listening on %s\n", p.cfg.ID, endpoint)
 	return p.play(ctx, endpoint, srv)
-}
-
-// serve starts the player's HTTP server. Its endpoint answers about six in seven of a
-// league's exchanges, so rpc (nil: none) serves it on httpserve.StartRPC's leaner server.
-func (p *Player) serve(rpc httpserve.Processor) (*httpserve.Server, error) {
-	if rpc == nil {
-		return httpserve.StartTLS(p.cfg.Addr, p.routes(), p.cfg.TLS)
-	}
-	return httpserve.StartRPC(p.cfg.Addr, p.routes(), rpc, protocol.MaxBodyBytes, p.cfg.TLS, p.log)
 }
 
 // begin starts the one run a player has, with the schemas of what it receives compiled.
@@ -452,7 +439,13 @@ func (p *Player) routes() http.Handler {
 	if p.fault.mode == FaultGarbage {
 		rpc = p.garbageMoves(rpc)
 	}
-	mux.Handle("/mcp", rpc)
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A move may think for as long as its deadline (minutes, for a model): the
+		// server's write timeout, which net/http counts from the request's arrival, would
+		// cut its answer. The answer is small; the idle timeout ends a stalled connection.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		rpc.ServeHTTP(w, r)
+	}))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

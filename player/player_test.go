@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentleague/agentleague/internal/httpserve"
 	"io"
 	"net/http"
 	"os"
@@ -32,7 +31,7 @@ func TestMain(m *testing.M) {
 	if err := os.Setenv(protocol.SelfCheckEnv, "1"); err != nil {
 		panic(err)
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(httpserve.DateRefresher))
+	goleak.VerifyTestMain(m)
 }
 
 // allFeatures are the protections our League Manager announces to players.

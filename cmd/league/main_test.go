@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentleague/agentleague/internal/httpserve"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,7 +47,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreAnyFunction(httpserve.DateRefresher)); err != nil {
+		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	if err := os.Setenv(protocol.SelfCheckEnv, "1"); err != nil {
 		panic(err)
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(httpserve.DateRefresher))
+	goleak.VerifyTestMain(m)
 }
 
 // fakeLeague registers players (refusing every registration when refuse is set) and

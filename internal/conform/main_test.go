@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/agentleague/agentleague/internal/httpserve"
 	"io"
 	"os"
 	"os/exec"
@@ -46,7 +45,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreAnyFunction(httpserve.DateRefresher)); err != nil {
+		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}

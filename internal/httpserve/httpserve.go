@@ -1,4 +1,7 @@
-// Package httpserve runs the HTTP server of every role with the same timeouts.
+// Package httpserve runs the HTTP server of every role (League Manager, referee, player,
+// MCP gateway) with net/http and the same timeouts, header limit and TLS. A request's
+// context ends when its handler returns or its client closes the connection, which net/http
+// watches for: a model thinking about a move the referee stopped waiting for stops too.
 package httpserve
 
 import (
@@ -13,10 +16,10 @@ import (
 
 // Server is a started HTTP server bound to a real address.
 type Server struct {
-	ln       net.Listener
-	scheme   string
-	done     chan error
-	shutdown func(context.Context) error
+	ln     net.Listener
+	scheme string
+	srv    *http.Server
+	done   chan error // Serve's end
 }
 
 // maxHeaderBytes bounds a request's headers.
@@ -51,15 +54,23 @@ func start(addr string, h http.Handler, t Timeouts, cfg *tls.Config) (*Server, e
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{
+	s := &Server{ln: ln, scheme: scheme, done: make(chan error, 1), srv: &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
 		WriteTimeout:      t.Write,
 		IdleTimeout:       t.Idle,
 		MaxHeaderBytes:    maxHeaderBytes,
-	}
-	return serve(ln, scheme, srv.Serve, srv.Shutdown), nil
+	}}
+	// Ends when Shutdown closes the listener.
+	go func() {
+		err := s.srv.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s, nil
 }
 
 // listen binds addr, with TLS when cfg is set, and names the scheme it serves.
@@ -74,19 +85,6 @@ func listen(addr string, cfg *tls.Config) (net.Listener, string, error) {
 	return ln, "http", nil
 }
 
-// serve runs run on ln in a goroutine that ends when shutdown closes the listener.
-func serve(ln net.Listener, scheme string, run func(net.Listener) error, shutdown func(context.Context) error) *Server {
-	s := &Server{ln: ln, scheme: scheme, done: make(chan error, 1), shutdown: shutdown}
-	go func() {
-		err := run(ln)
-		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
-			err = nil
-		}
-		s.done <- err
-	}()
-	return s
-}
-
 // Addr is the bound address, e.g. 127.0.0.1:8000.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
@@ -98,13 +96,7 @@ func (s *Server) URL() string { return s.Base() + "/mcp" }
 
 // Shutdown stops accepting requests and waits for those in flight until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.shutdown(ctx)
-	// The listener is ours, and closing it ends a Serve its server's Shutdown missed:
-	// fasthttp closes only the listeners its Serve has registered, so a Shutdown right
-	// after the start (a player whose engine fails at once) would leave Serve accepting.
-	if cerr := s.ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) && err == nil {
-		err = fmt.Errorf("close listener: %w", cerr)
-	}
+	err := s.srv.Shutdown(ctx)
 	if serr := <-s.done; err == nil {
 		err = serr
 	}

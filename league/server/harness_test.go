@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentleague/agentleague/internal/httpserve"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,7 +26,7 @@ const e2eAdminToken = "e2e-admin-token-7f3c9a1b5d"
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreAnyFunction(httpserve.DateRefresher)); err != nil {
+		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
