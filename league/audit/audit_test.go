@@ -388,11 +388,8 @@ func TestRedactKeepsLinesWholeAndFindsEscapedKeys(t *testing.T) {
 	}
 }
 
-// Exchanges recorded while an fsync runs share the next one, and none returns before an
-// fsync that began after its lines were written.
-// The file format is encoding/json's: a line as Log writes it (through the faster
-// jsonv1) is byte for byte what encoding/json writes, HTML escapes and compacted
-// messages included.
+// The file format is encoding/json's: a line as Log writes it is byte for byte what
+// encoding/json writes for its entry, HTML escapes and compacted messages included.
 func TestLineBytesAreEncodingJSONs(t *testing.T) {
 	dir := t.TempDir()
 	l, err := Open(filepath.Join(dir, "audit.jsonl"), "league_manager")

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 )
 
@@ -147,9 +146,9 @@ func (a *Log) Record(ex protocol.Exchange) error {
 	if reqDst == "" {
 		reqDst = "unknown"
 	}
-	entries := []Entry{{Direction: DirRequest, Source: reqSrc, Destination: reqDst, ConversationID: ex.ConversationID, Message: wireMessage(ex.Request)}}
+	entries := []Entry{{Direction: DirRequest, Source: reqSrc, Destination: reqDst, ConversationID: ex.ConversationID, Message: redact(ex.Request)}}
 	if ex.Response != nil {
-		entries = append(entries, Entry{Direction: DirResponse, Source: reqDst, Destination: reqSrc, ConversationID: ex.ConversationID, Message: wireMessage(ex.Response)})
+		entries = append(entries, Entry{Direction: DirResponse, Source: reqDst, Destination: reqSrc, ConversationID: ex.ConversationID, Message: redact(ex.Response)})
 	}
 	return a.write(entries)
 }
@@ -200,7 +199,7 @@ func (a *Log) append(entries []Entry) (int, error) {
 		e.LogID = uuid.NewString()
 		e.Timestamp = protocol.Now(a.now())
 		e.PrevHash = at.hash
-		line, err := jsonv1.Marshal(e)
+		line, err := json.Marshal(e)
 		if err != nil {
 			return 0, fmt.Errorf("encode audit entry: %w", err)
 		}
