@@ -168,11 +168,6 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: %w", m.Envelope.MessageType, url, err)
 	}
-	if ans, ok := c.validator.readAnswer(raw, id, m.Envelope.ConversationID); ok {
-		return ans, nil
-	}
-	// Anything but a valid result (an error, a broken answer) is read the long way,
-	// which says what is wrong with it.
 	var resp Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return nil, fmt.Errorf("%w: %s from %s: %v", ErrBadResponse, m.Envelope.MessageType, url, err)

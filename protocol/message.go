@@ -168,13 +168,11 @@ type Message struct {
 }
 
 // decodedPayload is a payload's bytes and what is known of them: their value decoded
-// with UseNumber, or the tape they were validated on and the payload's node, or that
-// json.Marshal wrote them (marshaled), so they go on the wire as they are.
+// with UseNumber, or that json.Marshal wrote them (marshaled), so they go on the wire as
+// they are.
 type decodedPayload struct {
 	raw       []byte
 	value     any
-	tape      *tape
-	node      int
 	marshaled bool
 }
 
@@ -297,14 +295,6 @@ func wireString(s string) string {
 // would fill the field with it although the schema checked only the exact name, which
 // would let an unchecked value past validation.
 func (m *Message) Decode(v any) error {
-	if d := m.cached(); d != nil && d.tape != nil {
-		if ok, sure := d.tape.memberCaseOK(d.node, reflect.TypeOf(v)); ok && sure {
-			if err := jsonv1.Unmarshal(m.Payload, v); err != nil {
-				return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
-			}
-			return nil
-		}
-	}
 	generic, err := m.payloadValue()
 	if err != nil {
 		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)

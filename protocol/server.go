@@ -120,10 +120,6 @@ func (s *Server) Exchanges() int64 { return s.exchanges.Load() }
 // nil when nothing is to be sent back.
 func (s *Server) Process(ctx context.Context, body []byte) []byte {
 	s.exchanges.Add(1)
-	if id, msg, ok := s.validator.readCall(body); ok {
-		ex := Exchange{Inbound: true, Request: body, Peer: msg.Envelope.Sender, ConversationID: msg.Envelope.ConversationID}
-		return s.answer(ctx, ex, id, true, msg)
-	}
 	v, err := decodeValue(body)
 	if err != nil {
 		resp := errorResponse(nullID, Errorf(ReasonParseError, "parse error: body is not valid JSON"))

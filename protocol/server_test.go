@@ -693,6 +693,29 @@ func TestServerProcessDirect(t *testing.T) {
 	}
 }
 
+// A handler owns the payload it was given: writing over it or appending to it changes
+// neither the request the recorder was given nor the id of the answer.
+func TestServerHandlerOwnsPayload(t *testing.T) {
+	h := protocol.HandlerFunc(func(_ context.Context, in *protocol.Message) (*protocol.Message, error) {
+		_ = append(in.Payload, `!!!!!!!!!!!!!!!!`...)
+		for i := range in.Payload {
+			in.Payload[i] = 'x'
+		}
+		return heartbeatAnswer(t, in), nil
+	})
+	rec := &recorder{}
+	s := protocol.NewServer(h, validator(t), rec, zerolog.Nop())
+	body := call(t, "abc", heartbeat(t))
+	kept := bytes.Clone(body)
+	out := s.Process(context.Background(), body)
+	if resp := decodeResponse(t, out); resp.Error != nil || string(resp.ID) != `"abc"` {
+		t.Errorf("got %s, want a result with id \"abc\"", out)
+	}
+	if exs := rec.exchanges(); len(exs) != 1 || !bytes.Equal(exs[0].Request, kept) {
+		t.Errorf("the recorded request changed under the handler: %+v", exs)
+	}
+}
+
 // Exchanges counts every request body processed, however it was answered: a call, a
 // notification, a refusal and a batch (one body, one exchange).
 func TestServerExchanges(t *testing.T) {
