@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
-	"github.com/agentleague/agentleague/internal/procsched"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -75,11 +74,6 @@ const maxBenchProcesses = 5000
 // bench runs local leagues of real processes, as demo does, and prints one table of
 // throughput figures: the median of --runs runs, per build when --against names another.
 func bench(ctx context.Context, args []string) error {
-	// The floor is bare net/http under the default scheduling, and each build's
-	// processes start with it too, as from a shell (package procsched).
-	if err := procsched.Unbatch(); err != nil {
-		return err
-	}
 	fset := flag.NewFlagSet("league bench", flag.ContinueOnError)
 	var o benchOptions
 	fset.IntVar(&o.players, "players", 10, "number of player processes")

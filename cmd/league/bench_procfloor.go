@@ -10,14 +10,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
-	"github.com/agentleague/agentleague/internal/procsched"
 )
 
 // The floor between processes: the bench posts to an echo server in a child process,
@@ -105,8 +103,6 @@ type echoChild struct {
 func startEchoChild(ctx context.Context, bin string) (*echoChild, error) {
 	ctx, kill := context.WithCancel(ctx)
 	cmd := exec.CommandContext(ctx, bin, benchEchoCommand)
-	// Bare net/http keeps the default scheduling.
-	cmd.Env = append(os.Environ(), procsched.PolicyEnv+"=inherit")
 	// The child dies with the bench even if the bench is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	e := &echoChild{cmd: cmd, stderr: new(bytes.Buffer), kill: kill}

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentleague/agentleague/internal/procsched"
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -76,9 +75,7 @@ func (ps *procSet) start(role, id, bin string, env []string, args ...string) err
 		// leave before the League Manager's notice.
 		Setpgid: true,
 	}
-	// With the timer slack and scheduling policy it would have if started from a shell:
-	// an older build under --against must run as it does for its users.
-	if err := procsched.Start(cmd); err != nil {
+	if err := cmd.Start(); err != nil {
 		out.Close()
 		return fmt.Errorf("start %s: %w", name, err)
 	}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/agentleague/agentleague/internal/cli"
 )
 
 const usage = `usage: league <command> [flags]
@@ -30,11 +28,6 @@ commands:
 run "league <command> -h" for the flags of a command`
 
 func main() {
-	cli.TuneGC()
-	if err := cli.Scheduling(os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "league: %v\n", err)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()

@@ -29,12 +29,6 @@ import (
 )
 
 func main() {
-	cli.TuneGC()
-	if err := cli.Scheduling(os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "player: %v\n", err)
-		os.Exit(2)
-	}
-	cli.OneProcessor()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

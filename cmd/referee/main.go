@@ -21,11 +21,6 @@ import (
 )
 
 func main() {
-	cli.TuneGC()
-	if err := cli.Scheduling(os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "referee: %v\n", err)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()
@@ -61,10 +56,6 @@ func run(ctx context.Context, args []string) int {
 	if *id == "" {
 		fmt.Fprintln(os.Stderr, "referee: --id is required")
 		return 2
-	}
-	if *maxMatches == 1 {
-		// One match at a time waits on its players, as a player waits on its referee.
-		cli.OneProcessor()
 	}
 	if err := netFlags.Check(*addr, cli.Call{Flag: "league", URL: *leagueURL}); err != nil {
 		fmt.Fprintf(os.Stderr, "referee: %v\n", err)

@@ -24,7 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentleague/agentleague/internal/procsched"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 	_ "github.com/mattn/go-sqlite3"
@@ -93,8 +92,7 @@ func startProc(t *testing.T, name string, env []string, bin string, args ...stri
 	}
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
-	// As from a shell: with the scheduling the tests inherited, not the one they chose.
-	if err := procsched.Start(cmd); err != nil {
+	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, out: &stderr.Buffer, done: make(chan struct{})}

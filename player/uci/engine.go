@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"github.com/agentleague/agentleague/internal/procsched"
 )
 
 // Bounds of what an engine's output may cost the player.
@@ -88,8 +86,7 @@ func startProcess(path string) (*engine, error) {
 	// exec copies stderr in a goroutine of its own that Wait waits for; an engine's child
 	// holding the pipe must not hold Wait up for longer than this.
 	e.cmd.WaitDelay = time.Second
-	// With the scheduling the player inherited, not the one it chose for itself.
-	err = procsched.Start(e.cmd)
+	err = e.cmd.Start()
 	// The engine has its own copies of these ends; ours would keep its pipes open after it died.
 	inR.Close()
 	outW.Close()
