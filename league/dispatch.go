@@ -129,11 +129,9 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 		var ack protocol.MatchAck
 		if ans.Decode(&ack) == nil && ack.Status == protocol.StatusAcknowledged {
 			if mt.status == protocol.MatchStateAssigned {
-				// Left to the next transaction: a restart treats ASSIGNED and IN_PROGRESS
-				// alike, so a crash that loses the change loses nothing.
-				e.store.SetMatchStatusSoon(mt.id, protocol.MatchStateAssigned, protocol.MatchStateInProgress)
-				mt.status = protocol.MatchStateInProgress
-				e.armFlush()
+				// A write that fails leaves the match ASSIGNED, which the League Manager
+				// (and a restart) treats as IN_PROGRESS.
+				e.setMatchStatus(mt, protocol.MatchStateInProgress)
 			}
 			return
 		}
@@ -163,19 +161,6 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 			e.retryLater("settle after a refused assignment", err)
 		}
 	})
-}
-
-// statusFlushDelay bounds how long a status change left to the next transaction waits
-// when no transaction comes: a single long match (a model thinking for minutes) shows
-// IN_PROGRESS in the database within it.
-const statusFlushDelay = time.Second
-
-// armFlush makes sure the status changes left to the next transaction are stored within
-// statusFlushDelay.
-func (e *engine) armFlush() {
-	if e.flushTimer == nil && !e.closed {
-		e.flushTimer = e.opt.AfterFunc(statusFlushDelay, e.flush)
-	}
 }
 
 // setMatchStatus persists a status change and reports whether it was made.

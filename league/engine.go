@@ -43,11 +43,8 @@ type engine struct {
 	state         string
 	firstPlayerAt time.Time
 	windowTimer   Timer
-	// flushTimer stores the status changes left to the next transaction
-	// (Storage.SetMatchStatusSoon) when none comes sooner; nil when none is armed.
-	flushTimer Timer
-	agents     roster
-	fx         fixtures
+	agents        roster
+	fx            fixtures
 	// format is fixed when registration closes (read back on a restart).
 	format store.Format
 	stats  statsBook
@@ -56,8 +53,6 @@ type engine struct {
 	outage outage
 	// closed is set by Close: no timer is armed and no call started after it.
 	closed bool
-	// flush is flushTimer's callback.
-	flush func()
 }
 
 func newEngine(opt Options, hub *events.Hub, mx *metrics, mu *sync.Mutex) (*engine, error) {
@@ -82,17 +77,6 @@ func newEngine(opt Options, hub *events.Hub, mx *metrics, mu *sync.Mutex) (*engi
 		games: opt.Games, external: entry.External(),
 		agents: newRoster(opt.AdminToken), fx: newFixtures(), stats: statsBook{},
 		stop: newShutdownState(),
-	}
-	e.flush = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		e.flushTimer = nil
-		if e.closed {
-			return // the store flushes as it closes
-		}
-		if err := e.store.Flush(); err != nil {
-			e.log.Error().Err(err).Msg("store match statuses")
-		}
 	}
 	e.alarm = alarm{afterFunc: opt.AfterFunc, now: opt.Now, fire: func(gen int) {
 		mu.Lock()
@@ -238,9 +222,6 @@ func (e *engine) failInFlight() error {
 func (e *engine) stopTimers() {
 	if e.windowTimer != nil {
 		e.windowTimer.Stop()
-	}
-	if e.flushTimer != nil {
-		e.flushTimer.Stop()
 	}
 	e.alarm.stop()
 }

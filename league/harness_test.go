@@ -123,10 +123,6 @@ type harness struct {
 	mu       sync.Mutex
 	secrets  map[string]bool // every token and credential issued, never to be leaked
 	lastBody []byte          // the last request body processed
-
-	// quiet holds the Manager's wall-clock timers (Options.AfterFunc) back while
-	// unchanged compares the league before and after a request (see afterFunc).
-	quiet sync.RWMutex
 }
 
 func newHarness(tb testing.TB, opt harnessOptions) *harness {
@@ -178,8 +174,6 @@ func (h *harness) start() {
 		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch, NotifyTimeout: h.opt.notifyTimeout, Insecure: h.opt.insecure}
 	if c := h.opt.clock; c != nil {
 		opt.Now, opt.AfterFunc = c.Now, c.AfterFunc
-	} else {
-		opt.AfterFunc = h.afterFunc
 	}
 	m, err := NewManager(opt)
 	if err != nil {
@@ -331,25 +325,9 @@ func checkError(tb testing.TB, perr *protocol.Error, reason protocol.Reason) {
 	}
 }
 
-// afterFunc is the Manager's timer source when the harness runs on the wall clock:
-// time.AfterFunc, except that a timer falling due while unchanged compares the league
-// fires once the comparison is over. Otherwise a timer could change the league in the
-// middle of a check that f did not change it: the IN_PROGRESS the database gets a second
-// after a referee's acknowledgement (statusFlushDelay) did, on a loaded machine.
-func (h *harness) afterFunc(d time.Duration, f func()) Timer {
-	return time.AfterFunc(d, func() {
-		h.quiet.RLock()
-		defer h.quiet.RUnlock()
-		f()
-	})
-}
-
-// unchanged runs f and fails if the league's persistent or in-memory state moved. No
-// timer of the Manager fires meanwhile (afterFunc): what moved, f moved.
+// unchanged runs f and fails if the league's persistent or in-memory state moved.
 func (h *harness) unchanged(what string, f func()) {
 	h.t.Helper()
-	h.quiet.Lock()
-	defer h.quiet.Unlock()
 	before := h.state()
 	f()
 	if after := h.state(); after != before {

@@ -53,8 +53,6 @@ type Storage interface {
 	Snapshot(roundID string) ([]protocol.StandingsRow, string, bool, error)
 	AssignMatch(matchID, refereeID, status, at string) error
 	SetMatchStatus(status string, matchIDs ...string) error
-	SetMatchStatusSoon(matchID, from, to string)
-	Flush() error
 	FailMatches(fails []store.Failure, counted bool) error
 	RecordResult(matchID, status string, r store.Result, changes []store.AgentChange) error
 	GameMetadata(matchID string) (json.RawMessage, error)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,16 +63,9 @@ type Store struct {
 	db    *sql.DB
 	audit Marker
 
-	soonMu sync.Mutex
-	soon   map[string]soonStatus // match id → status change waiting for a transaction
-
 	failures atomic.Int64
 	lastErr  atomic.Pointer[error] // the last transaction's storage failure, nil after a commit
 }
-
-// soonStatus is a status change SetMatchStatusSoon deferred: to status, if the match
-// still has status from.
-type soonStatus struct{ from, to string }
 
 // Open opens (creating if needed) the database at path, upgrades it from an older
 // schema version it knows, and refuses any other version.
@@ -160,15 +152,8 @@ func (s *Store) exec(name string) error {
 // verifier can tell when lines were cut from its end.
 func (s *Store) TrackAudit(m Marker) { s.audit = m }
 
-// Close stores the status changes still waiting (SetMatchStatusSoon) and closes the
-// database.
-func (s *Store) Close() error {
-	err := s.Flush()
-	if cerr := s.db.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
 
 // DB is the handle for read-only inspection by tests and tools.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -222,92 +207,19 @@ func (s *Store) tx1(fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	soon := s.takeSoon()
-	if err := applySoon(tx, soon); err != nil {
-		_ = tx.Rollback()
-		s.putSoonBack(soon)
-		return err
-	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		s.putSoonBack(soon)
 		return err
 	}
 	if s.audit != nil {
 		lines, hash := s.audit.Mark()
 		if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?), (?, ?)`, audit.MetaLines, strconv.Itoa(lines), audit.MetaLastHash, hash); err != nil {
 			_ = tx.Rollback()
-			s.putSoonBack(soon)
 			return fmt.Errorf("record audit mark: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		s.putSoonBack(soon)
 		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
-
-// SetMatchStatusSoon changes a match's status from `from` to `to` in the next
-// transaction of any kind, or at Flush. It is for a change that a crash may lose
-// without harm: the League Manager's IN_PROGRESS after ASSIGNED (the referee took the
-// match), which a restart treats alike. A busy league makes a transaction every few
-// milliseconds, so the change costs none of its own there. The change is made only if
-// the match still has status from: a later change stored meanwhile is never undone.
-func (s *Store) SetMatchStatusSoon(matchID, from, to string) {
-	s.soonMu.Lock()
-	defer s.soonMu.Unlock()
-	if s.soon == nil {
-		s.soon = map[string]soonStatus{}
-	}
-	s.soon[matchID] = soonStatus{from: from, to: to}
-}
-
-// Flush stores the status changes waiting for a transaction, if any.
-func (s *Store) Flush() error {
-	s.soonMu.Lock()
-	n := len(s.soon)
-	s.soonMu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	return s.tx(func(*sql.Tx) error { return nil })
-}
-
-// takeSoon takes the waiting status changes for the transaction about to run.
-func (s *Store) takeSoon() map[string]soonStatus {
-	s.soonMu.Lock()
-	defer s.soonMu.Unlock()
-	soon := s.soon
-	s.soon = nil
-	return soon
-}
-
-// putSoonBack returns the changes of a transaction that did not commit, behind any
-// made for the same match since.
-func (s *Store) putSoonBack(soon map[string]soonStatus) {
-	if len(soon) == 0 {
-		return
-	}
-	s.soonMu.Lock()
-	defer s.soonMu.Unlock()
-	if s.soon == nil {
-		s.soon = map[string]soonStatus{}
-	}
-	for id, c := range soon {
-		if _, newer := s.soon[id]; !newer {
-			s.soon[id] = c
-		}
-	}
-}
-
-// applySoon makes the waiting status changes, first in a transaction, so that the
-// transaction's own writes come after them.
-func applySoon(tx *sql.Tx, soon map[string]soonStatus) error {
-	for id, c := range soon {
-		if _, err := tx.Exec(`UPDATE matches SET status = ? WHERE match_id = ? AND status = ?`, c.to, id, c.from); err != nil {
-			return fmt.Errorf("set status of %s: %w", id, err)
-		}
 	}
 	return nil
 }
