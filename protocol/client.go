@@ -107,7 +107,7 @@ func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptio
 		}
 	}
 	id, _ := json.Marshal(uuid.NewString())
-	body, err := requestBody(m, id)
+	body, err := json.Marshal(Request{JSONRPC: JSONRPCVersion, Method: Method, Params: m, ID: id})
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}

@@ -167,13 +167,10 @@ type Message struct {
 	decoded *decodedPayload
 }
 
-// decodedPayload is a payload's bytes and what is known of them: their value decoded
-// with UseNumber, or that json.Marshal wrote them (marshaled), so they go on the wire as
-// they are.
+// decodedPayload is a payload's bytes and their value decoded with UseNumber.
 type decodedPayload struct {
-	raw       []byte
-	value     any
-	marshaled bool
+	raw   []byte
+	value any
 }
 
 // UnmarshalJSON decodes as encoding/json does without it, and forgets what was known of
@@ -246,7 +243,6 @@ func newMessage(messageType, sender, conversationID string, payload any) (*Messa
 			ConversationID: conversationID,
 		},
 		Payload: raw,
-		decoded: &decodedPayload{raw: raw, marshaled: true},
 	}, nil
 }
 

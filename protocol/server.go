@@ -285,7 +285,7 @@ func envelopeIdentity(params any) (sender, conversationID string) {
 func (s *Server) finish(ex Exchange, resp *Response) []byte {
 	var out []byte
 	if resp != nil {
-		out, _ = encodeResponse(resp)
+		out, _ = json.Marshal(resp)
 		ex.Response = out
 	}
 	if s.recorder != nil {
