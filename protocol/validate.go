@@ -56,8 +56,8 @@ type Validator struct {
 	// mu guards compiler: a jsonschema.Compiler is not safe for concurrent use.
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
-	envelope func() (*compiledSchema, error)
-	messages map[string]func() (*compiledSchema, error)
+	envelope func() (*jsonschema.Schema, error)
+	messages map[string]func() (*jsonschema.Schema, error)
 	// SelfCheck makes servers check their own answers and clients their own requests
 	// before sending. Receivers always check what they receive, so this only moves the
 	// error to the side that made it: tests and debugging turn it on (SelfCheckEnv).
@@ -81,7 +81,7 @@ func NewValidator() (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list schemas: %w", err)
 	}
-	v := &Validator{compiler: c, messages: map[string]func() (*compiledSchema, error){}, SelfCheck: os.Getenv(SelfCheckEnv) != ""}
+	v := &Validator{compiler: c, messages: map[string]func() (*jsonschema.Schema, error){}, SelfCheck: os.Getenv(SelfCheckEnv) != ""}
 	for _, name := range names {
 		b, err := schemas.FS.ReadFile(name)
 		if err != nil {
@@ -98,22 +98,16 @@ func NewValidator() (*Validator, error) {
 	return v, nil
 }
 
-// compiledSchema is a compiled schema with its fast path.
-type compiledSchema struct {
-	*jsonschema.Schema
-	fast fastPath
-}
-
 // lazy returns the schema at url, compiled on the first call.
-func (v *Validator) lazy(url string) func() (*compiledSchema, error) {
-	return sync.OnceValues(func() (*compiledSchema, error) {
+func (v *Validator) lazy(url string) func() (*jsonschema.Schema, error) {
+	return sync.OnceValues(func() (*jsonschema.Schema, error) {
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		s, err := v.compiler.Compile(url)
 		if err != nil {
 			return nil, fmt.Errorf("compile schema %s: %w", strings.TrimPrefix(url, schemas.BaseURI), err)
 		}
-		return &compiledSchema{Schema: s, fast: newFastPath(s)}, nil
+		return s, nil
 	})
 }
 
@@ -187,9 +181,6 @@ func (v *Validator) ValidateParams(params any) []Violation {
 			// Our defect, not the sender's: the type is not served, and the compiler's
 			// details stay here (CompileAll reports them).
 			return []Violation{{Path: "/envelope/message_type", Message: fmt.Sprintf("no usable schema for message type %q", mt)}}
-		}
-		if s.fast.provablyValid(s.Schema, params, 0) {
-			return nil
 		}
 		return collect(s.Validate(params), "")
 	}
