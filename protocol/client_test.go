@@ -457,9 +457,8 @@ func TestClientBadResponse(t *testing.T) {
 	}
 }
 
-// TestClientAnswerPayload checks the answer read in one decode: it carries what the
-// peer wrote, Decode reads it, and a payload replaced afterwards is read anew rather
-// than from the decode that validated the first.
+// TestClientAnswerPayload: the answer carries what the peer wrote, Decode reads it, and
+// a payload replaced afterwards is what Decode reads and checks.
 func TestClientAnswerPayload(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -27,7 +27,7 @@ var nullID = json.RawMessage("null")
 
 // messageOf builds the Message of a request's params or a response's result that
 // passed validation: the envelope from its decoded members, the payload as the bytes
-// the sender wrote, with their decoded value kept for Decode. raw is the request or
+// the sender wrote. raw is the request or
 // response object, already decoded once, so it is known to be valid JSON; member is
 // "params" or "result".
 func messageOf(raw []byte, member string, params map[string]any) (*Message, bool) {
@@ -50,7 +50,6 @@ func messageOf(raw []byte, member string, params map[string]any) (*Message, bool
 			LeagueID: str("league_id"), RoundID: str("round_id"), MatchID: str("match_id"), GameType: str("game_type"),
 		},
 		Payload: payload,
-		decoded: &decodedPayload{raw: payload, value: params["payload"]},
 	}, true
 }
 

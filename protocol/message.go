@@ -12,11 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 )
 
@@ -157,45 +154,8 @@ type Envelope struct {
 
 // Message is the params of a request and the result of a response.
 type Message struct {
-	Envelope Envelope `json:"envelope"`
-	// Payload is the payload's JSON. To change it, give it other bytes: what was learned
-	// of it when it was read or built is kept for as long as it is the same slice.
-	Payload json.RawMessage `json:"payload"`
-
-	// decoded is what the validation of Payload read of it, so that Decode does not
-	// read it again; it holds only while Payload is still that same slice.
-	decoded *decodedPayload
-}
-
-// decodedPayload is a payload's bytes and their value decoded with UseNumber.
-type decodedPayload struct {
-	raw   []byte
-	value any
-}
-
-// UnmarshalJSON decodes as encoding/json does without it, and forgets what was known of
-// the payload: decoding writes the new payload into the old one's array.
-func (m *Message) UnmarshalJSON(b []byte) error {
-	type plain Message
-	m.decoded = nil
-	return json.Unmarshal(b, (*plain)(m))
-}
-
-// cached is what validation read of Payload, or nil when Payload was replaced since.
-func (m *Message) cached() *decodedPayload {
-	if d := m.decoded; d != nil && len(d.raw) == len(m.Payload) && len(d.raw) > 0 && &d.raw[0] == &m.Payload[0] {
-		return d
-	}
-	return nil
-}
-
-// payloadValue is Payload decoded with UseNumber: the value kept from validation when
-// there is one, else a fresh decode.
-func (m *Message) payloadValue() (any, error) {
-	if d := m.cached(); d != nil && d.value != nil {
-		return d.value, nil
-	}
-	return decodeValue(m.Payload)
+	Envelope Envelope        `json:"envelope"`
+	Payload  json.RawMessage `json:"payload"`
 }
 
 // Now formats t as a UTC timestamp with a Z designator.
@@ -246,61 +206,19 @@ func newMessage(messageType, sender, conversationID string, payload any) (*Messa
 	}, nil
 }
 
-// wireValue is the message as encoding it and decoding the result with UseNumber would
-// give, without the round trip: the envelope's members as encoding/json writes them, the
-// payload decoded.
-func (m *Message) wireValue() (any, error) {
-	e := &m.Envelope
-	env := make(map[string]any, 10)
-	env["protocol"] = wireString(e.Protocol)
-	env["message_type"] = wireString(e.MessageType)
-	env["sender"] = wireString(e.Sender)
-	env["timestamp"] = wireString(e.Timestamp)
-	env["conversation_id"] = wireString(e.ConversationID)
-	for _, f := range [...]struct{ name, value string }{
-		{"auth_token", e.AuthToken}, {"league_id", e.LeagueID}, {"round_id", e.RoundID}, {"match_id", e.MatchID}, {"game_type", e.GameType},
-	} {
-		if f.value != "" {
-			env[f.name] = wireString(f.value)
-		}
-	}
-	var payload any
-	if m.Payload != nil {
-		var err error
-		if payload, err = m.payloadValue(); err != nil {
-			return nil, fmt.Errorf("encode message: payload: %w", err)
-		}
-	}
-	return map[string]any{"envelope": env, "payload": payload}, nil
-}
-
-// wireString is s as encoding/json writes it: each invalid UTF-8 byte becomes U+FFFD.
-func wireString(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // Decode unmarshals the payload into v. A payload member whose name matches a field of v
 // only when case is ignored (e.g. "PLAYER_ID" for player_id) is refused: encoding/json
 // would fill the field with it although the schema checked only the exact name, which
 // would let an unchecked value past validation.
 func (m *Message) Decode(v any) error {
-	generic, err := m.payloadValue()
+	generic, err := decodeValue(m.Payload)
+	if err == nil {
+		err = checkMemberCase(generic, reflect.TypeOf(v), "")
+	}
+	if err == nil {
+		err = json.Unmarshal(m.Payload, v)
+	}
 	if err != nil {
-		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
-	}
-	if t := reflect.TypeOf(v); !memberCaseOK(generic, t) {
-		if err := checkMemberCase(generic, t, ""); err != nil {
-			return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
-		}
-	}
-	if err := jsonv1.Unmarshal(m.Payload, v); err != nil {
 		return fmt.Errorf("decode %s payload: %w", m.Envelope.MessageType, err)
 	}
 	return nil
@@ -320,58 +238,6 @@ func structType(t reflect.Type) (reflect.Type, bool) {
 	return t, true
 }
 
-// memberCaseOK reports whether checkMemberCase would find nothing. It allocates nothing
-// on the way, so a well-formed payload costs one walk; checkMemberCase then names the
-// first offending member, in a fixed order, only for a payload that has one.
-func memberCaseOK(v any, t reflect.Type) bool {
-	t, ok := structType(t)
-	if !ok {
-		return true
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return true
-		}
-		fields := jsonFieldsOf(t)
-		for k, e := range obj {
-			if ft, ok := fields[k]; ok {
-				if !memberCaseOK(e, ft) {
-					return false
-				}
-				continue
-			}
-			for name := range fields {
-				if strings.EqualFold(name, k) {
-					return false
-				}
-			}
-		}
-	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return true
-		}
-		for _, e := range obj {
-			if !memberCaseOK(e, t.Elem()) {
-				return false
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		arr, ok := v.([]any)
-		if !ok {
-			return true
-		}
-		for _, e := range arr {
-			if !memberCaseOK(e, t.Elem()) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // checkMemberCase walks a decoded value along the Go type it is decoded into and refuses
 // an object member that names a struct field with other case than its JSON name.
 func checkMemberCase(v any, t reflect.Type, path string) error {
@@ -385,7 +251,8 @@ func checkMemberCase(v any, t reflect.Type, path string) error {
 		if !ok {
 			return nil
 		}
-		fields := jsonFieldsOf(t)
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields, 0)
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if ft, ok := fields[k]; ok {
 				if err := checkMemberCase(obj[k], ft, path+"/"+escapePointer(k)); err != nil {
@@ -421,21 +288,6 @@ func checkMemberCase(v any, t reflect.Type, path string) error {
 		}
 	}
 	return nil
-}
-
-// fieldSets caches jsonFieldsOf by struct type: payload types are few and fixed.
-var fieldSets sync.Map
-
-// jsonFieldsOf returns the JSON member names of struct t and their types, computed once
-// per type. The map is shared: it must not be changed.
-func jsonFieldsOf(t reflect.Type) map[string]reflect.Type {
-	if fields, ok := fieldSets.Load(t); ok {
-		return fields.(map[string]reflect.Type)
-	}
-	fields := map[string]reflect.Type{}
-	jsonFields(t, fields, 0)
-	got, _ := fieldSets.LoadOrStore(t, fields)
-	return got.(map[string]reflect.Type)
 }
 
 // jsonFields adds the JSON member names of struct t and their types to out, following

@@ -200,9 +200,14 @@ func (v *Validator) ValidateMessage(m *Message) error {
 	if m == nil {
 		return fmt.Errorf("no message")
 	}
-	params, err := m.wireValue()
+	// Judged as it goes on the wire: encoded, and the bytes decoded again.
+	raw, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode message: %w", err)
+	}
+	params, err := decodeValue(raw)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
 	}
 	if vs := v.ValidateParams(params); len(vs) > 0 {
 		return fmt.Errorf("%s violates its schema: %s", m.Envelope.MessageType, joinViolations(vs))
