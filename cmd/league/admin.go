@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/internal/localleague"
 	"github.com/agentleague/agentleague/league"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/web"
@@ -27,44 +28,12 @@ func adminCall(ctx context.Context, url, token, messageType string, payload any)
 
 // adminCallWith is adminCall with the client's TLS and --insecure.
 func adminCallWith(ctx context.Context, opt protocol.ClientOptions, url, token, messageType string, payload any) (*protocol.Message, error) {
-	c, err := newAdminClient(opt)
+	c, err := localleague.NewAdmin(opt)
 	if err != nil {
 		return nil, err
 	}
-	defer c.close()
-	return c.call(ctx, url, token, messageType, payload)
-}
-
-// adminClient sends admin messages to a League Manager.
-type adminClient struct{ c *protocol.Client }
-
-// newAdminClient makes an admin client that has already compiled the schemas of the
-// answers given: bench makes it before its clock starts, so the clock does not count a
-// compilation (milliseconds) in the league's time.
-func newAdminClient(opt protocol.ClientOptions, answers ...string) (*adminClient, error) {
-	v, err := protocol.NewValidator()
-	if err != nil {
-		return nil, err
-	}
-	if err := v.Warm(answers...); err != nil {
-		return nil, err
-	}
-	return &adminClient{c: protocol.NewClientWith(v, nil, opt)}, nil
-}
-
-func (a *adminClient) close() { a.c.Close() }
-
-// call sends one admin message with the admin token, retried on transport failures.
-func (a *adminClient) call(ctx context.Context, url, token, messageType string, payload any) (*protocol.Message, error) {
-	msg, err := protocol.NewMessage(messageType, protocol.SenderAdmin, payload)
-	if err != nil {
-		return nil, err
-	}
-	msg.Envelope.AuthToken = token
-	return a.c.Call(ctx, url, msg, protocol.CallOptions{
-		Timeout: 10 * time.Second,
-		Retry:   protocol.RetryPolicy{Attempts: 3, Backoff: 200 * time.Millisecond},
-	})
+	defer c.Close()
+	return c.Call(ctx, url, token, messageType, payload)
 }
 
 // adminNet are the flags of the commands that call a League Manager, or an agent, on

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentleague/agentleague/internal/bench"
 )
 
 // buildAgents builds referee and player beside leagueBin, where league bench looks for
@@ -148,96 +148,9 @@ func TestBenchRefusesBadFlags(t *testing.T) {
 	}
 }
 
-// children lists the processes whose parent is this test process, alive or not yet
-// reaped, as "pid (command) state".
-func children(t *testing.T) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			t.Fatalf("/proc/%s/stat: %q", e.Name(), s)
-		}
-		// After the command name: state, parent.
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			t.Fatalf("/proc/%s/stat: %q", e.Name(), s)
-		}
-		if f[1] == strconv.Itoa(os.Getpid()) {
-			out = append(out, s[:i+1]+" "+f[0])
-		}
-	}
-	return out
-}
-
-// The floor between processes measures against the real binary's bench-echo, and
-// reaps it.
-func TestProcessFloor(t *testing.T) {
-	pf, err := measureProcessFloor(context.Background(), leagueBin, 200*time.Millisecond, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%+v", pf)
-	if pf.sequential <= 0 || pf.roundTrip <= 0 || pf.concurrent <= 0 || pf.workers != 3 {
-		t.Errorf("figures not positive: %+v", pf)
-	}
-	if pf.clientCPU <= 0 || pf.serverCPU <= 0 || pf.concurrentCPU <= 0 {
-		t.Errorf("CPU per round trip not positive: %+v", pf)
-	}
-	if c := children(t); len(c) > 0 {
-		t.Errorf("children left: %v", c)
-	}
-}
-
-// The echo server is stopped and reaped when ctx ends in the middle of a measure, and
-// when it prints no address.
-func TestProcessFloorStopsTheChild(t *testing.T) {
-	t.Run("ctx ends", func(t *testing.T) {
-		// ctx ends at the first answer of the echo server, in the middle of the measure:
-		// a 300 ms timeout could end it on a loaded machine before the child had even
-		// printed its address.
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: cancel})
-		_, err := measureProcessFloor(ctx, leagueBin, time.Minute, 2)
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("got %v, want the end of ctx", err)
-		}
-		if c := children(t); len(c) > 0 {
-			t.Errorf("children left: %v", c)
-		}
-	})
-	t.Run("no address", func(t *testing.T) {
-		// true ignores its arguments and prints nothing.
-		bin, err := exec.LookPath("true")
-		if err != nil {
-			t.Skip(err)
-		}
-		_, err = measureProcessFloor(context.Background(), bin, time.Minute, 2)
-		if err == nil || !strings.Contains(err.Error(), "printed no address") {
-			t.Errorf("got %v, want no address", err)
-		}
-		if c := children(t); len(c) > 0 {
-			t.Errorf("children left: %v", c)
-		}
-	})
-}
-
 // bench-echo is internal: the usage does not offer it.
 func TestBenchEchoHidden(t *testing.T) {
-	if strings.Contains(usage, benchEchoCommand) {
-		t.Errorf("the usage names %s:\n%s", benchEchoCommand, usage)
+	if strings.Contains(usage, bench.EchoCommand) {
+		t.Errorf("the usage names %s:\n%s", bench.EchoCommand, usage)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agentleague/agentleague/internal/bench"
 )
 
 const usage = `usage: league <command> [flags]
@@ -50,7 +52,7 @@ func run(ctx context.Context, args []string) int {
 	case "demo":
 		err = demo(ctx, args[1:])
 	case "bench":
-		err = bench(ctx, args[1:])
+		err = bench.Run(ctx, args[1:])
 	case "replay":
 		err = replayCmd(args[1:])
 	case "verify":
@@ -61,8 +63,8 @@ func run(ctx context.Context, args []string) int {
 		err = conformCmd(ctx, args[1:])
 	case "certs":
 		err = certsCmd(args[1:])
-	case benchEchoCommand:
-		err = benchEcho(ctx, args[1:], os.Stdin, os.Stdout)
+	case bench.EchoCommand:
+		err = bench.Echo(ctx, args[1:], os.Stdin, os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Println(usage)
 		return 0

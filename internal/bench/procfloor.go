@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -22,10 +22,10 @@ import (
 // so each round trip wakes another process (epoll, futexes, context switches) as a
 // league's exchanges do, which the floor in one process does not pay.
 
-// benchEchoCommand is the internal command that runs the echo server of the floor
-// between processes; league bench starts its own binary with it. It is left out of the
-// usage: nobody runs it by hand.
-const benchEchoCommand = "bench-echo"
+// EchoCommand is the internal command that runs the echo server of the floor between
+// processes: Run starts its own binary with it, so a command that calls Run also runs
+// Echo for it. It is left out of the usage: nobody runs it by hand.
+const EchoCommand = "bench-echo"
 
 const (
 	// echoStartTime bounds the wait for the echo server's address.
@@ -48,14 +48,14 @@ type processFloor struct {
 // cpu is the CPU both processes spent per sequential round trip.
 func (pf processFloor) cpu() time.Duration { return pf.clientCPU + pf.serverCPU }
 
-// benchEcho is league bench-echo: it serves the floor's echo on --addr, prints the
+// Echo is league bench-echo: it serves the floor's echo on --addr, prints the
 // address it listens on as one line on stdout, and serves until stdin ends (league bench
 // closes it, or dies) or ctx does.
-func benchEcho(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	fset := flag.NewFlagSet("league "+benchEchoCommand, flag.ContinueOnError)
+func Echo(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	fset := flag.NewFlagSet("league "+EchoCommand, flag.ContinueOnError)
 	addr := fset.String("addr", "127.0.0.1:0", "address to listen on")
 	if rest, err := cli.Parse(fset, args); err != nil || len(rest) > 0 {
-		return usageError{fmt.Errorf("bad arguments %q: %v", args, err)}
+		return UsageError{fmt.Errorf("bad arguments %q: %v", args, err)}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -102,7 +102,7 @@ type echoChild struct {
 // child is killed when ctx ends.
 func startEchoChild(ctx context.Context, bin string) (*echoChild, error) {
 	ctx, kill := context.WithCancel(ctx)
-	cmd := exec.CommandContext(ctx, bin, benchEchoCommand)
+	cmd := exec.CommandContext(ctx, bin, EchoCommand)
 	// The child dies with the bench even if the bench is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	e := &echoChild{cmd: cmd, stderr: new(bytes.Buffer), kill: kill}

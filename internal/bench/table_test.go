@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"strings"
@@ -59,4 +59,16 @@ func TestWriteBenchTableCPUPerExchange(t *testing.T) {
 			t.Errorf("row %q ends at %d, the header at %d", line, n, end)
 		}
 	}
+}
+
+// tableRows maps each row of a bench table to its figures: the label is what comes
+// before the first two spaces.
+func tableRows(table string) map[string]string {
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		if label, figures, ok := strings.Cut(line, "  "); ok && label != "" {
+			rows[label] = strings.TrimSpace(figures)
+		}
+	}
+	return rows
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -16,8 +16,25 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/internal/localleague"
 	"github.com/agentleague/agentleague/protocol"
 )
+
+// UsageError is a bad command line: the command exits 2.
+type UsageError struct{ error }
+
+// ExitCode is the exit code of a bad command line.
+func (UsageError) ExitCode() int { return 2 }
+
+func (e UsageError) Unwrap() error { return e.error }
+
+// plural is noun with an s unless n is 1: run for 1, runs for 3.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
 
 // benchPoll is how often a bench polls registration: often, since the time from the
 // first player to the last result counts the wait.
@@ -71,9 +88,10 @@ type runFigures struct {
 // taken from 10000-29999.
 const maxBenchProcesses = 5000
 
-// bench runs local leagues of real processes, as demo does, and prints one table of
-// throughput figures: the median of --runs runs, per build when --against names another.
-func bench(ctx context.Context, args []string) error {
+// Run is league bench: it runs local leagues of real processes, as league demo does, and
+// prints one table of throughput figures: the median of --runs runs, per build when
+// --against names another. A bad command line is a UsageError.
+func Run(ctx context.Context, args []string) error {
 	fset := flag.NewFlagSet("league bench", flag.ContinueOnError)
 	var o benchOptions
 	fset.IntVar(&o.players, "players", 10, "number of player processes")
@@ -93,22 +111,22 @@ func bench(ctx context.Context, args []string) error {
 	fset.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a run after this long")
 	profileDir := fset.String("profile", "", "write a CPU profile of every process of this build to DIR/<process>.pprof (each run overwrites the last)")
 	if _, err := cli.Parse(fset, args); err != nil {
-		return usageError{err}
+		return UsageError{err}
 	}
 	switch {
 	case o.players < 2 || o.referees < 1:
-		return usageError{errors.New("need at least 2 players and 1 referee")}
+		return UsageError{errors.New("need at least 2 players and 1 referee")}
 	case o.players+o.referees > maxBenchProcesses:
-		return usageError{fmt.Errorf("at most %d players and referees together, got %d", maxBenchProcesses, o.players+o.referees)}
+		return UsageError{fmt.Errorf("at most %d players and referees together, got %d", maxBenchProcesses, o.players+o.referees)}
 	case *runs < 1:
-		return usageError{fmt.Errorf("--runs must be at least 1, got %d", *runs)}
+		return UsageError{fmt.Errorf("--runs must be at least 1, got %d", *runs)}
 	case o.think < 0 || o.timeout <= 0:
-		return usageError{fmt.Errorf("--think must not be negative and --timeout must be positive, got %s and %s", o.think, o.timeout)}
+		return UsageError{fmt.Errorf("--think must not be negative and --timeout must be positive, got %s and %s", o.think, o.timeout)}
 	case (*against == "") != (*againstCfg == ""):
-		return usageError{errors.New("--against and --against-config go together")}
+		return UsageError{errors.New("--against and --against-config go together")}
 	}
 	if *binDir == "" {
-		dir, err := ownBinDir()
+		dir, err := localleague.OwnBinDir()
 		if err != nil {
 			return err
 		}
@@ -153,7 +171,7 @@ func bench(ctx context.Context, args []string) error {
 		}
 	}
 	fmt.Printf("league bench: %d players, %d referees, %s, strategy %s, think %s, median of %d %s\n",
-		o.players, o.referees, o.gameType, o.strategy, o.think, *runs, pick(*runs == 1, "run", "runs"))
+		o.players, o.referees, o.gameType, o.strategy, o.think, *runs, plural(*runs, "run"))
 	writeBenchTable(os.Stdout, builds, medians(figures), fl, pf)
 	return nil
 }
@@ -161,7 +179,7 @@ func bench(ctx context.Context, args []string) error {
 // checkBuild checks that a build has its binaries and a complete configuration folder,
 // and that its player knows --think when the bench needs it.
 func checkBuild(b benchBuild, think time.Duration) error {
-	if err := checkBinDir(b.binDir); err != nil {
+	if err := localleague.CheckBinDir(b.binDir); err != nil {
 		return fmt.Errorf("%s: %w", b.name, err)
 	}
 	dir := filepath.Dir(b.cfgPath)
@@ -225,20 +243,20 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	// connection before the process meant to listen on it starts, which with a hundred
 	// processes registering at once happens.
 	base := 10000 + rand.IntN(20000-maxBenchProcesses-1)
-	ll, err := startLocalLeague(ctx, localSetup{
-		binDir: b.binDir, cfgPath: b.cfgPath, dataDir: dataDir, logDir: logDir, gameType: o.gameType, strategy: o.strategy,
-		players: o.players, referees: o.referees, seed: o.seed, think: o.think, profileDir: b.profileDir, out: io.Discard,
-		poll: benchPoll, ports: [3]int{base, base + 1, base + 1 + o.referees},
+	ll, err := localleague.Start(ctx, localleague.Setup{
+		BinDir: b.binDir, CfgPath: b.cfgPath, DataDir: dataDir, LogDir: logDir, GameType: o.gameType, Strategy: o.strategy,
+		Players: o.players, Referees: o.referees, Seed: o.seed, Think: o.think, ProfileDir: b.profileDir, Out: io.Discard,
+		Poll: benchPoll, Ports: [3]int{base, base + 1, base + 1 + o.referees},
 	})
 	if ll != nil {
 		// Before the folders go: the processes write there until they exit.
-		defer ll.procs.stop(benchGrace, ll.auditPath)
+		defer ll.Procs.Stop(benchGrace, ll.AuditPath)
 	}
 	if err != nil {
 		return f, err
 	}
 
-	lw := newLiveWatch(ll.base)
+	lw := newLiveWatch(ll.Base)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	go lw.run(watchCtx)
 	// Ends the watch before the processes stop (deferred earlier, run later).
@@ -252,12 +270,12 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 		return f, fmt.Errorf("live stream did not open: %w (%v)", ctx.Err(), lw.lastErr())
 	}
 
-	admin, err := newAdminClient(protocol.ClientOptions{}, protocol.AdminStartLeagueResponse)
+	admin, err := localleague.NewAdmin(protocol.ClientOptions{}, protocol.AdminStartLeagueResponse)
 	if err != nil {
 		return f, err
 	}
-	defer admin.close()
-	cpuBefore, err := cpuByRole(ll.procs)
+	defer admin.Close()
+	cpuBefore, err := cpuByRole(ll.Procs)
 	if err != nil {
 		return f, err
 	}
@@ -266,14 +284,14 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 		return f, err
 	}
 	started := time.Now()
-	if _, err := admin.call(ctx, ll.lmURL, ll.adminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
+	if _, err := admin.Call(ctx, ll.LMURL, ll.AdminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
 		return f, fmt.Errorf("start league: %w", err)
 	}
-	if err := waitCompleted(ctx, ll.procs, lw); err != nil {
+	if err := waitCompleted(ctx, ll.Procs, lw); err != nil {
 		return f, err
 	}
 	moves, end := lw.seen()
-	cpuAfter, err := cpuByRole(ll.procs)
+	cpuAfter, err := cpuByRole(ll.Procs)
 	if err != nil {
 		return f, err
 	}
@@ -281,12 +299,12 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	if err != nil {
 		return f, err
 	}
-	st, err := getStatus(ll.base)
+	st, err := localleague.Status(ll.Base)
 	if err != nil {
 		return f, fmt.Errorf("league status: %w", err)
 	}
 
-	auditFile, err := os.Open(ll.auditPath)
+	auditFile, err := os.Open(ll.AuditPath)
 	if err != nil {
 		return f, fmt.Errorf("open audit log: %w", err)
 	}
@@ -297,7 +315,7 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	if err != nil {
 		return f, err
 	}
-	f = runFigures{leagueTime: end.Sub(started), fromFirstPlayer: end.Sub(ll.playersStarted), matches: st.MatchesTotal, liveMoves: moves, storedMoves: totalMoves(af.matches)}
+	f = runFigures{leagueTime: end.Sub(started), fromFirstPlayer: end.Sub(ll.PlayersStarted), matches: st.MatchesTotal, liveMoves: moves, storedMoves: totalMoves(af.matches)}
 	over := moveOverheads(af.matches, o.think)
 	f.overheadP50, _ = percentile(over, 50)
 	f.overheadP99, _ = percentile(over, 99)
@@ -313,7 +331,7 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 
 // waitCompleted waits for league_completed on the live stream, ctx's end or a process's
 // death.
-func waitCompleted(ctx context.Context, procs *procSet, lw *liveWatch) error {
+func waitCompleted(ctx context.Context, procs *localleague.Procs, lw *liveWatch) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -323,8 +341,8 @@ func waitCompleted(ctx context.Context, procs *procSet, lw *liveWatch) error {
 		case <-ctx.Done():
 			return fmt.Errorf("league did not complete: %w (live stream: %v)", ctx.Err(), lw.lastErr())
 		case <-t.C:
-			if name := procs.dead(); name != "" {
-				return fmt.Errorf("process %s exited early (see %s)", name, filepath.Join(procs.logDir, name+".out"))
+			if name := procs.Dead(); name != "" {
+				return fmt.Errorf("process %s exited early (see %s)", name, filepath.Join(procs.LogDir(), name+".out"))
 			}
 		}
 	}
@@ -332,17 +350,17 @@ func waitCompleted(ctx context.Context, procs *procSet, lw *liveWatch) error {
 
 // cpuByRole sums the CPU seconds used so far by the League Manager, the referees and the
 // players.
-func cpuByRole(procs *procSet) ([3]float64, error) {
+func cpuByRole(procs *localleague.Procs) ([3]float64, error) {
 	var sum [3]float64
-	for _, p := range procs.all() {
-		s, err := pidCPUSeconds(p.cmd.Process.Pid)
+	for _, p := range procs.All() {
+		s, err := pidCPUSeconds(p.Cmd.Process.Pid)
 		if err != nil {
-			return sum, fmt.Errorf("cpu time of %s: %w", p.name, err)
+			return sum, fmt.Errorf("cpu time of %s: %w", p.Name, err)
 		}
-		switch p.role {
-		case roleLeagueManager:
+		switch p.Role {
+		case localleague.RoleLeagueManager:
 			sum[0] += s
-		case roleReferee:
+		case localleague.RoleReferee:
 			sum[1] += s
 		default:
 			sum[2] += s
@@ -353,8 +371,8 @@ func cpuByRole(procs *procSet) ([3]float64, error) {
 
 // exchangesOf sums the exchanges every process's GET /status counts; counted is false
 // when one of them does not count (a build from before the field).
-func exchangesOf(ctx context.Context, ll *localLeague) (total int64, counted bool, err error) {
-	for _, base := range append([]string{ll.base}, append(ll.refURLs, ll.playerURLs...)...) {
+func exchangesOf(ctx context.Context, ll *localleague.League) (total int64, counted bool, err error) {
+	for _, base := range append([]string{ll.Base}, append(ll.RefURLs, ll.PlayerURLs...)...) {
 		n, err := statusExchanges(ctx, base+"/status")
 		if err != nil {
 			return 0, false, err

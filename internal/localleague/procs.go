@@ -1,4 +1,4 @@
-package main
+package localleague
 
 import (
 	"encoding/json"
@@ -16,46 +16,58 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// Roles of the demo's processes. An agent's role and id name its output file and say
+// Roles of a local league's processes. An agent's role and id name its output file and say
 // who it is on the wire.
 const (
-	roleLeagueManager = "league_manager"
-	roleReferee       = "referee"
-	rolePlayer        = "player"
+	RoleLeagueManager = "league_manager"
+	RoleReferee       = "referee"
+	RolePlayer        = "player"
 )
 
-// demoDrain is how long the demo's League Manager and referees let matches in flight
+// drain is how long a local league's League Manager and referees let matches in flight
 // finish on shutdown: short, since a demo stopped early need not wait for them.
-const demoDrain = 2 * time.Second
+const drain = 2 * time.Second
 
-// procSet owns the demo's child processes: the League Manager and the agents. It also
+// Procs owns a local league's child processes: the League Manager and the agents. It also
 // knows the extra players started by hand, which it reports but cannot stop.
-type procSet struct {
+type Procs struct {
 	logDir string
 	// out receives how the processes were stopped.
 	out    io.Writer
-	lm     *proc
-	agents []*proc
+	lm     *Proc
+	agents []*Proc
 	extras []extraAgent
 }
 
-type proc struct {
-	name     string // of its output file: league_manager, referee_ref1, player_p01
-	role, id string
-	cmd      *exec.Cmd
+// Proc is one child process of a local league.
+type Proc struct {
+	Name     string // of its output file: league_manager, referee_ref1, player_p01
+	Role, ID string
+	Cmd      *exec.Cmd
 	done     chan struct{} // closed once the process has exited and been reaped
 	out      io.Closer
 }
 
-// sender is how the League Manager names the agent, e.g. in its audit log.
-func (p *proc) sender() string {
-	if p.role == roleReferee {
-		return protocol.RefereeSender(p.id)
+// LogDir is the folder of the processes' output files (<name>.out).
+func (ps *Procs) LogDir() string { return ps.logDir }
+
+// AddExtras hands players someone else started (league demo --extra) to ps, which reports
+// how they left but cannot stop them.
+func (ps *Procs) AddExtras(endpoints map[string]string, ids ...string) {
+	for _, id := range ids {
+		ps.extras = append(ps.extras, extraAgent{id: id, endpoint: endpoints[id]})
 	}
-	return protocol.PlayerSender(p.id)
 }
 
-func (ps *procSet) start(role, id, bin string, env []string, args ...string) error {
+// sender is how the League Manager names the agent, e.g. in its audit log.
+func (p *Proc) sender() string {
+	if p.Role == RoleReferee {
+		return protocol.RefereeSender(p.ID)
+	}
+	return protocol.PlayerSender(p.ID)
+}
+
+func (ps *Procs) start(role, id, bin string, env []string, args ...string) error {
 	name := role
 	if id != "" {
 		name += "_" + id
@@ -68,9 +80,9 @@ func (ps *procSet) start(role, id, bin string, env []string, args ...string) err
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Children die with the demo even if it is killed outright.
+		// Children die with their parent (league demo, league bench) even if it is killed outright.
 		Pdeathsig: syscall.SIGKILL,
-		// Ctrl-C then reaches the demo alone, which stops the League Manager first; in
+		// Ctrl-C then reaches the parent alone, which stops the League Manager first; in
 		// the terminal's process group every agent would get it at the same moment and
 		// leave before the League Manager's notice.
 		Setpgid: true,
@@ -79,13 +91,13 @@ func (ps *procSet) start(role, id, bin string, env []string, args ...string) err
 		out.Close()
 		return fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &proc{name: name, role: role, id: id, cmd: cmd, done: make(chan struct{}), out: out}
+	p := &Proc{Name: name, Role: role, ID: id, Cmd: cmd, done: make(chan struct{}), out: out}
 	// Each waiter ends when its process exits.
 	go func() {
 		_ = cmd.Wait()
 		close(p.done)
 	}()
-	if role == roleLeagueManager {
+	if role == RoleLeagueManager {
 		ps.lm = p
 	} else {
 		ps.agents = append(ps.agents, p)
@@ -93,14 +105,15 @@ func (ps *procSet) start(role, id, bin string, env []string, args ...string) err
 	return nil
 }
 
-func (ps *procSet) all() []*proc {
+// All is every process: the League Manager first, then the agents in the order they started.
+func (ps *Procs) All() []*Proc {
 	if ps.lm == nil {
 		return ps.agents
 	}
-	return append([]*proc{ps.lm}, ps.agents...)
+	return append([]*Proc{ps.lm}, ps.agents...)
 }
 
-func (p *proc) running() bool {
+func (p *Proc) running() bool {
 	select {
 	case <-p.done:
 		return false
@@ -109,40 +122,40 @@ func (p *proc) running() bool {
 	}
 }
 
-// dead names a child that has exited, if any.
-func (ps *procSet) dead() string {
-	for _, p := range ps.all() {
+// Dead names a child that has exited, if any.
+func (ps *Procs) Dead() string {
+	for _, p := range ps.All() {
 		if !p.running() {
-			return p.name
+			return p.Name
 		}
 	}
 	return ""
 }
 
-// stop shuts the demo down in the protocol's order and says how each agent left. The
+// Stop shuts the league down in the protocol's order and says how each agent left. The
 // League Manager gets SIGTERM; its graceful shutdown sends LEAGUE_SHUTDOWN to every
 // registered agent. Once it has exited those agents have grace to leave by themselves;
 // any still running then gets SIGTERM and, grace later, SIGKILL. An agent it sent no
 // notice (not registered yet) has nothing to wait for and gets SIGTERM at once. Extra
 // players, not its children, are only watched: their endpoints should close within grace.
-func (ps *procSet) stop(grace time.Duration, auditPath string) {
+func (ps *Procs) Stop(grace time.Duration, auditPath string) {
 	defer ps.closeOutputs()
 	if ps.lm == nil {
 		return
 	}
 	fmt.Fprintln(ps.out, "\nstopping: SIGTERM to the League Manager, whose LEAGUE_SHUTDOWN tells every agent to leave")
-	_ = ps.lm.cmd.Process.Signal(syscall.SIGTERM)
+	_ = ps.lm.Cmd.Process.Signal(syscall.SIGTERM)
 	// Its shutdown lasts the drain at most, plus the closing of its server.
-	if late := waitExit([]*proc{ps.lm}, demoDrain+grace); len(late) > 0 {
-		fmt.Fprintf(ps.out, "League Manager still running %s after SIGTERM: SIGKILL\n", demoDrain+grace)
+	if late := waitExit([]*Proc{ps.lm}, drain+grace); len(late) > 0 {
+		fmt.Fprintf(ps.out, "League Manager still running %s after SIGTERM: SIGKILL\n", drain+grace)
 		kill(late)
 	}
-	fmt.Fprintf(ps.out, "League Manager stopped (%s)\n", ps.lm.cmd.ProcessState)
+	fmt.Fprintf(ps.out, "League Manager stopped (%s)\n", ps.lm.Cmd.ProcessState)
 	notices, err := readShutdownNotices(auditPath)
 	if err != nil {
 		fmt.Fprintf(ps.out, "cannot tell which agents got LEAGUE_SHUTDOWN: %v\n", err)
 	}
-	var told, untold []*proc
+	var told, untold []*Proc
 	for _, p := range ps.agents {
 		switch {
 		case notices == nil || notices.sent[p.sender()]:
@@ -166,7 +179,7 @@ func (ps *procSet) stop(grace time.Duration, auditPath string) {
 // report prints how each agent left: a line for each one that had to be killed or
 // exited otherwise, the ids of those that left on LEAGUE_SHUTDOWN (acknowledged it, then
 // exited 0 without a signal from the demo), and a summary.
-func (ps *procSet) report(notices *shutdownNotices, untold, stayed, stubborn []*proc, grace time.Duration) {
+func (ps *Procs) report(notices *shutdownNotices, untold, stayed, stubborn []*Proc, grace time.Duration) {
 	var left []string
 	var referees, players, killed, others int
 	for _, p := range ps.agents {
@@ -185,20 +198,20 @@ func (ps *procSet) report(notices *shutdownNotices, untold, stayed, stubborn []*
 		switch {
 		case slices.Contains(stubborn, p):
 			killed++
-			fmt.Fprintf(ps.out, "killed %s %s: %s; it ignored SIGTERM for %s too, SIGKILL stopped it\n", p.role, p.id, why, grace)
+			fmt.Fprintf(ps.out, "killed %s %s: %s; it ignored SIGTERM for %s too, SIGKILL stopped it\n", p.Role, p.ID, why, grace)
 		case slices.Contains(stayed, p) || slices.Contains(untold, p):
 			killed++
-			fmt.Fprintf(ps.out, "killed %s %s: %s; SIGTERM stopped it (%s)\n", p.role, p.id, why, p.cmd.ProcessState)
-		case acked && p.cmd.ProcessState.Success():
-			left = append(left, p.id)
-			if p.role == roleReferee {
+			fmt.Fprintf(ps.out, "killed %s %s: %s; SIGTERM stopped it (%s)\n", p.Role, p.ID, why, p.Cmd.ProcessState)
+		case acked && p.Cmd.ProcessState.Success():
+			left = append(left, p.ID)
+			if p.Role == RoleReferee {
 				referees++
 			} else {
 				players++
 			}
 		default:
 			others++
-			fmt.Fprintf(ps.out, "%s %s exited by itself (%s); %s\n", p.role, p.id, p.cmd.ProcessState, ack)
+			fmt.Fprintf(ps.out, "%s %s exited by itself (%s); %s\n", p.Role, p.ID, p.Cmd.ProcessState, ack)
 		}
 	}
 	if len(left) > 0 {
@@ -220,11 +233,11 @@ func count(n int, noun string) string {
 
 // waitExit waits up to d for every process in procs to exit and returns those still
 // running then.
-func waitExit(procs []*proc, d time.Duration) []*proc {
+func waitExit(procs []*Proc, d time.Duration) []*Proc {
 	over := make(chan struct{})
 	t := time.AfterFunc(d, func() { close(over) })
 	defer t.Stop()
-	var running []*proc
+	var running []*Proc
 	for _, p := range procs {
 		select {
 		case <-p.done:
@@ -238,24 +251,24 @@ func waitExit(procs []*proc, d time.Duration) []*proc {
 	return running
 }
 
-func signalAll(procs []*proc, sig os.Signal) {
+func signalAll(procs []*Proc, sig os.Signal) {
 	for _, p := range procs {
-		_ = p.cmd.Process.Signal(sig)
+		_ = p.Cmd.Process.Signal(sig)
 	}
 }
 
 // kill sends SIGKILL to every process in procs and waits for each to be reaped.
-func kill(procs []*proc) {
+func kill(procs []*Proc) {
 	for _, p := range procs {
-		_ = p.cmd.Process.Kill()
+		_ = p.Cmd.Process.Kill()
 	}
 	for _, p := range procs {
 		<-p.done
 	}
 }
 
-func (ps *procSet) closeOutputs() {
-	for _, p := range ps.all() {
+func (ps *Procs) closeOutputs() {
+	for _, p := range ps.All() {
 		p.out.Close()
 	}
 }
