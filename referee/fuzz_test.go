@@ -232,8 +232,10 @@ func TestFuzzSeedsAreAnswered(t *testing.T) {
 	}
 	r, srv := fuzzReferee(t, v)
 	defer r.stopMatches()
-	for name, want := range map[string]string{"match_assignment": protocol.MatchAssignmentAck, "result_reminder": protocol.ResultReminderAck,
-		"match_cancelled": protocol.MatchCancelledAck, "league_shutdown": protocol.LeagueShutdownAck} {
+	// In this order: the shutdown last, since the referee refuses what comes after it.
+	for _, c := range []struct{ name, want string }{{"match_assignment", protocol.MatchAssignmentAck}, {"result_reminder", protocol.ResultReminderAck},
+		{"match_cancelled", protocol.MatchCancelledAck}, {"league_shutdown", protocol.LeagueShutdownAck}} {
+		name, want := c.name, c.want
 		var resp protocol.Response
 		if err := json.Unmarshal(srv.Process(context.Background(), rpcBody(t, exampleRequest(t, name, fuzzToken))), &resp); err != nil {
 			t.Fatal(err)

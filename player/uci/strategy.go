@@ -25,8 +25,8 @@ const (
 	// noDeadline is the time a move may take when the referee gives no deadline.
 	noDeadline = 30 * time.Second
 	// maxQuitGrace is the most an engine has to exit after quit before it is killed: the
-	// handshake timeout, at most this.
-	maxQuitGrace = time.Second
+	// handshake timeout, at most this. Stockfish on a loaded machine took over a second.
+	maxQuitGrace = 5 * time.Second
 	// maxStarts is the first engine of a match and the one restart it may have.
 	maxStarts = 2
 )
