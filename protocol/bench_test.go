@@ -194,24 +194,13 @@ const benchMetadata = `{"match_seed":42,"game_params":{},"moves":[` +
 	`"termination":"normal","violations":[],"steps":8,"total_moves":8,"referee_id":"ref1",` +
 	`"started_at":"2026-11-23T07:00:29.467492Z","finished_at":"2026-11-23T07:00:29.475492Z"}`
 
-// BenchmarkReadGameMetadata is the League Manager reading a result's game_metadata:
-// ReadGameMetadata (the typed pass) against the member-by-member reading it falls back on.
+// BenchmarkReadGameMetadata is the League Manager reading a result's game_metadata.
 func BenchmarkReadGameMetadata(b *testing.B) {
 	raw := json.RawMessage(benchMetadata)
-	for _, way := range []struct {
-		name string
-		read func(json.RawMessage) protocol.GameMetadata
-	}{
-		{"typed", protocol.ReadGameMetadata},
-		{"by_member", protocol.ReadMetadataByMember},
-	} {
-		b.Run(way.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if md := way.read(raw); len(md.Moves) != 8 {
-					b.Fatalf("read %d moves", len(md.Moves))
-				}
-			}
-		})
+	b.ReportAllocs()
+	for b.Loop() {
+		if md := protocol.ReadGameMetadata(raw); len(md.Moves) != 8 {
+			b.Fatalf("read %d moves", len(md.Moves))
+		}
 	}
 }

@@ -9,12 +9,6 @@ import (
 // Backoff exposes backoff to the external tests.
 var Backoff = backoff
 
-// ReadMetadataTyped and ReadMetadataByMember expose ReadGameMetadata's two ways.
-var (
-	ReadMetadataTyped    = readMetadataTyped
-	ReadMetadataByMember = readMetadataByMember
-)
-
 // SetDial makes c reach every peer through dial: a test dials an in-memory
 // peer (net.Pipe) inside a testing/synctest bubble, so that a call's deadlines run on
 // the bubble's fake clock.

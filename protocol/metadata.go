@@ -1,11 +1,6 @@
 package protocol
 
-import (
-	"encoding/json"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-)
+import "encoding/json"
 
 // Termination is how a match ended (game_metadata.termination).
 type Termination string
@@ -200,108 +195,6 @@ func ParseGameMetadata(raw json.RawMessage) (GameMetadata, error) {
 // it is a non-negative number (below 2^63, truncated). A violation entry fits when it is
 // an object whose player and kind are strings.
 func ReadGameMetadata(raw json.RawMessage) GameMetadata {
-	if md, ok := readMetadataTyped(raw); ok {
-		return md
-	}
-	return readMetadataByMember(raw)
-}
-
-// metadataWire is game_metadata as readMetadataTyped reads it: a pointer is nil for a
-// member that is absent or null.
-type metadataWire struct {
-	MatchSeed   *int64          `json:"match_seed"`
-	GameParams  *map[string]any `json:"game_params"`
-	FinalState  jsontext.Value  `json:"final_state"`
-	Termination *string         `json:"termination"`
-	Loser       *string         `json:"loser"`
-	Steps       *int            `json:"steps"`
-	TotalMoves  *int            `json:"total_moves"`
-	RefereeID   *string         `json:"referee_id"`
-	StartedAt   *string         `json:"started_at"`
-	FinishedAt  *string         `json:"finished_at"`
-	Forfeit     *string         `json:"forfeit"`
-	Moves       []*struct {
-		Step      *int           `json:"step"`
-		Player    *string        `json:"player"`
-		Move      jsontext.Value `json:"move"`
-		Outcome   *string        `json:"outcome"`
-		ElapsedMS *float64       `json:"elapsed_ms"`
-		Metadata  jsontext.Value `json:"metadata"`
-	} `json:"moves"`
-	Violations []*struct {
-		Step   *int    `json:"step"`
-		Player *string `json:"player"`
-		Kind   *string `json:"kind"`
-		Action *string `json:"action"`
-		Detail *string `json:"detail"`
-	} `json:"violations"`
-	Suspended []*string `json:"suspended"`
-}
-
-// readMetadataTyped is ReadGameMetadata in one typed pass over a record whose every
-// member has its expected type, as a referee writes it. It reports false for anything
-// else (a repeated name, bad UTF-8, a member or entry of another type or null), which
-// readMetadataByMember reads member by member: the two agree wherever this one answers
-// (FuzzReadGameMetadataTyped).
-func readMetadataTyped(raw json.RawMessage) (GameMetadata, bool) {
-	var w metadataWire
-	if len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &w) != nil {
-		return GameMetadata{}, false
-	}
-	md := GameMetadata{
-		MatchSeed: w.MatchSeed, FinalState: json.RawMessage(w.FinalState),
-		Termination: Termination(deref(w.Termination)), Loser: deref(w.Loser),
-		Steps: deref(w.Steps), TotalMoves: deref(w.TotalMoves), RefereeID: deref(w.RefereeID),
-		StartedAt: deref(w.StartedAt), FinishedAt: deref(w.FinishedAt), Forfeit: deref(w.Forfeit),
-	}
-	if w.GameParams != nil {
-		md.GameParams = *w.GameParams
-	}
-	if w.Moves != nil {
-		md.Moves = make([]MoveRecord, 0, len(w.Moves))
-	}
-	for _, mv := range w.Moves {
-		if mv == nil || mv.Player == nil {
-			return GameMetadata{}, false
-		}
-		rec := MoveRecord{Step: deref(mv.Step), Player: *mv.Player, Move: json.RawMessage(mv.Move), Outcome: MoveOutcome(deref(mv.Outcome)), ElapsedMS: -1, Metadata: json.RawMessage(mv.Metadata)}
-		if ms := mv.ElapsedMS; ms != nil && *ms >= 0 && *ms < maxElapsed {
-			rec.ElapsedMS = int64(*ms)
-		}
-		md.Moves = append(md.Moves, rec)
-	}
-	if w.Violations != nil {
-		md.Violations = make([]MatchViolation, 0, len(w.Violations))
-	}
-	for _, v := range w.Violations {
-		if v == nil || v.Player == nil || v.Kind == nil {
-			return GameMetadata{}, false
-		}
-		md.Violations = append(md.Violations, MatchViolation{Step: deref(v.Step), Player: *v.Player, Kind: ViolationKind(*v.Kind), Action: ViolationAction(deref(v.Action)), Detail: deref(v.Detail)})
-	}
-	if w.Suspended != nil {
-		md.Suspended = make([]string, 0, len(w.Suspended))
-	}
-	for _, s := range w.Suspended {
-		if s == nil {
-			return GameMetadata{}, false
-		}
-		md.Suspended = append(md.Suspended, *s)
-	}
-	return md, true
-}
-
-// deref is *p, or the zero value for nil.
-func deref[T any](p *T) T {
-	var v T
-	if p != nil {
-		v = *p
-	}
-	return v
-}
-
-// readMetadataByMember is ReadGameMetadata member by member, for any input.
-func readMetadataByMember(raw json.RawMessage) GameMetadata {
 	var md GameMetadata
 	var top map[string]json.RawMessage
 	if json.Unmarshal(raw, &top) != nil {
