@@ -205,7 +205,7 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 	// Validated, so the envelope's members are strings: read them from the value decoded
 	// above instead of decoding the request a second time.
 	paramsObj, _ := params.(map[string]any)
-	msg, ok := messageOf(raw, "params", paramsObj)
+	msg, ok := messageOf(raw, paramsObj)
 	if !ok {
 		return respond(errorResponse(id, Errorf(ReasonSchemaViolation, "invalid params: cannot decode envelope and payload")))
 	}
