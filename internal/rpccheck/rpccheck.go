@@ -1,0 +1,81 @@
+// Package rpccheck holds the checks the fuzz targets of the league.v2 endpoints (referee,
+// player) make of every answer, so each role's target states only what is its own.
+package rpccheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentleague/agentleague/protocol"
+)
+
+// holds reports whether v, decoded JSON, holds the string s anywhere.
+func holds(v any, s string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == s
+	case []any:
+		for _, e := range v {
+			if holds(e, s) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if k == s || holds(e, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Answers checks what a protocol.Server answered to body: nothing only to a
+// notification (valid JSON), else JSON-RPC responses whose results are valid messages of
+// sender and whose errors carry a reason with its own code; token appears only in answers
+// to a body that showed it.
+func Answers(t testing.TB, v *protocol.Validator, body, out []byte, sender, token string) {
+	t.Helper()
+	if out == nil {
+		if !json.Valid(body) {
+			t.Fatalf("no answer to invalid JSON %q", body)
+		}
+		return
+	}
+	var answers []json.RawMessage
+	if trimmed := bytes.TrimSpace(out); len(trimmed) > 0 && trimmed[0] == '[' {
+		if err := json.Unmarshal(out, &answers); err != nil || len(answers) == 0 || len(answers) > protocol.MaxBatch {
+			t.Fatalf("batch answer %q (%v)", out, err)
+		}
+	} else {
+		answers = []json.RawMessage{out}
+	}
+	var req any
+	_ = json.Unmarshal(body, &req)
+	for _, a := range answers {
+		var resp protocol.Response
+		if err := json.Unmarshal(a, &resp); err != nil || resp.JSONRPC != protocol.JSONRPCVersion || (resp.Result == nil) == (resp.Error == nil) {
+			t.Fatalf("answer %s is not a JSON-RPC response (%v)", a, err)
+		}
+		if e := resp.Error; e != nil {
+			if e.Data == nil || e.Data.Reason == "" || e.Code != e.Data.Reason.Code() {
+				t.Fatalf("error %s has no reason, or a code not its reason's", a)
+			}
+			if e.Data.Reason == protocol.ReasonInternal {
+				t.Fatalf("the handler failed: %s", a)
+			}
+			continue
+		}
+		if err := v.ValidateMessage(resp.Result); err != nil {
+			t.Fatalf("answer %s is not a valid message: %v", a, err)
+		}
+		if resp.Result.Envelope.Sender != sender {
+			t.Fatalf("answer from %q, want %q", resp.Result.Envelope.Sender, sender)
+		}
+		if strings.Contains(string(a), token) && !holds(req, token) {
+			t.Fatalf("answer %s gives the token to a request that did not show it", a)
+		}
+	}
+}
