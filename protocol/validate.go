@@ -162,8 +162,8 @@ func (v *Validator) MessageTypes() []string {
 // payload, so every violation of both is returned together. When the message type is
 // not known, only the envelope can be checked and its violations are returned.
 func (v *Validator) ValidateParams(params any) []Violation {
-	if !boundsOK(params, 0) {
-		return checkBounds(params, "", 0)
+	if vs := checkBounds(params, "", 0); vs != nil {
+		return vs
 	}
 	obj, ok := params.(map[string]any)
 	if !ok {
@@ -278,40 +278,6 @@ func dedupe(vs []Violation) []Violation {
 		}
 	}
 	return out
-}
-
-// boundsOK reports whether v is within the generic bounds. It allocates nothing, so a
-// valid message costs one walk; checkBounds then names the first violation, in a fixed
-// order, only for a message that has one.
-func boundsOK(v any, depth int) bool {
-	if depth > MaxDepth {
-		return false
-	}
-	switch x := v.(type) {
-	case string:
-		return len(x) <= MaxStringBytes
-	case json.Number:
-		return numberInBounds(string(x))
-	case []any:
-		if len(x) > MaxArrayItems {
-			return false
-		}
-		for _, e := range x {
-			if !boundsOK(e, depth+1) {
-				return false
-			}
-		}
-	case map[string]any:
-		if len(x) > MaxObjectFields {
-			return false
-		}
-		for k, e := range x {
-			if len(k) > MaxStringBytes || !boundsOK(e, depth+1) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // checkBounds returns the first bounds violation of v, members visited in sorted order.
