@@ -4,14 +4,13 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/internal/promtext"
 	"github.com/agentleague/agentleague/protocol"
 )
 
 // scrape reads GET /metrics of the harness's League Manager.
 func (h *harness) scrape() map[string]float64 {
 	h.t.Helper()
-	m, err := promtext.Scrape(Routes(h.m, h.srv))
+	m, err := scrapeMetrics(Routes(h.m, h.srv))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -68,7 +67,7 @@ func TestMetricsMove(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.series, func(t *testing.T) {
-			series := promtext.WithLabel(tc.series, "league_id", h.cfg.League.LeagueID)
+			series := withLabel(tc.series, "league_id", h.cfg.League.LeagueID)
 			got, ok := after[series]
 			if !ok {
 				t.Fatalf("GET /metrics has no %s", series)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
-	"github.com/agentleague/agentleague/internal/stockfish"
 	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -20,7 +19,7 @@ import (
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
 func stockfishPath(t *testing.T) string {
 	t.Helper()
-	p, err := stockfish.Path()
+	p, err := debianTool("stockfish")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
-	"github.com/agentleague/agentleague/internal/promtext"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -102,7 +101,7 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 // scrape reads the referee's GET /metrics.
 func scrape(t *testing.T, r *Referee) map[string]float64 {
 	t.Helper()
-	m, err := promtext.Scrape(r.routes())
+	m, err := scrapeMetrics(r.routes())
 	if err != nil {
 		t.Fatal(err)
 	}

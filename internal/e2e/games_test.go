@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
-	"github.com/agentleague/agentleague/internal/pgnextract"
 	"github.com/corentings/chess/v2"
 )
 
@@ -48,7 +47,7 @@ func checkPGNExport(t *testing.T, run *leagueRun, games int) {
 	if out, err := exec.Command(filepath.Join(binDir, "league"), "export", "--db", run.db, "--format", "pgn", "--out", path).CombinedOutput(); err != nil {
 		t.Fatalf("export pgn: %v\n%s", err, out)
 	}
-	if n, err := pgnextract.Check(path); err != nil || n != games {
+	if n, err := checkPGN(path); err != nil || n != games {
 		t.Fatalf("pgn-extract read %d games, error %v; want %d and none", n, err, games)
 	}
 	out, err := os.ReadFile(path)

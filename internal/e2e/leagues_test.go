@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentleague/agentleague/internal/promtext"
 	"github.com/agentleague/agentleague/league/server"
 	"github.com/agentleague/agentleague/protocol"
 	"gopkg.in/yaml.v3"
@@ -138,7 +137,7 @@ func TestManyLeaguesInOneLeagueManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics, err := promtext.Parse(res.Body)
+	metrics, err := metricValues(res.Body)
 	res.Body.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentleague/agentleague/internal/promtext"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -143,7 +142,7 @@ func TestLiveViewShowsEveryMoveOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := promtext.Parse(res.Body)
+		m, err := metricValues(res.Body)
 		res.Body.Close()
 		if err != nil {
 			t.Fatal(err)

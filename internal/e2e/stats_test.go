@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentleague/agentleague/internal/promtext"
 )
 
 // league standings --stats prints each player's statistics beside the standings: p02
@@ -55,7 +53,7 @@ func TestStandingsWithStatistics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := promtext.Parse(res.Body)
+		m, err := metricValues(res.Body)
 		res.Body.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -8,14 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentleague/agentleague/internal/stockfish"
 )
 
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
 func stockfishPath(t *testing.T) string {
 	t.Helper()
-	p, err := stockfish.Path()
+	p, err := debianTool("stockfish")
 	if err != nil {
 		t.Fatal(err)
 	}

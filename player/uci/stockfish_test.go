@@ -6,14 +6,13 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/game"
-	"github.com/agentleague/agentleague/internal/stockfish"
 	"github.com/agentleague/agentleague/player/strategy"
 )
 
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
 func stockfishPath(t *testing.T) string {
 	t.Helper()
-	p, err := stockfish.Path()
+	p, err := debianTool("stockfish")
 	if err != nil {
 		t.Fatal(err)
 	}
