@@ -172,18 +172,12 @@ func (s *Server) processOne(ctx context.Context, raw []byte, v any) []byte {
 	if !ok {
 		return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: method must be a string")))
 	}
-	for k := range obj {
+	// Sorted, so that of several unknown members the same one is named every time.
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		switch k {
 		case "jsonrpc", "method", "params", "id":
-			continue
-		}
-		// Sorted, so that of several unknown members the same one is named every time.
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			switch k {
-			case "jsonrpc", "method", "params", "id":
-			default:
-				return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: unknown member %q", k)))
-			}
+		default:
+			return s.finish(ex, errorResponse(id, Errorf(ReasonInvalidRequest, "invalid request: unknown member %q", k)))
 		}
 	}
 	respond := func(resp *Response) []byte { return s.reply(ex, hasID, resp) }
