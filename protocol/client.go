@@ -205,7 +205,7 @@ func (c *Client) post(ctx context.Context, url string, body []byte) ([]byte, err
 		return nil, err
 	}
 	defer res.Body.Close()
-	raw, err := readBody(io.LimitReader(res.Body, MaxBodyBytes+1), res.ContentLength)
+	raw, err := io.ReadAll(io.LimitReader(res.Body, MaxBodyBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read response: %w", err)
 	}

@@ -73,7 +73,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "use POST", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := readBody(http.MaxBytesReader(w, r.Body, MaxBodyBytes), r.ContentLength)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -90,26 +90,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
-}
-
-// preallocBytes is the largest announced body readBody allocates before it arrives.
-const preallocBytes = 64 << 10
-
-// readBody reads a body of announced length n (-1: unknown) in one allocation of that
-// size when n is at most preallocBytes; io.ReadAll would grow a buffer from 512 bytes,
-// copying as it goes. A longer announcement is not trusted with memory before the bytes
-// arrive: a peer claiming 1 MiB and sending nothing costs no more than one sending 1 KiB.
-// A body shorter than announced is an error, as io.ReadAll reports it; a longer one is
-// cut at n by net/http.
-func readBody(r io.Reader, n int64) ([]byte, error) {
-	if n < 0 || n > preallocBytes {
-		return io.ReadAll(r)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
 }
 
 // Exchanges is the number of request bodies this server has processed: one per HTTP
