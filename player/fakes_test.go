@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/internal/httpserve"
+	"github.com/agentleague/agentleague/internal/rpccheck"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
@@ -547,26 +548,7 @@ func (c *memCaller) Call(ctx context.Context, url string, m *protocol.Message, o
 		c.t.Errorf("player sent an invalid %s: %v", m.Envelope.MessageType, err)
 		return nil, err
 	}
-	var last error
-	for n := range max(opt.Retry.Attempts, 1) {
-		if n > 0 {
-			if err := sleepCtx(ctx, longestBackoff(opt.Retry, n)); err != nil {
-				return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, err, last)
-			}
-		}
-		ans, err := c.attempt(ctx, m, opt)
-		if err == nil {
-			return ans, nil
-		}
-		last = err
-		if !clientRetries(err, opt.Retry) {
-			return nil, err
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, ctx.Err(), err)
-		}
-	}
-	return nil, last
+	return rpccheck.Retrying(ctx, url, m, opt, func() (*protocol.Message, error) { return c.attempt(ctx, m, opt) })
 }
 
 func (c *memCaller) attempt(ctx context.Context, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
@@ -607,39 +589,4 @@ func (c *memCaller) sent(messageType string) []memCall {
 		}
 	}
 	return out
-}
-
-// clientRetries says whether protocol.Client tries again after err under p.
-func clientRetries(err error, p protocol.RetryPolicy) bool {
-	var perr *protocol.Error
-	if errors.As(err, &perr) {
-		if perr.Data == nil || perr.Data.Reason == "" {
-			return p.Unexplained
-		}
-		return slices.Contains(p.Reasons, perr.Data.Reason)
-	}
-	return !errors.Is(err, protocol.ErrBadResponse)
-}
-
-// longestBackoff is the longest wait protocol.Client may draw before retry n.
-func longestBackoff(p protocol.RetryPolicy, n int) time.Duration {
-	d := p.Backoff
-	for i := 1; i < n && (p.MaxBackoff <= 0 || d < p.MaxBackoff); i++ {
-		d *= 2
-	}
-	if p.MaxBackoff > 0 {
-		d = min(d, p.MaxBackoff)
-	}
-	return d
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

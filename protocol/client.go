@@ -127,7 +127,7 @@ func (c *Client) Call(ctx context.Context, url string, m *Message, opt CallOptio
 		if pe := (*Error)(nil); errors.As(err, &pe) {
 			lastRefusal = err
 		}
-		if !retryable(err, opt.Retry) {
+		if !opt.Retry.Retries(err) {
 			break
 		}
 		if ctx.Err() != nil {
@@ -223,7 +223,10 @@ type StatusError struct{ Code int }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("http status %d", e.Code) }
 
-func retryable(err error, p RetryPolicy) bool {
+// Retries reports whether a call under p tries again after err: a refusal whose reason p
+// lists (or that names none, if p.Unexplained), an HTTP 5xx or 429, or a transport failure;
+// never a malformed answer, which will be malformed again.
+func (p RetryPolicy) Retries(err error) bool {
 	var pe *Error
 	if errors.As(err, &pe) {
 		if pe.Data == nil || pe.Data.Reason == "" {
@@ -235,13 +238,13 @@ func retryable(err error, p RetryPolicy) bool {
 	if errors.As(err, &se) {
 		return se.Code >= 500 || se.Code == http.StatusTooManyRequests
 	}
-	// A malformed answer will be malformed again; transport failures may be transient.
 	return !errors.Is(err, ErrBadResponse)
 }
 
-// backoff is base*2^(n-1) capped at max, with jitter in [d/2, d]. The doubling saturates
-// instead of overflowing, so a long retry loop without MaxBackoff never falls back to 0.
-func backoff(p RetryPolicy, n int) time.Duration {
+// MaxDelay is the longest wait before retry n (1-based): Backoff*2^(n-1) capped at
+// MaxBackoff. The doubling saturates instead of overflowing, so a long retry loop
+// without MaxBackoff never falls back to 0.
+func (p RetryPolicy) MaxDelay(n int) time.Duration {
 	d := p.Backoff
 	if d <= 0 {
 		return 0
@@ -259,6 +262,12 @@ func backoff(p RetryPolicy, n int) time.Duration {
 	if p.MaxBackoff > 0 && d > p.MaxBackoff {
 		d = p.MaxBackoff
 	}
+	return d
+}
+
+// backoff is MaxDelay with jitter in [d/2, d].
+func backoff(p RetryPolicy, n int) time.Duration {
+	d := p.MaxDelay(n)
 	return d/2 + rand.N(d/2+1)
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/rpccheck"
 	"github.com/agentleague/agentleague/player"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
@@ -57,65 +58,7 @@ func (f *fakeLeagueCaller) Call(ctx context.Context, url string, m *protocol.Mes
 	if err := f.v.ValidateMessage(m); err != nil {
 		f.t.Errorf("referee sent an invalid %s: %v", m.Envelope.MessageType, err)
 	}
-	var last error
-	for n := range max(opt.Retry.Attempts, 1) {
-		if n > 0 {
-			if err := sleepCtx(ctx, longestBackoff(opt.Retry, n)); err != nil {
-				return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, err, last)
-			}
-		}
-		ans, err := f.attempt(ctx, m, opt)
-		if err == nil {
-			return ans, nil
-		}
-		last = err
-		if !clientRetries(err, opt.Retry) {
-			return nil, err
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, ctx.Err(), err)
-		}
-	}
-	return nil, last
-}
-
-// clientRetries says whether protocol.Client tries again after err under p.
-func clientRetries(err error, p protocol.RetryPolicy) bool {
-	var perr *protocol.Error
-	if errors.As(err, &perr) {
-		if perr.Data == nil || perr.Data.Reason == "" {
-			return p.Unexplained
-		}
-		return slices.Contains(p.Reasons, perr.Data.Reason)
-	}
-	var status *protocol.StatusError
-	if errors.As(err, &status) {
-		return status.Code >= 500 || status.Code == http.StatusTooManyRequests
-	}
-	return !errors.Is(err, protocol.ErrBadResponse)
-}
-
-// longestBackoff is the longest wait protocol.Client may draw before retry n.
-func longestBackoff(p protocol.RetryPolicy, n int) time.Duration {
-	d := p.Backoff
-	for i := 1; i < n && (p.MaxBackoff <= 0 || d < p.MaxBackoff); i++ {
-		d *= 2
-	}
-	if p.MaxBackoff > 0 {
-		d = min(d, p.MaxBackoff)
-	}
-	return d
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return rpccheck.Retrying(ctx, url, m, opt, func() (*protocol.Message, error) { return f.attempt(ctx, m, opt) })
 }
 
 // attempt is one try of a call: answer decides it.

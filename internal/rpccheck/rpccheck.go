@@ -1,12 +1,16 @@
-// Package rpccheck holds the checks the fuzz targets of the league.v2 endpoints (referee,
-// player) make of every answer, so each role's target states only what is its own.
+// Package rpccheck holds what the tests of the league.v2 agents (referee, player) share:
+// the checks their fuzz targets make of every answer, and the retry loop of their fake
+// League Managers, which stands in for protocol.Client's.
 package rpccheck
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -77,5 +81,43 @@ func Answers(t testing.TB, v *protocol.Validator, body, out []byte, sender, toke
 		if strings.Contains(string(a), token) && !holds(req, token) {
 			t.Fatalf("answer %s gives the token to a request that did not show it", a)
 		}
+	}
+}
+
+// Retrying calls attempt as protocol.Client.Call would under opt.Retry, for a fake
+// League Manager reached in memory: the same reasons retried, each wait the longest the
+// client may draw (so tests on fake time know when each attempt comes), the same errors
+// when the caller's deadline ends the call.
+func Retrying(ctx context.Context, url string, m *protocol.Message, opt protocol.CallOptions, attempt func() (*protocol.Message, error)) (*protocol.Message, error) {
+	var last error
+	for n := range max(opt.Retry.Attempts, 1) {
+		if n > 0 {
+			if err := sleep(ctx, opt.Retry.MaxDelay(n)); err != nil {
+				return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, err, last)
+			}
+		}
+		ans, err := attempt()
+		if err == nil {
+			return ans, nil
+		}
+		last = err
+		if !opt.Retry.Retries(err) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s to %s: %w (last error: %w)", m.Envelope.MessageType, url, ctx.Err(), err)
+		}
+	}
+	return nil, last
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
