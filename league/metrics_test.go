@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/protocol"
 )
 
 // scrape reads GET /metrics of the harness's League Manager.
 func (h *harness) scrape() map[string]float64 {
 	h.t.Helper()
-	m, err := scrapeMetrics(Routes(h.m, h.srv))
+	m, err := testtools.ScrapeMetrics(Routes(h.m, h.srv))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestMetricsMove(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.series, func(t *testing.T) {
-			series := withLabel(tc.series, "league_id", h.cfg.League.LeagueID)
+			series := testtools.WithLabel(tc.series, "league_id", h.cfg.League.LeagueID)
 			got, ok := after[series]
 			if !ok {
 				t.Fatalf("GET /metrics has no %s", series)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/player/uci"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -19,7 +20,7 @@ import (
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
 func stockfishPath(t *testing.T) string {
 	t.Helper()
-	p, err := debianTool("stockfish")
+	p, err := testtools.DebianTool("stockfish")
 	if err != nil {
 		t.Fatal(err)
 	}

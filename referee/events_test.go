@@ -12,9 +12,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentleague/agentleague/game"
-	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
+
+	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/testtools"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // moveEventAck acknowledges a MOVE_EVENT as the League Manager does.
@@ -101,7 +103,7 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 // scrape reads the referee's GET /metrics.
 func scrape(t *testing.T, r *Referee) map[string]float64 {
 	t.Helper()
-	m, err := scrapeMetrics(r.routes())
+	m, err := testtools.ScrapeMetrics(r.routes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/player"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -72,7 +73,7 @@ func scrapeHTTP(t *testing.T, base string) map[string]float64 {
 	if ct := res.Header.Get("Content-Type"); res.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/plain") {
 		t.Fatalf("GET /metrics: %d %s", res.StatusCode, ct)
 	}
-	m, err := metricValues(res.Body)
+	m, err := testtools.MetricValues(res.Body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corentings/chess/v2"
+
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
-	"github.com/corentings/chess/v2"
+	"github.com/agentleague/agentleague/internal/testtools"
 )
 
 func TestConnectFourAndChessLeagues(t *testing.T) {
@@ -47,7 +49,7 @@ func checkPGNExport(t *testing.T, run *leagueRun, games int) {
 	if out, err := exec.Command(filepath.Join(binDir, "league"), "export", "--db", run.db, "--format", "pgn", "--out", path).CombinedOutput(); err != nil {
 		t.Fatalf("export pgn: %v\n%s", err, out)
 	}
-	if n, err := checkPGN(path); err != nil || n != games {
+	if n, err := testtools.CheckPGN(path); err != nil || n != games {
 		t.Fatalf("pgn-extract read %d games, error %v; want %d and none", n, err, games)
 	}
 	out, err := os.ReadFile(path)

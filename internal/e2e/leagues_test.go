@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/league/server"
 	"github.com/agentleague/agentleague/protocol"
-	"gopkg.in/yaml.v3"
 )
 
 // writeLeagueFolder makes dir/folder a league of league serve --leagues: the shipped
@@ -137,7 +139,7 @@ func TestManyLeaguesInOneLeagueManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics, err := metricValues(res.Body)
+	metrics, err := testtools.MetricValues(res.Body)
 	res.Body.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -142,7 +143,7 @@ func TestLiveViewShowsEveryMoveOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := metricValues(res.Body)
+		m, err := testtools.MetricValues(res.Body)
 		res.Body.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/internal/testtools"
 )
 
 // league standings --stats prints each player's statistics beside the standings: p02
@@ -53,7 +55,7 @@ func TestStandingsWithStatistics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := metricValues(res.Body)
+		m, err := testtools.MetricValues(res.Body)
 		res.Body.Close()
 		if err != nil {
 			t.Fatal(err)

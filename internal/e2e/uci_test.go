@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentleague/agentleague/internal/testtools"
 )
 
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
 func stockfishPath(t *testing.T) string {
 	t.Helper()
-	p, err := debianTool("stockfish")
+	p, err := testtools.DebianTool("stockfish")
 	if err != nil {
 		t.Fatal(err)
 	}

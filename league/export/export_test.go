@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/league/store"
 )
 
@@ -176,7 +177,7 @@ func TestWritePGN(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := checkPGN(path); err != nil || n != 4 {
+	if n, err := testtools.CheckPGN(path); err != nil || n != 4 {
 		t.Errorf("pgn-extract read %d games, error %v; want 4 and none", n, err)
 	}
 }

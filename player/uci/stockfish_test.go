@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/player/strategy"
 )
 
 // stockfishPath is Debian's Stockfish (make deps installs it), or one on PATH.
 func stockfishPath(t *testing.T) string {
 	t.Helper()
-	p, err := debianTool("stockfish")
+	p, err := testtools.DebianTool("stockfish")
 	if err != nil {
 		t.Fatal(err)
 	}

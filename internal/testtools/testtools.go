@@ -1,10 +1,15 @@
-package e2e
+// Package testtools holds what the tests of several packages share: running Debian's
+// chess tools (pgn-extract, stockfish) and reading GET /metrics with expfmt. Only tests
+// import it; no binary links it.
+package testtools
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,11 +22,12 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Test helpers: Debian's chess tools, and GET /metrics read.
+// pgnSummary is the last line of pgn-extract's report.
+var pgnSummary = regexp.MustCompile(`^(\d+) games? matched out of (\d+)\.$`)
 
-// debianTool is the executable name to run: the one on PATH, else where Debian's package
+// DebianTool is the executable name to run: the one on PATH, else where Debian's package
 // installs it (/usr/games, a directory root's PATH lacks). make deps installs them.
-func debianTool(name string) (string, error) {
+func DebianTool(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
@@ -32,16 +38,13 @@ func debianTool(name string) (string, error) {
 	return p, nil
 }
 
-// pgnSummary is the last line of pgn-extract's report.
-var pgnSummary = regexp.MustCompile(`^(\d+) games? matched out of (\d+)\.$`)
-
-// checkPGN runs Debian's pgn-extract -r (report errors, write no games) over file and
+// CheckPGN runs Debian's pgn-extract -r (report errors, write no games) over file and
 // returns how many games it read: a file it reads without a diagnostic is one chess tools
 // accept. Any diagnostic is an error quoting the whole report. A clean report is a
 // "Processing" line, one line per game and the summary, so every other line, and a game
 // that was read but not matched, is a diagnostic.
-func checkPGN(file string) (int, error) {
-	bin, err := debianTool("pgn-extract")
+func CheckPGN(file string) (int, error) {
+	bin, err := DebianTool("pgn-extract")
 	if err != nil {
 		return 0, err
 	}
@@ -63,11 +66,11 @@ func checkPGN(file string) (int, error) {
 	return len(lines) - 2, nil
 }
 
-// metricValues reads the Prometheus text format, as GET /metrics serves it, with expfmt
+// MetricValues reads the Prometheus text format, as GET /metrics serves it, with expfmt
 // into the value of every series, keyed as client_golang writes it: the name, then the
 // labels sorted by name, e.g. league_matches{league_id="l1",status="COMPLETED"}; a
 // histogram as its _bucket, _sum and _count series.
-func metricValues(r io.Reader) (map[string]float64, error) {
+func MetricValues(r io.Reader) (map[string]float64, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(r)
 	if err != nil {
@@ -95,4 +98,30 @@ func metricValues(r io.Reader) (map[string]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// ScrapeMetrics serves GET /metrics from h and reads the answer with MetricValues.
+func ScrapeMetrics(h http.Handler) (map[string]float64, error) {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %d %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		return nil, fmt.Errorf("GET /metrics: content type %q, want the text format", ct)
+	}
+	return MetricValues(rec.Body)
+}
+
+// WithLabel is series (as MetricValues keys it) with the label name="value" added in its
+// place: labels are sorted by name.
+func WithLabel(series, name, value string) string {
+	metric, labels, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
+	var pairs []string
+	if labels != "" {
+		pairs = strings.Split(labels, ",") // values here hold no commas
+	}
+	pairs = append(pairs, fmt.Sprintf("%s=%q", name, value))
+	slices.Sort(pairs)
+	return metric + "{" + strings.Join(pairs, ",") + "}"
 }
