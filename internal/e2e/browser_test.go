@@ -113,6 +113,9 @@ func TestDashboardInABrowser(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		slow[fmt.Sprintf("p%02d", i)] = "slow:200ms"
 	}
+	// p01 thinks 2 s a move, so a match of its is in progress for some 10 s of each
+	// round: a loaded machine cannot play the league out before the page finds one.
+	slow["p01"] = "slow:2s"
 	run := startLeague(t, leagueOpts{players: 4, referees: 2, seed: 31, faults: slow, hold: true})
 	base := run.lm.base()
 
