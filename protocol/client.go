@@ -168,6 +168,12 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 	if err != nil {
 		return nil, fmt.Errorf("%s to %s: %w", m.Envelope.MessageType, url, err)
 	}
+	// Decoded twice, generically for the schema and typed for the caller, but never
+	// encoded again: the schema judges the bytes the peer sent.
+	value, err := decodeValue(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s from %s: %v", ErrBadResponse, m.Envelope.MessageType, url, err)
+	}
 	var resp Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return nil, fmt.Errorf("%w: %s from %s: %v", ErrBadResponse, m.Envelope.MessageType, url, err)
@@ -187,8 +193,9 @@ func (c *Client) attempt(ctx context.Context, url string, body, id []byte, m *Me
 	if resp.Result.Envelope.ConversationID != m.Envelope.ConversationID {
 		return nil, fmt.Errorf("%w: %s from %s: answer belongs to another conversation", ErrBadResponse, m.Envelope.MessageType, url)
 	}
-	if err := c.validator.ValidateMessage(resp.Result); err != nil {
-		return resp.Result, fmt.Errorf("%w: %w", ErrBadResponse, err)
+	obj, _ := value.(map[string]any)
+	if vs := c.validator.ValidateParams(obj["result"]); len(vs) > 0 {
+		return resp.Result, fmt.Errorf("%w: %s violates its schema: %s", ErrBadResponse, resp.Result.Envelope.MessageType, joinViolations(vs))
 	}
 	return resp.Result, nil
 }

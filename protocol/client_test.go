@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -421,6 +422,16 @@ func TestClientBadResponse(t *testing.T) {
 				a := heartbeatAnswer(t, req.Params)
 				a.Payload = json.RawMessage(`{"status":"maybe"}`)
 				writeJSON(w, protocol.Response{JSONRPC: "2.0", Result: a, ID: req.ID})
+			}
+		}},
+		// Judged as sent: a typed decode would drop the member and hide it.
+		{name: "unknown envelope member", answer: func(t testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {
+			return func(_ int, req protocol.Request, w http.ResponseWriter, _ *http.Request) {
+				raw, err := json.Marshal(protocol.Response{JSONRPC: "2.0", Result: heartbeatAnswer(t, req.Params), ID: req.ID})
+				if err != nil {
+					t.Error(err)
+				}
+				_, _ = w.Write(bytes.Replace(raw, []byte(`"envelope":{`), []byte(`"envelope":{"colour":"red",`), 1))
 			}
 		}},
 		{name: "no result", answer: func(testing.TB) func(int, protocol.Request, http.ResponseWriter, *http.Request) {

@@ -22,18 +22,17 @@ type Response struct {
 var nullID = json.RawMessage("null")
 
 // messageOf builds the Message of a request that passed validation: the envelope from
-// the members of its decoded params, the payload as the bytes the sender wrote. raw is
-// the request object, already decoded once, so it is known to be valid JSON. Members
-// are read into maps, so that each name is matched exactly and the last of a repeated
-// one is taken, as in the value that was validated.
+// the members of its decoded params, the payload as the bytes the sender wrote (copied,
+// so the handler may keep them beyond the caller's use of raw). Validation has refused
+// every member but these exact names, so the typed decode, which would also match other
+// cases, meets no other; of a repeated one it takes the last, as the validated value did.
 func messageOf(raw []byte, params map[string]any) (*Message, bool) {
-	var req, rawParams map[string]json.RawMessage
-	if json.Unmarshal(raw, &req) != nil || json.Unmarshal(req["params"], &rawParams) != nil {
-		return nil, false
+	var req struct {
+		Params struct {
+			Payload json.RawMessage `json:"payload"`
+		} `json:"params"`
 	}
-	// Its own bytes, not raw's: the handler may keep it beyond the caller's use of raw.
-	payload, ok := rawParams["payload"]
-	if !ok {
+	if json.Unmarshal(raw, &req) != nil || req.Params.Payload == nil {
 		return nil, false
 	}
 	env, _ := params["envelope"].(map[string]any)
@@ -44,6 +43,6 @@ func messageOf(raw []byte, params map[string]any) (*Message, bool) {
 			Timestamp: str("timestamp"), ConversationID: str("conversation_id"), AuthToken: str("auth_token"),
 			LeagueID: str("league_id"), RoundID: str("round_id"), MatchID: str("match_id"), GameType: str("game_type"),
 		},
-		Payload: payload,
+		Payload: req.Params.Payload,
 	}, true
 }
