@@ -516,14 +516,6 @@ func wantReason(t *testing.T, err error, want protocol.Reason) {
 	}
 }
 
-// memCall is one attempt the League Manager in memory received.
-type memCall struct {
-	msg      *protocol.Message
-	opt      protocol.CallOptions
-	at       time.Time
-	deadline time.Time // of the whole call; zero for none
-}
-
 // memCaller reaches a fakeLeague in memory, as protocol.Client reaches it over HTTP:
 // every attempt has opt.Timeout, and a failed attempt is retried as opt.Retry says
 // (transport failures, the reasons it lists, errors without a reason when Unexplained),
@@ -535,7 +527,7 @@ type memCaller struct {
 	v  *protocol.Validator
 
 	mu    sync.Mutex
-	calls []memCall
+	calls []rpccheck.Call
 }
 
 // caller returns the in-memory way to f (see memCaller); newFakeLeague must have readied f.
@@ -554,7 +546,7 @@ func (c *memCaller) Call(ctx context.Context, url string, m *protocol.Message, o
 func (c *memCaller) attempt(ctx context.Context, m *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
 	deadline, _ := ctx.Deadline()
 	c.mu.Lock()
-	c.calls = append(c.calls, memCall{msg: m, opt: opt, at: time.Now(), deadline: deadline})
+	c.calls = append(c.calls, rpccheck.Call{Msg: m, Opt: opt, At: time.Now(), Deadline: deadline})
 	c.mu.Unlock()
 	if opt.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -579,12 +571,12 @@ func (c *memCaller) attempt(ctx context.Context, m *protocol.Message, opt protoc
 }
 
 // sent returns the attempts of messageType received so far.
-func (c *memCaller) sent(messageType string) []memCall {
+func (c *memCaller) sent(messageType string) []rpccheck.Call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []memCall
+	var out []rpccheck.Call
 	for _, call := range c.calls {
-		if call.msg.Envelope.MessageType == messageType {
+		if call.Msg.Envelope.MessageType == messageType {
 			out = append(out, call)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/rpccheck"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -80,33 +81,6 @@ func (m *memPlayer) running(t *testing.T) bool {
 	}
 }
 
-// sameMessage checks that every attempt of a call sent its first message again: the same
-// conversation id (and, through protocol.Client, the same JSON-RPC id).
-func sameMessage(t *testing.T, calls []memCall) {
-	t.Helper()
-	for i, c := range calls {
-		if c.msg != calls[0].msg || c.msg.Envelope.ConversationID != calls[0].msg.Envelope.ConversationID {
-			t.Fatalf("attempt %d sent conversation %s, want the first attempt's message (%s) again", i, c.msg.Envelope.ConversationID, calls[0].msg.Envelope.ConversationID)
-		}
-	}
-}
-
-// cappedBackoff checks the waits between the attempts double from first to at most last,
-// and reach it.
-func cappedBackoff(t *testing.T, calls []memCall, first, last time.Duration) {
-	t.Helper()
-	want := first
-	for i := 1; i < len(calls); i++ {
-		if gap := calls[i].at.Sub(calls[i-1].at); gap != want {
-			t.Fatalf("attempt %d came %v after the one before, want %v (backoff %v doubling to %v)", i, gap, want, first, last)
-		}
-		want = min(2*want, last)
-	}
-	if want != last {
-		t.Fatalf("%d attempts never waited the longest backoff, %v", len(calls), last)
-	}
-}
-
 // A League Manager that cannot write (its disk is full) or fails answers STORAGE_UNAVAILABLE
 // or INTERNAL: the player sends the same registration again, with a backoff capped at 2 s,
 // for as long as it takes within RegisterFor (here 90 s of refusals), and plays on once
@@ -128,8 +102,8 @@ func TestRegistrationOutlastsTransientRefusals(t *testing.T) {
 				if len(calls) != refusals+1 {
 					t.Fatalf("%d registration attempts, want %d (%d refusals, then success)", len(calls), refusals+1, refusals)
 				}
-				sameMessage(t, calls)
-				cappedBackoff(t, calls, registerBackoff, registerMaxBackoff)
+				rpccheck.SameMessage(t, calls)
+				rpccheck.DoublingBackoff(t, calls, registerBackoff, registerMaxBackoff)
 				if !m.running(t) {
 					t.Fatal("Serve returned after the registration succeeded")
 				}
@@ -172,7 +146,7 @@ func TestRegistrationGivesUpAtRegisterFor(t *testing.T) {
 				if len(calls) < 10 {
 					t.Errorf("%d registration attempts, want retries until the deadline", len(calls))
 				}
-				sameMessage(t, calls)
+				rpccheck.SameMessage(t, calls)
 				if st := p.Status().State; st != StateStopped {
 					t.Errorf("state %s, want %s", st, StateStopped)
 				}
@@ -196,8 +170,8 @@ func TestAgentReadyOutlastsTransientRefusals(t *testing.T) {
 		if len(calls) != 7 || lg.readyCount("p01") != 1 {
 			t.Fatalf("%d AGENT_READY attempts, %d acknowledged; want 7, the last one acknowledged", len(calls), lg.readyCount("p01"))
 		}
-		sameMessage(t, calls)
-		cappedBackoff(t, calls, registerBackoff, registerMaxBackoff)
+		rpccheck.SameMessage(t, calls)
+		rpccheck.DoublingBackoff(t, calls, registerBackoff, registerMaxBackoff)
 		if !m.running(t) {
 			t.Fatal("Serve returned")
 		}
@@ -224,8 +198,8 @@ func TestAgentReadyRefusedUntilTheDeadline(t *testing.T) {
 				t.Errorf("%d AGENT_READY attempts, want retries until the deadline", len(calls))
 			}
 			for _, c := range calls {
-				if !c.deadline.Equal(start.Add(time.Minute)) {
-					t.Fatalf("AGENT_READY retried until %v, want the registration deadline %v", c.deadline.Sub(start), time.Minute)
+				if !c.Deadline.Equal(start.Add(time.Minute)) {
+					t.Fatalf("AGENT_READY retried until %v, want the registration deadline %v", c.Deadline.Sub(start), time.Minute)
 				}
 			}
 		})
@@ -264,7 +238,7 @@ func TestStandingsRetriesTransientRefusals(t *testing.T) {
 		if len(calls) != 4 {
 			t.Fatalf("%d QUERY_STANDINGS attempts, want 4 (3 refusals, then the standings)", len(calls))
 		}
-		sameMessage(t, calls)
+		rpccheck.SameMessage(t, calls)
 
 		lg.refuseNext(protocol.ReasonInternal, 0)
 		start := time.Now()
@@ -307,7 +281,7 @@ func TestMatchQueryRetriesTransientRefusals(t *testing.T) {
 		if len(calls) != 4 {
 			t.Fatalf("%d QUERY_MATCH attempts, want 4 (3 refusals, then the answer)", len(calls))
 		}
-		sameMessage(t, calls)
+		rpccheck.SameMessage(t, calls)
 
 		lg.refuseNext(protocol.ReasonInternal, 0)
 		start := time.Now()

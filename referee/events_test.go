@@ -72,12 +72,12 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			state = next
-			e := c.msg.Envelope
+			e := c.Msg.Envelope
 			if e.AuthToken != r.token || e.MatchID != runner.A.MatchID || e.RoundID != runner.A.RoundID || e.LeagueID != "league-1" || e.Sender != "referee:ref1" {
 				t.Errorf("event %d envelope %+v, want the referee's token and the match context", i, e)
 			}
-			if c.opt.Timeout != moveEventTimeout || c.opt.Retry.Attempts != 1 {
-				t.Errorf("event %d options %+v, want one attempt with a %v deadline", i, c.opt, moveEventTimeout)
+			if c.Opt.Timeout != moveEventTimeout || c.Opt.Retry.Attempts != 1 {
+				t.Errorf("event %d options %+v, want one attempt with a %v deadline", i, c.Opt, moveEventTimeout)
 			}
 			var p struct {
 				Step    int             `json:"step_number"`
@@ -86,7 +86,7 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 				Outcome string          `json:"outcome"`
 				State   map[string]any  `json:"state"`
 			}
-			if err := c.msg.Decode(&p); err != nil {
+			if err := c.Msg.Decode(&p); err != nil {
 				t.Fatal(err)
 			}
 			want := jsonValue(t, state.Final())
@@ -192,7 +192,7 @@ func TestMoveEventsBatchAFastMatch(t *testing.T) {
 		sent := fl.sent(protocol.MoveEvent)
 		var got []protocol.MoveNotice
 		for i, c := range sent {
-			moves, batch := movesOf(t, c.msg)
+			moves, batch := movesOf(t, c.Msg)
 			if !batch {
 				t.Errorf("event %d carries one move outside a batch, want a batch", i)
 			}
@@ -245,9 +245,9 @@ func TestMoveEventsLinger(t *testing.T) {
 		var counts []int
 		var at []time.Duration
 		for _, c := range sent {
-			moves, _ := movesOf(t, c.msg)
+			moves, _ := movesOf(t, c.Msg)
 			counts = append(counts, len(moves))
-			at = append(at, c.at.Sub(start))
+			at = append(at, c.At.Sub(start))
 		}
 		wantAt := []time.Duration{moveEventLinger, 3*gap + moveEventLinger + gap}
 		if !slices.Equal(counts, []int{3, 2}) || !slices.Equal(at, wantAt) {
@@ -279,9 +279,9 @@ func TestMoveEventsLingerAfterARefusal(t *testing.T) {
 		var counts []int
 		var at []time.Duration
 		for _, c := range fl.sent(protocol.MoveEvent) {
-			moves, _ := movesOf(t, c.msg)
+			moves, _ := movesOf(t, c.Msg)
 			counts = append(counts, len(moves))
-			at = append(at, c.at.Sub(start))
+			at = append(at, c.At.Sub(start))
 		}
 		wantAt := []time.Duration{moveEventLinger, moveEventLinger*3/2 + moveEventLinger}
 		if !slices.Equal(counts, []int{1, 2}) || !slices.Equal(at, wantAt) {
@@ -429,10 +429,10 @@ func TestMoveEventsAreBestEffort(t *testing.T) {
 				}
 				carried := 0
 				for _, c := range sent {
-					if c.opt.Retry.Attempts != 1 || c.opt.Timeout != moveEventTimeout {
-						t.Errorf("a move event was sent with options %+v, want one attempt with a %v deadline", c.opt, moveEventTimeout)
+					if c.Opt.Retry.Attempts != 1 || c.Opt.Timeout != moveEventTimeout {
+						t.Errorf("a move event was sent with options %+v, want one attempt with a %v deadline", c.Opt, moveEventTimeout)
 					}
-					ms, batch := movesOf(t, c.msg)
+					ms, batch := movesOf(t, c.Msg)
 					if batch != tc.batches {
 						t.Errorf("a MOVE_EVENT is a batch: %v, want %v", batch, tc.batches)
 					}
@@ -506,8 +506,8 @@ func TestMoveEventsFlushBeforeTheResult(t *testing.T) {
 		report, md := b.onlyReport("m-1")
 		events := b.league.sent(protocol.MoveEvent)
 		checkMoves(t, g, 0, b.sentMoves(), md.Moves)
-		if last := events[len(events)-1]; report.at.Before(last.at.Add(slow)) {
-			t.Errorf("the result went at %v, before the last MOVE_EVENT (sent at %v) was acknowledged", report.at, last.at)
+		if last := events[len(events)-1]; report.At.Before(last.At.Add(slow)) {
+			t.Errorf("the result went at %v, before the last MOVE_EVENT (sent at %v) was acknowledged", report.At, last.At)
 		}
 	})
 }
@@ -534,7 +534,7 @@ func TestMoveEventsNeverHoldTheResultLong(t *testing.T) {
 
 		report, md := b.onlyReport("m-1")
 		// The players answer at once, so play ends when it starts.
-		if d := report.at.Sub(start); d != moveEventFlush {
+		if d := report.At.Sub(start); d != moveEventFlush {
 			t.Errorf("the result went %v after play ended, want %v", d, moveEventFlush)
 		}
 		want := map[string]float64{"sent": 0, "failed": float64(len(md.Moves)), "dropped": 0, "with_result": 0}
@@ -549,7 +549,7 @@ func (b *bench) sentMoves() []protocol.MoveNotice {
 	b.t.Helper()
 	var out []protocol.MoveNotice
 	for _, c := range b.league.sent(protocol.MoveEvent) {
-		moves, _ := movesOf(b.t, c.msg)
+		moves, _ := movesOf(b.t, c.Msg)
 		out = append(out, moves...)
 	}
 	return out
@@ -643,7 +643,7 @@ func TestMoveEventsLeftToTheResult(t *testing.T) {
 					t.Errorf("got counts %v, want %v", got, want)
 				}
 				// Play took the players' time; the result does not wait for a flush.
-				if d := report.at.Sub(start); d != time.Duration(len(md.Moves))*tc.think {
+				if d := report.At.Sub(start); d != time.Duration(len(md.Moves))*tc.think {
 					t.Errorf("the result went %v after the assignment, want %v", d, time.Duration(len(md.Moves))*tc.think)
 				}
 			})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/rpccheck"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -165,10 +166,10 @@ func (b *bench) sentAbout(messageType, matchID string) []*protocol.Message {
 }
 
 // reports lists the MATCH_RESULT_REPORT attempts about matchID.
-func (b *bench) reports(matchID string) []leagueCall {
-	var out []leagueCall
+func (b *bench) reports(matchID string) []rpccheck.Call {
+	var out []rpccheck.Call
 	for _, c := range b.league.sent(protocol.MatchResultReport) {
-		if c.msg.Envelope.MatchID == matchID {
+		if c.Msg.Envelope.MatchID == matchID {
 			out = append(out, c)
 		}
 	}
@@ -177,14 +178,14 @@ func (b *bench) reports(matchID string) []leagueCall {
 
 // onlyReport is the one MATCH_RESULT_REPORT about matchID and the game metadata it
 // carries; the test fails unless there is exactly one.
-func (b *bench) onlyReport(matchID string) (leagueCall, protocol.GameMetadata) {
+func (b *bench) onlyReport(matchID string) (rpccheck.Call, protocol.GameMetadata) {
 	b.t.Helper()
 	reports := b.reports(matchID)
 	if len(reports) != 1 {
 		b.t.Fatalf("got %d reports, want 1", len(reports))
 	}
 	var rep protocol.ResultReport
-	if err := reports[0].msg.Decode(&rep); err != nil {
+	if err := reports[0].Msg.Decode(&rep); err != nil {
 		b.t.Fatal(err)
 	}
 	md, err := protocol.ParseGameMetadata(rep.GameMetadata)
@@ -308,7 +309,7 @@ func TestMatchProgressFollowsEachMatch(t *testing.T) {
 			Active   []string                 `json:"active_matches"`
 			Progress []protocol.MatchProgress `json:"match_progress"`
 		}
-		if err := beats[len(beats)-1].msg.Decode(&p); err != nil {
+		if err := beats[len(beats)-1].Msg.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
 		wantProgress := []protocol.MatchProgress{{MatchID: "m-2", Phase: protocol.PhaseJoining}, {MatchID: "m-1", Step: steps, Phase: protocol.PhaseReporting}}
@@ -381,7 +382,7 @@ func TestResultReminders(t *testing.T) {
 		remind("m-done", protocol.PhaseReporting, true)
 		synctest.Wait()
 		again := b.reports("m-done")
-		if len(again) != 2 || again[1].msg != first[0].msg {
+		if len(again) != 2 || again[1].Msg != first[0].Msg {
 			t.Errorf("m-done reported %d times, want the same report once more whatever the reminders", len(again))
 		}
 		close(hangResend)
@@ -393,7 +394,7 @@ func TestResultReminders(t *testing.T) {
 		remind("m-slow", protocol.PhaseReporting, true)
 		synctest.Wait()
 		slow := b.reports("m-slow")
-		if len(slow) != 2 || slow[1].msg != slow[0].msg || !slow[1].at.Equal(slow[0].at) {
+		if len(slow) != 2 || slow[1].Msg != slow[0].Msg || !slow[1].At.Equal(slow[0].At) {
 			t.Errorf("got %d attempts of m-slow, want the same report again at once", len(slow))
 		}
 

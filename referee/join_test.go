@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/rpccheck"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -51,32 +52,6 @@ func readyAck(m *protocol.Message) (*protocol.Message, error) {
 	})
 }
 
-// oneMessage checks that every attempt sent the first attempt's message again (same
-// conversation id, and through protocol.Client the same JSON-RPC id).
-func oneMessage(t *testing.T, calls []leagueCall) {
-	t.Helper()
-	for i, c := range calls {
-		if c.msg != calls[0].msg {
-			t.Fatalf("attempt %d sent conversation %s, want the first attempt's message (%s) again", i, c.msg.Envelope.ConversationID, calls[0].msg.Envelope.ConversationID)
-		}
-	}
-}
-
-// doublingTo checks the waits between attempts double from first to last, and reach it.
-func doublingTo(t *testing.T, calls []leagueCall, first, last time.Duration) {
-	t.Helper()
-	want := first
-	for i := 1; i < len(calls); i++ {
-		if gap := calls[i].at.Sub(calls[i-1].at); gap != want {
-			t.Fatalf("attempt %d came %v after the one before, want %v (backoff %v doubling to %v)", i, gap, want, first, last)
-		}
-		want = min(2*want, last)
-	}
-	if want != last {
-		t.Fatalf("%d attempts never waited the longest backoff, %v", len(calls), last)
-	}
-}
-
 // A League Manager that cannot write (a full disk), fails or rate limits: the referee
 // sends the same registration again with a backoff capped at 2 s, as long as it takes
 // within RegisterFor (here 89 s), and is registered once it is taken.
@@ -109,11 +84,11 @@ func TestRegistrationOutlastsTransientRefusals(t *testing.T) {
 				if len(calls) != refusals+1 {
 					t.Fatalf("%d registration attempts, want %d", len(calls), refusals+1)
 				}
-				oneMessage(t, calls)
-				doublingTo(t, calls, registerBackoff, registerMaxBackoff)
+				rpccheck.SameMessage(t, calls)
+				rpccheck.DoublingBackoff(t, calls, registerBackoff, registerMaxBackoff)
 				for _, c := range calls {
-					if c.opt.Timeout != r.cfg.CallTimeout || !c.deadline.Equal(start.Add(DefaultRegisterFor)) {
-						t.Fatalf("attempt deadline %v, call deadline %v, want %v and RegisterFor", c.opt.Timeout, c.deadline.Sub(start), r.cfg.CallTimeout)
+					if c.Opt.Timeout != r.cfg.CallTimeout || !c.Deadline.Equal(start.Add(DefaultRegisterFor)) {
+						t.Fatalf("attempt deadline %v, call deadline %v, want %v and RegisterFor", c.Opt.Timeout, c.Deadline.Sub(start), r.cfg.CallTimeout)
 					}
 				}
 				r.ready(jctx)
@@ -151,7 +126,7 @@ func TestRegistrationGivesUpAtRegisterFor(t *testing.T) {
 				if len(calls) < 10 {
 					t.Errorf("%d registration attempts, want retries until the deadline", len(calls))
 				}
-				oneMessage(t, calls)
+				rpccheck.SameMessage(t, calls)
 			})
 		})
 	}
@@ -191,8 +166,8 @@ func TestAgentReadyRetriesTransientRefusals(t *testing.T) {
 			if len(calls) != 7 {
 				t.Fatalf("%d AGENT_READY attempts, want 7 (6 refusals, then acknowledged)", len(calls))
 			}
-			oneMessage(t, calls)
-			doublingTo(t, calls, registerBackoff, registerMaxBackoff)
+			rpccheck.SameMessage(t, calls)
+			rpccheck.DoublingBackoff(t, calls, registerBackoff, registerMaxBackoff)
 			if st := r.Status().State; st != "IDLE" {
 				t.Errorf("state %s, want IDLE", st)
 			}
@@ -272,11 +247,11 @@ func TestReportOutlastsTransientRefusals(t *testing.T) {
 			t.Fatalf("%d report attempts, want %d", len(calls), refusals+1)
 		}
 		for i, c := range calls {
-			if c.msg != msg {
+			if c.Msg != msg {
 				t.Fatalf("attempt %d sent another message than the report", i)
 			}
 			// Jittered waits: at most reportMaxBackoff.
-			if gap := c.at.Sub(calls[max(i-1, 0)].at); gap > reportMaxBackoff {
+			if gap := c.At.Sub(calls[max(i-1, 0)].At); gap > reportMaxBackoff {
 				t.Errorf("attempt %d came %v after the one before, want at most %v", i, gap, reportMaxBackoff)
 			}
 		}

@@ -23,14 +23,6 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// leagueCall is one attempt of a call the referee made to the League Manager.
-type leagueCall struct {
-	msg      *protocol.Message
-	opt      protocol.CallOptions
-	at       time.Time
-	deadline time.Time // of the whole call; zero for none
-}
-
 // fakeLeagueCaller is a League Manager reached in memory: answer decides each attempt (n
 // counts the attempts of that message type from 0). It keeps every attempt. It retries as
 // protocol.Client does: every attempt has opt.Timeout, and a failed attempt is tried
@@ -43,7 +35,7 @@ type fakeLeagueCaller struct {
 	answer func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error)
 
 	mu    sync.Mutex
-	calls []leagueCall
+	calls []rpccheck.Call
 }
 
 func newFakeLeagueCaller(t *testing.T, answer func(ctx context.Context, m *protocol.Message, n int) (*protocol.Message, error)) *fakeLeagueCaller {
@@ -67,11 +59,11 @@ func (f *fakeLeagueCaller) attempt(ctx context.Context, m *protocol.Message, opt
 	f.mu.Lock()
 	n := 0
 	for _, c := range f.calls {
-		if c.msg.Envelope.MessageType == m.Envelope.MessageType {
+		if c.Msg.Envelope.MessageType == m.Envelope.MessageType {
 			n++
 		}
 	}
-	f.calls = append(f.calls, leagueCall{msg: m, opt: opt, at: time.Now(), deadline: deadline})
+	f.calls = append(f.calls, rpccheck.Call{Msg: m, Opt: opt, At: time.Now(), Deadline: deadline})
 	f.mu.Unlock()
 	if opt.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -87,12 +79,12 @@ func (f *fakeLeagueCaller) attempt(ctx context.Context, m *protocol.Message, opt
 	return ans, err
 }
 
-func (f *fakeLeagueCaller) sent(messageType string) []leagueCall {
+func (f *fakeLeagueCaller) sent(messageType string) []rpccheck.Call {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []leagueCall
+	var out []rpccheck.Call
 	for _, c := range f.calls {
-		if c.msg.Envelope.MessageType == messageType {
+		if c.Msg.Envelope.MessageType == messageType {
 			out = append(out, c)
 		}
 	}
@@ -212,26 +204,26 @@ func TestHeartbeatsEveryIntervalUntilStopped(t *testing.T) {
 			t.Fatalf("got %d heartbeat attempts over 5.5 s and 10 s after stopping, want %d", len(beats), len(at))
 		}
 		for i, b := range beats {
-			if want := start.Add(at[i] * time.Millisecond); !b.at.Equal(want) {
-				t.Errorf("heartbeat attempt %d at %v, want %v", i, b.at.Sub(start), want.Sub(start))
+			if want := start.Add(at[i] * time.Millisecond); !b.At.Equal(want) {
+				t.Errorf("heartbeat attempt %d at %v, want %v", i, b.At.Sub(start), want.Sub(start))
 			}
-			e := b.msg.Envelope
+			e := b.Msg.Envelope
 			if e.Sender != "referee:ref1" || e.AuthToken != r.token || e.LeagueID != "league-1" {
 				t.Errorf("heartbeat %d envelope %+v, want the referee's sender, token and league", i, e)
 			}
 			// A heartbeat never outlasts the interval, even against a silent League
 			// Manager, retries included.
-			if end := start.Add(tick[i]*time.Millisecond + time.Second); b.opt.Timeout != time.Second || !b.deadline.Equal(end) {
-				t.Errorf("heartbeat attempt %d: attempt deadline %v, call deadline %v, want 1s and %v", i, b.opt.Timeout, b.deadline.Sub(start), end.Sub(start))
+			if end := start.Add(tick[i]*time.Millisecond + time.Second); b.Opt.Timeout != time.Second || !b.Deadline.Equal(end) {
+				t.Errorf("heartbeat attempt %d: attempt deadline %v, call deadline %v, want 1s and %v", i, b.Opt.Timeout, b.Deadline.Sub(start), end.Sub(start))
 			}
-			if i > 0 && tick[i] == tick[i-1] && b.msg != beats[i-1].msg {
+			if i > 0 && tick[i] == tick[i-1] && b.Msg != beats[i-1].Msg {
 				t.Errorf("heartbeat attempt %d sent another message than the attempt before, in the same interval", i)
 			}
-			if i > 0 && tick[i] != tick[i-1] && b.msg.Envelope.ConversationID == beats[i-1].msg.Envelope.ConversationID {
+			if i > 0 && tick[i] != tick[i-1] && b.Msg.Envelope.ConversationID == beats[i-1].Msg.Envelope.ConversationID {
 				t.Errorf("heartbeat attempt %d, at a new tick, repeats the conversation of the heartbeat before", i)
 			}
 			var p map[string]any
-			if err := b.msg.Decode(&p); err != nil {
+			if err := b.Msg.Decode(&p); err != nil {
 				t.Fatal(err)
 			}
 			want := []any{"m-1", "m-2"}
@@ -283,7 +275,7 @@ func TestHeartbeatListsAtMostTheSchemaLimit(t *testing.T) {
 			Active   []string                 `json:"active_matches"`
 			Progress []protocol.MatchProgress `json:"match_progress"`
 		}
-		if err := fl.sent(protocol.HeartbeatRequest)[0].msg.Decode(&p); err != nil {
+		if err := fl.sent(protocol.HeartbeatRequest)[0].Msg.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
 		if len(p.Active) != maxHeartbeatMatches || p.Active[0] != "m-00" {
@@ -377,20 +369,20 @@ func TestReportRetriesWithBackoffUntilAcknowledged(t *testing.T) {
 			t.Fatalf("got %d report attempts, want 3 (no answer, INTERNAL, acknowledged)", len(calls))
 		}
 		for i, c := range calls {
-			if c.opt.Timeout != 300*time.Millisecond {
-				t.Errorf("attempt %d deadline %v, want the report timeout 300ms", i, c.opt.Timeout)
+			if c.Opt.Timeout != 300*time.Millisecond {
+				t.Errorf("attempt %d deadline %v, want the report timeout 300ms", i, c.Opt.Timeout)
 			}
-			if c.msg != msg || c.msg.Envelope.AuthToken != r.token {
-				t.Errorf("attempt %d envelope %+v, want the one report message with the referee's token", i, c.msg.Envelope)
+			if c.Msg != msg || c.Msg.Envelope.AuthToken != r.token {
+				t.Errorf("attempt %d envelope %+v, want the one report message with the referee's token", i, c.Msg.Envelope)
 			}
 		}
 		// Backoffs with jitter: [125, 250] ms, then [250, 500] ms.
-		gap1, gap2 := calls[1].at.Sub(calls[0].at)-300*time.Millisecond, calls[2].at.Sub(calls[1].at)
+		gap1, gap2 := calls[1].At.Sub(calls[0].At)-300*time.Millisecond, calls[2].At.Sub(calls[1].At)
 		if gap1 < 125*time.Millisecond || gap1 > 250*time.Millisecond || gap2 < 250*time.Millisecond || gap2 > 500*time.Millisecond {
 			t.Errorf("backoffs %v and %v, want [125ms, 250ms] then [250ms, 500ms]", gap1, gap2)
 		}
-		if got := time.Since(start); got != calls[2].at.Sub(start) {
-			t.Errorf("report returned %v after the acknowledgement", got-calls[2].at.Sub(start))
+		if got := time.Since(start); got != calls[2].At.Sub(start) {
+			t.Errorf("report returned %v after the acknowledgement", got-calls[2].At.Sub(start))
 		}
 	})
 }

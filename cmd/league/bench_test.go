@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/testtools"
+
 	"github.com/agentleague/agentleague/internal/bench"
 )
 
@@ -55,7 +57,7 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if !strings.HasPrefix(text, "league bench: 4 players, 2 referees, tic_tac_toe, strategy random, think 0s, median of 1 run\n") {
 		t.Errorf("header missing:\n%s", text)
 	}
-	rows := tableRows(text)
+	rows := testtools.BenchRows(text)
 	for _, label := range []string{"league time", "first player to last result", "matches", "matches/s", "per-move overhead p50", "per-move overhead p99",
 		"CPU league manager", "CPU referees (sum)", "CPU players (sum)", "exchanges per match", "exchanges/s", "CPU per exchange",
 		"moves in live view", "exchanges/s of floor", "overhead p50 / round trip", "CPU per exchange / floor between processes"} {
@@ -114,18 +116,6 @@ func TestBenchRunsARealLeague(t *testing.T) {
 			t.Errorf("no CPU profile of %s: %v", name, err)
 		}
 	}
-}
-
-// tableRows maps each row of a bench table to its figures: the label is what comes
-// before the first two spaces.
-func tableRows(table string) map[string]string {
-	rows := map[string]string{}
-	for _, line := range strings.Split(table, "\n") {
-		if label, figures, ok := strings.Cut(line, "  "); ok && label != "" {
-			rows[label] = strings.TrimSpace(figures)
-		}
-	}
-	return rows
 }
 
 func atoi(t *testing.T, s string) int {

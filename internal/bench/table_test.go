@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentleague/agentleague/internal/testtools"
 )
 
 // The CPU per exchange of each build, its multiple of the floor between processes and
@@ -27,7 +29,7 @@ func TestWriteBenchTableCPUPerExchange(t *testing.T) {
 	text := b.String()
 	t.Log(text)
 
-	rows := tableRows(text)
+	rows := testtools.BenchRows(text)
 	for label, want := range map[string]string{
 		// The median of 200, 250 and 500 µs; less is better, so this build is 2x better.
 		"CPU per exchange": "250 µs ≈500 µs 2.00x",
@@ -59,16 +61,4 @@ func TestWriteBenchTableCPUPerExchange(t *testing.T) {
 			t.Errorf("row %q ends at %d, the header at %d", line, n, end)
 		}
 	}
-}
-
-// tableRows maps each row of a bench table to its figures: the label is what comes
-// before the first two spaces.
-func tableRows(table string) map[string]string {
-	rows := map[string]string{}
-	for _, line := range strings.Split(table, "\n") {
-		if label, figures, ok := strings.Cut(line, "  "); ok && label != "" {
-			rows[label] = strings.TrimSpace(figures)
-		}
-	}
-	return rows
 }

@@ -121,3 +121,39 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Call is one call a fake League Manager took in memory: the message, its options, when
+// it came and the deadline of the whole call (zero for none).
+type Call struct {
+	Msg      *protocol.Message
+	Opt      protocol.CallOptions
+	At       time.Time
+	Deadline time.Time
+}
+
+// SameMessage fails t unless every attempt sent the first attempt's message again: the
+// same value, so the same conversation id.
+func SameMessage(t testing.TB, calls []Call) {
+	t.Helper()
+	for i, c := range calls {
+		if c.Msg != calls[0].Msg {
+			t.Fatalf("attempt %d sent conversation %s, want the first attempt's message (%s) again", i, c.Msg.Envelope.ConversationID, calls[0].Msg.Envelope.ConversationID)
+		}
+	}
+}
+
+// DoublingBackoff fails t unless the waits between the attempts double from first to at
+// most last, and reach it.
+func DoublingBackoff(t testing.TB, calls []Call, first, last time.Duration) {
+	t.Helper()
+	want := first
+	for i := 1; i < len(calls); i++ {
+		if gap := calls[i].At.Sub(calls[i-1].At); gap != want {
+			t.Fatalf("attempt %d came %v after the one before, want %v (backoff %v doubling to %v)", i, gap, want, first, last)
+		}
+		want = min(2*want, last)
+	}
+	if want != last {
+		t.Fatalf("%d attempts never waited the longest backoff, %v", len(calls), last)
+	}
+}

@@ -1,6 +1,6 @@
 // Package testtools holds what the tests of several packages share: running Debian's
-// chess tools (pgn-extract, stockfish) and reading GET /metrics with expfmt. Only tests
-// import it; no binary links it.
+// chess tools (pgn-extract, stockfish), reading GET /metrics with expfmt and reading
+// the table league bench prints. Only tests import it; no binary links it.
 package testtools
 
 import (
@@ -124,4 +124,16 @@ func WithLabel(series, name, value string) string {
 	pairs = append(pairs, fmt.Sprintf("%s=%q", name, value))
 	slices.Sort(pairs)
 	return metric + "{" + strings.Join(pairs, ",") + "}"
+}
+
+// BenchRows maps each row of a league bench table to its figures: the label is what
+// comes before the first two spaces.
+func BenchRows(table string) map[string]string {
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		if label, figures, ok := strings.Cut(line, "  "); ok && label != "" {
+			rows[label] = strings.TrimSpace(figures)
+		}
+	}
+	return rows
 }
