@@ -70,7 +70,6 @@ type tornTail struct{ *audit.LineError }
 // ExitCode is exitTornTail.
 func (tornTail) ExitCode() int { return exitTornTail }
 
-
 // readLog reads the audit log at path for verify and replay: the entries before the
 // line the reading stopped at, if one did, and that line's error (torn, or the log
 // changed or damaged there). Any other error, such as a log that cannot be opened, stops
