@@ -147,10 +147,6 @@ const (
 	maxAlternativesBytes = 300
 )
 
-// deadlineMargin is kept back from the referee's deadline for the two hops around
-// the model call.
-const deadlineMargin = 100 * time.Millisecond
-
 // Strategy returns a strategy that asks this server for every move of one match of g.
 func (c *Client) Strategy(g game.Game, matchID string) strategy.Strategy {
 	return &modelStrategy{c: c, g: g, matchID: matchID}
@@ -173,6 +169,7 @@ func (s *modelStrategy) Move(req strategy.Request) (json.RawMessage, error) {
 // Any failure of the model is ErrNoMove: the referee's rules judge it, never a stand-in
 // move. An illegal move is passed on as the model chose it.
 func (s *modelStrategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json.RawMessage, error) {
+	start := time.Now()
 	fail := func(err error) (json.RawMessage, json.RawMessage, error) {
 		return nil, nil, fmt.Errorf("%w: %w", strategy.ErrNoMove, err)
 	}
@@ -188,13 +185,12 @@ func (s *modelStrategy) MoveWithMetadata(req strategy.Request) (json.RawMessage,
 	if err != nil {
 		return fail(err)
 	}
-	limit := 30 * time.Second
-	if req.DeadlineMS > 0 {
-		limit = max(time.Duration(req.DeadlineMS)*time.Millisecond-deadlineMargin, time.Duration(req.DeadlineMS)*time.Millisecond/2)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	// The model is given until StopAt, so that its answer (a 408 included) comes back
+	// before the call is given up at AnswerBy.
+	b := strategy.MoveBudget(start, req.DeadlineMS, maxTimeLimit)
+	ctx, cancel := context.WithDeadline(context.Background(), b.AnswerBy)
 	defer cancel()
-	ans, err := s.c.Play(ctx, PlayRequest{GameID: id, GameState: state, ValidMoves: valid, TimeLimitMS: int(limit.Milliseconds()), MatchID: req.MatchID, Opponent: req.Opponent})
+	ans, err := s.c.Play(ctx, PlayRequest{GameID: id, GameState: state, ValidMoves: valid, TimeLimitMS: int(b.StopAt.Sub(start).Milliseconds()), MatchID: req.MatchID, Opponent: req.Opponent})
 	if err != nil {
 		return fail(err)
 	}

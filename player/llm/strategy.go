@@ -31,10 +31,6 @@ const (
 	maxNoteBytes = 900
 	// maxEchoRunes bounds a refused answer shown to the model again.
 	maxEchoRunes = 2000
-	// Travel margin kept back from the referee's deadline for the answer's way back: a
-	// tenth of it, within these bounds, and never more than half.
-	minTravelMargin = 50 * time.Millisecond
-	maxTravelMargin = 500 * time.Millisecond
 )
 
 // answerShape is the JSON object a model is asked to answer with.
@@ -66,15 +62,15 @@ type note struct {
 	Reasoning   string `json:"reasoning,omitempty"`
 }
 
-// MoveContext implements strategy.ContextExplainer: it asks the model within the smaller of
-// the profile's timeout and the referee's deadline less the travel margin, and logs with
-// the logger of ctx.
+// MoveContext implements strategy.ContextExplainer: it asks the model until the move's
+// answer is due (strategy.MoveBudget, within the profile's timeout), and logs with the
+// logger of ctx. The call is the thinking, so it runs to the answer's time, not StopAt.
 func (m *mover) MoveContext(ctx context.Context, req strategy.Request) (json.RawMessage, json.RawMessage, error) {
 	start := time.Now()
 	p := m.c.profile
-	ctx, cancel := context.WithTimeout(ctx, m.c.budget(req.DeadlineMS))
+	deadline := strategy.MoveBudget(start, req.DeadlineMS, p.Timeout()).AnswerBy
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	deadline, _ := ctx.Deadline()
 	log := zerolog.Ctx(ctx).With().Str("strategy", "llm").Str("agent", p.Name).Str("model", p.ModelName).Logger()
 	var t tally
 	giveUp := func(err error) (json.RawMessage, json.RawMessage, error) {
@@ -117,18 +113,6 @@ func (m *mover) MoveContext(ctx context.Context, req strategy.Request) (json.Raw
 		log.Warn().Str("reason", reason).Int("rethink", t.rethinks+1).Msg("model answer refused; asking again")
 		msgs = append(msgs, openai.AssistantMessage(excerpt(r.content, maxEchoRunes)), openai.UserMessage(pos.rethink(reason, time.Until(deadline))))
 	}
-}
-
-// budget is the time one move may take: the profile's timeout, or less to answer the
-// referee's deadline (0: none given) in time.
-func (c *Client) budget(deadlineMS int) time.Duration {
-	b := c.profile.Timeout()
-	if deadlineMS > 0 {
-		d := time.Duration(deadlineMS) * time.Millisecond
-		margin := min(max(d/10, minTravelMargin), maxTravelMargin, d/2)
-		b = min(b, d-margin)
-	}
-	return b
 }
 
 // system is the conversation's first message: the profile, the game's rules and the answer's shape.

@@ -409,25 +409,6 @@ func TestLLMRetryAfter(t *testing.T) {
 	}
 }
 
-func TestLLMBudget(t *testing.T) {
-	c := &Client{profile: &Profile{TimeoutSeconds: 30}}
-	for _, tt := range []struct {
-		deadlineMS int
-		want       time.Duration
-	}{
-		{0, 30 * time.Second},             // no deadline: the profile's timeout
-		{60000, 30 * time.Second},         // the profile is shorter
-		{30000, 29500 * time.Millisecond}, // the league's default: a tenth, at most 500 ms
-		{2000, 1800 * time.Millisecond},   // a tenth
-		{300, 250 * time.Millisecond},     // at least 50 ms
-		{60, 30 * time.Millisecond},       // never more than half
-	} {
-		if got := c.budget(tt.deadlineMS); got != tt.want {
-			t.Errorf("deadline %d ms: budget %v, want %v", tt.deadlineMS, got, tt.want)
-		}
-	}
-}
-
 // The metadata stays under the referee's bound however the reasoning escapes.
 func TestLLMMetadataIsBounded(t *testing.T) {
 	n := note{Model: strings.Repeat("m", maxModelNameRunes), LatencyMS: 1 << 40, TokensIn: 1 << 40, TokensOut: 1 << 40,

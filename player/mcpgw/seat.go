@@ -19,15 +19,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Holding a REQUEST_MOVE.
-const (
-	// maxMargin bounds the part of the referee's deadline kept for the answer's trip: the
-	// client's own deadline is the referee's less a tenth of it, at most maxMargin.
-	maxMargin = 500 * time.Millisecond
-	// holdGrace is how long a request whose deadline passed is still held, so that the
-	// referee, not the seat, ends it: its timeout rules then apply as to any player.
-	holdGrace = 2 * time.Second
-)
+// holdGrace is how long a REQUEST_MOVE whose deadline passed is still held, so that the
+// referee, not the seat, ends it: its timeout rules then apply as to any player.
+const holdGrace = 2 * time.Second
 
 // strategyName is the strategy a seat shows in its player's status.
 const strategyName = "mcp"
@@ -229,13 +223,13 @@ func (s *seat) await(ctx context.Context, g game.Game, req strategy.Request) (js
 		Board: pos.Board, LegalMoves: pos.Moves, State: state, Warning: req.Warning, LastResult: lastResultOf(req.LastResult),
 	}}
 	var expire <-chan time.Time
-	if req.DeadlineMS > 0 {
-		budget := time.Duration(req.DeadlineMS) * time.Millisecond
-		budget -= min(budget/10, maxMargin)
-		t.deadline = s.clock.Now().Add(budget)
+	// The client's deadline is when the answer is due: its move is the whole answer.
+	now := s.clock.Now()
+	if b := strategy.MoveBudget(now, req.DeadlineMS, 0); !b.AnswerBy.IsZero() {
+		t.deadline = b.AnswerBy
 		t.info.Deadline = t.deadline.UTC().Format(time.RFC3339Nano)
 		var stop func()
-		expire, stop = s.clock.Timer(budget)
+		expire, stop = s.clock.Timer(b.AnswerBy.Sub(now))
 		defer stop()
 	}
 	s.mu.Lock()

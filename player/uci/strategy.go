@@ -18,10 +18,6 @@ import (
 
 // Timing of a move and of an engine's life.
 const (
-	// deadlineMargin is kept back from the referee's deadline for the answer to travel.
-	deadlineMargin = 100 * time.Millisecond
-	// maxStopGrace is the most of a move's time kept for the engine to answer stop.
-	maxStopGrace = 250 * time.Millisecond
 	// noDeadline is the time a move may take when the referee gives no deadline.
 	noDeadline = 30 * time.Second
 	// maxQuitGrace is the most an engine has to exit after quit before it is killed: the
@@ -152,11 +148,12 @@ func (s *Strategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json
 		// Not the engine's failure: the player answers it as it answers any bad context.
 		return nil, nil, err
 	}
-	stopAt, answerBy := moveBudget(begin, req.DeadlineMS)
+	// The engine gets stop at StopAt; a bestmove by AnswerBy is still played.
+	b := strategy.MoveBudget(begin, req.DeadlineMS, noDeadline)
 	log := s.log.With().Str("conversation_id", req.ConversationID).Int("step_number", req.StepNumber).Logger()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	note, best, err := s.search(position(ctx), stopAt, answerBy, log)
+	note, best, err := s.search(position(ctx), b.StopAt, b.AnswerBy, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: engine %s: %w", strategy.ErrNoMove, s.cfg.Path, err)
 	}
@@ -299,19 +296,6 @@ func position(ctx game.ChessContext) string {
 		return "position startpos"
 	}
 	return "position startpos moves " + strings.Join(ctx.Moves, " ")
-}
-
-// moveBudget is when a move's search must stop and when its answer must be sent: the
-// referee's deadline less the margin for the answer to travel (half the deadline at
-// least), and before that the time the engine has to answer stop.
-func moveBudget(begin time.Time, deadlineMS int) (stopAt, answerBy time.Time) {
-	limit := noDeadline
-	if deadlineMS > 0 {
-		d := time.Duration(deadlineMS) * time.Millisecond
-		limit = max(d-deadlineMargin, d/2)
-	}
-	grace := min(limit/4, maxStopGrace)
-	return begin.Add(limit - grace), begin.Add(limit)
 }
 
 // quitGrace is how long the engine has to exit after quit.
