@@ -3,7 +3,6 @@ package league
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
@@ -78,7 +77,8 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 	return ans, err
 }
 
-// checkResult validates a report against the match and the game's scoring.
+// checkResult validates a report against the match (round and game) and, through
+// protocol.CheckResult, its players and the game's scoring.
 func checkResult(env *protocol.Envelope, mt *match, p *protocol.ResultReport, gameType string, scoring protocol.Scoring) error {
 	invalid := func(format string, args ...any) error {
 		return protocol.Errorf(protocol.ReasonInvalidResult, format, args...)
@@ -89,33 +89,8 @@ func checkResult(env *protocol.Envelope, mt *match, p *protocol.ResultReport, ga
 	if p.GameType != gameType || (env.GameType != "" && env.GameType != p.GameType) {
 		return invalid("game_type must be %s", gameType)
 	}
-	want := []string{mt.players[0], mt.players[1]}
-	got := slices.Clone(p.Players)
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(want, got) {
-		return invalid("players must be %s and %s", mt.players[0], mt.players[1])
-	}
-	for _, id := range mt.players {
-		o, ok := p.Outcome[id]
-		if !ok {
-			return invalid("outcome of %s is missing", id)
-		}
-		pts, ok := p.Points[id]
-		if !ok {
-			return invalid("points of %s are missing", id)
-		}
-		if due := scoring.Points(protocol.Outcome(o)); pts != due {
-			return invalid("%s with outcome %s scores %d points, not %d", id, o, due, pts)
-		}
-	}
-	if len(p.Outcome) != 2 || len(p.Points) != 2 {
-		return invalid("outcome and points must name exactly the two players")
-	}
-	// A decided game, a draw, or a double forfeit (both lose).
-	a, b := protocol.Outcome(p.Outcome[mt.players[0]]), protocol.Outcome(p.Outcome[mt.players[1]])
-	if !a.Valid() || !b.Valid() || !protocol.Consistent(a, b) {
-		return invalid("outcomes %s/%s are not consistent", a, b)
+	if err := protocol.CheckResult(p, mt.players, &scoring); err != nil {
+		return invalid("%v", err)
 	}
 	return nil
 }

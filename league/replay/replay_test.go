@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,19 +158,20 @@ func TestMisreportedResultsAreFound(t *testing.T) {
 		change func(p map[string]any)
 		want   string
 	}{
-		{"outcome swapped", func(p map[string]any) {
-			o := p["outcome"].(map[string]any)
-			for k, v := range o {
-				switch v {
-				case "win":
-					o[k] = "loss"
-				case "loss":
-					o[k] = "win"
-				default:
-					o[k] = "win"
-				}
+		// Consistent and scored right (protocol.CheckResult passes it): only the rules
+		// find it out.
+		{"outcome and points swapped", func(p map[string]any) {
+			for _, key := range []string{"outcome", "points"} {
+				m := p[key].(map[string]any)
+				ids := slices.Sorted(maps.Keys(m))
+				m[ids[0]], m[ids[1]] = m[ids[1]], m[ids[0]]
 			}
 		}, "the rules give"},
+		{"outcome swapped, points kept", func(p map[string]any) {
+			o := p["outcome"].(map[string]any)
+			ids := slices.Sorted(maps.Keys(o))
+			o[ids[0]], o[ids[1]] = o[ids[1]], o[ids[0]]
+		}, "the scoring gives"},
 		{"points inflated", func(p map[string]any) {
 			pts := p["points"].(map[string]any)
 			for k := range pts {

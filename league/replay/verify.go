@@ -27,10 +27,10 @@ func (p Problem) String() string {
 	return fmt.Sprintf("match %s: %s", p.MatchID, p.Msg)
 }
 
-// VerifyMatches re-plays every acknowledged result through the game rules and checks
-// that the reported outcome and points are what the rules give. A result that records no
-// moves (Unrecorded) cannot be re-played: its outcomes must fit together and its points
-// match them.
+// VerifyMatches checks every acknowledged result as the League Manager does
+// (protocol.CheckResult: the match's players, outcomes that fit together, points per the
+// scoring), then re-plays it through the game rules: the reported outcome must be what
+// they give. A result that records no moves (Unrecorded) cannot be re-played.
 func (l *League) VerifyMatches(reg *game.Registry) []Problem {
 	ids := make([]string, 0, len(l.Results))
 	for id := range l.Results {
@@ -52,18 +52,14 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	if !ok {
 		return bad(0, "not in the schedule")
 	}
-	for _, id := range m.Players {
-		if _, ok := r.Outcome[id]; !ok {
-			return bad(0, "no outcome for %s", id)
-		}
-		if _, ok := r.Points[id]; !ok {
-			return bad(0, "no points for %s", id)
-		}
+	var scoring *protocol.Scoring
+	if sc, ok := l.Scoring[r.MatchID]; ok {
+		scoring = &sc
 	}
-	if len(r.Outcome) != 2 || len(r.Points) != 2 {
-		// The League Manager takes only a result of the two players, and the standings
-		// could not count it.
-		return bad(0, "outcome and points name %d and %d players, not the match's two", len(r.Outcome), len(r.Points))
+	// The outcomes fit together and score as the scoring says; whether they are what the
+	// rules give is re-played below.
+	if err := protocol.CheckResult(&r.ResultReport, m.Players, scoring); err != nil {
+		return bad(0, "%v", err)
 	}
 	md, err := readMetadata(r)
 	if err != nil {
@@ -71,29 +67,15 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	}
 	gameType := l.gameType(r)
 	if unrecorded(&md) || (md.Forfeit == "" && !slices.Contains(reg.Types(), gameType)) {
-		// Nothing to re-play, or no rules to re-play it with; the outcomes must still fit
-		// together (a double forfeit is two losses) and score as the scoring says.
-		if a, b := r.Outcome[m.Players[0]], r.Outcome[m.Players[1]]; !protocol.Consistent(protocol.Outcome(a), protocol.Outcome(b)) {
-			return bad(0, "outcomes %s/%s do not fit together", a, b)
-		}
-	} else {
-		want, err := l.expectedOutcome(reg, gameType, m, &md)
-		if err != nil {
-			return []Problem{*err}
-		}
-		for i, id := range m.Players {
-			if r.Outcome[id] != string(want[i]) {
-				return bad(0, "reported %s for %s, the rules give %s", r.Outcome[id], id, want[i])
-			}
-		}
+		return nil // nothing to re-play, or no rules to re-play it with
 	}
-	if sc, ok := l.Scoring[r.MatchID]; ok {
-		for _, id := range m.Players {
-			o := r.Outcome[id] // the rules' outcome, when the match was re-played
-			due := sc.Points(protocol.Outcome(o))
-			if r.Points[id] != due {
-				return bad(0, "reported %d points for %s, a %s scores %d", r.Points[id], id, o, due)
-			}
+	want, problem := l.expectedOutcome(reg, gameType, m, &md)
+	if problem != nil {
+		return []Problem{*problem}
+	}
+	for i, id := range m.Players {
+		if r.Outcome[id] != string(want[i]) {
+			return bad(0, "reported %s for %s, the rules give %s", r.Outcome[id], id, want[i])
 		}
 	}
 	return nil
