@@ -1,10 +1,10 @@
 package league
 
 import (
-	"encoding/json"
 	"net/http"
 	"sort"
 
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
@@ -124,21 +124,16 @@ func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rpc)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, m.Health())
+		httpserve.WriteJSON(w, http.StatusOK, m.Health())
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		s := m.Status()
 		s.Exchanges = rpc.Exchanges()
-		writeJSON(w, s)
+		httpserve.WriteJSON(w, http.StatusOK, s)
 	})
 	mux.Handle("GET /metrics", m.metrics.handler())
 	web.Register(mux, m, m.hub)
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 func isAbandoned(mt *match) bool { return mt.status == protocol.MatchStateAbandoned }

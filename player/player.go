@@ -7,7 +7,6 @@ package player
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -447,10 +446,10 @@ func (p *Player) routes() http.Handler {
 		rpc.ServeHTTP(w, r)
 	}))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		httpserve.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, p.Status())
+		httpserve.WriteJSON(w, http.StatusOK, p.Status())
 	})
 	mux.HandleFunc("GET /standings", p.serveStandings)
 	return mux
@@ -462,20 +461,14 @@ func (p *Player) serveStandings(w http.ResponseWriter, r *http.Request) {
 	st, err := p.Standings(r.Context())
 	switch {
 	case errors.Is(err, ErrNotRegistered):
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "not registered yet"})
+		httpserve.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "not registered yet"})
 	case protocol.ReasonOf(err) != "":
-		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "league manager refused: " + string(protocol.ReasonOf(err))})
+		httpserve.WriteJSON(w, http.StatusBadGateway, map[string]string{"error": "league manager refused: " + string(protocol.ReasonOf(err))})
 	case err != nil:
-		writeJSON(w, http.StatusBadGateway, map[string]string{"error": "league manager did not answer"})
+		httpserve.WriteJSON(w, http.StatusBadGateway, map[string]string{"error": "league manager did not answer"})
 	default:
-		writeJSON(w, http.StatusOK, st)
+		httpserve.WriteJSON(w, http.StatusOK, st)
 	}
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // checkModel asks the model server which games it plays; the player refuses the others.

@@ -3,7 +3,6 @@ package referee
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -445,12 +444,12 @@ func (r *Referee) routes() http.Handler {
 	rpc := protocol.NewServer(r, r.validator, nil, r.log)
 	mux.Handle("/mcp", rpc)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"status": "ok"})
+		httpserve.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		s := r.Status()
 		s.Exchanges = rpc.Exchanges()
-		writeJSON(w, s)
+		httpserve.WriteJSON(w, http.StatusOK, s)
 	})
 	mux.Handle("GET /metrics", r.metrics.handler())
 	return mux
@@ -493,11 +492,6 @@ func (r *Referee) Status() Status {
 		s.State = "ACTIVE"
 	}
 	return s
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // Handle implements protocol.Handler.

@@ -7,6 +7,7 @@ package httpserve
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -101,4 +102,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = serr
 	}
 	return err
+}
+
+// WriteJSON answers with status and v as JSON: Content-Type application/json, one line
+// ending in a newline. Headers of the caller's own (e.g. Cache-Control) are set before.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	// The status is sent: a value that cannot be encoded ends the body short.
+	_ = json.NewEncoder(w).Encode(v)
 }

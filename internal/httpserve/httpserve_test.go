@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,26 @@ func TestStartTLS(t *testing.T) {
 	plain := "http://" + s.Addr() + "/mcp"
 	if body, err := get(t, http.DefaultClient, plain); err == nil && body == "hello" {
 		t.Errorf("GET %s over plain HTTP reached the handler", plain)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	for _, tt := range []struct {
+		status int
+		v      any
+		body   string
+	}{
+		{http.StatusOK, map[string]string{"status": "ok"}, "{\"status\":\"ok\"}\n"},
+		{http.StatusBadGateway, map[string]string{"error": "<no answer>"}, "{\"error\":\"\\u003cno answer\\u003e\"}\n"},
+	} {
+		w := httptest.NewRecorder()
+		w.Header().Set("Cache-Control", "no-store")
+		WriteJSON(w, tt.status, tt.v)
+		if w.Code != tt.status || w.Body.String() != tt.body {
+			t.Errorf("got %d %q, want %d %q", w.Code, w.Body, tt.status, tt.body)
+		}
+		if got := w.Header(); got.Get("Content-Type") != "application/json" || got.Get("Cache-Control") != "no-store" {
+			t.Errorf("headers %v, want JSON and the caller's Cache-Control", got)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -320,10 +319,10 @@ func (m *Many) routes() http.Handler {
 		if len(degraded) > 0 {
 			h["status"], h["leagues"] = "degraded", degraded
 		}
-		writeJSON(w, h)
+		httpserve.WriteJSON(w, http.StatusOK, h)
 	})
 	mux.HandleFunc("GET /api/leagues", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]any{"leagues": m.Leagues()})
+		httpserve.WriteJSON(w, http.StatusOK, map[string]any{"leagues": m.Leagues()})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
@@ -331,11 +330,6 @@ func (m *Many) routes() http.Handler {
 		_ = leaguesPage.Execute(w, m.Leagues())
 	})
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 var leaguesPage = template.Must(template.New("leagues").Parse(`<!doctype html>

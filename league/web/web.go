@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/http"
 
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/ratings"
 	"github.com/agentleague/agentleague/league/schedule"
@@ -127,7 +128,8 @@ func Register(mux *http.ServeMux, src Source, hub *events.Hub) {
 			http.Error(w, "league view unavailable", http.StatusInternalServerError)
 			return
 		}
-		writeJSON(w, v)
+		w.Header().Set("Cache-Control", "no-store")
+		httpserve.WriteJSON(w, http.StatusOK, v)
 	})
 	mux.HandleFunc("GET /api/matches/{id}", func(w http.ResponseWriter, r *http.Request) {
 		v, err := src.MatchView(r.PathValue("id"))
@@ -137,7 +139,8 @@ func Register(mux *http.ServeMux, src Source, hub *events.Hub) {
 		case err != nil:
 			http.Error(w, "match view unavailable", http.StatusInternalServerError)
 		default:
-			writeJSON(w, v)
+			w.Header().Set("Cache-Control", "no-store")
+			httpserve.WriteJSON(w, http.StatusOK, v)
 		}
 	})
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
@@ -147,10 +150,4 @@ func Register(mux *http.ServeMux, src Source, hub *events.Hub) {
 		id := r.PathValue("id")
 		hub.ServeSSE(w, r, func(e events.Event) bool { return e.MatchID == id })
 	})
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/player/strategy"
 )
 
@@ -122,7 +123,7 @@ func model(t *testing.T, play http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /model/health", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, 200, Health{Status: "healthy", Capabilities: []string{"tic-tac-toe"}})
+		httpserve.WriteJSON(w, http.StatusOK, Health{Status: "healthy", Capabilities: []string{"tic-tac-toe"}})
 	})
 	mux.HandleFunc("POST /model/play", play)
 	srv := httptest.NewServer(mux)
@@ -147,7 +148,7 @@ func TestModelStrategyAgainstModelServers(t *testing.T) {
 		var req PlayRequest
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		got.Store(req)
-		writeJSON(w, 200, map[string]any{"move": map[string]int{"row": 1, "col": 1}, "confidence": 0.9, "reasoning": "centre", "thinking_time_ms": 3})
+		httpserve.WriteJSON(w, http.StatusOK, map[string]any{"move": map[string]int{"row": 1, "col": 1}, "confidence": 0.9, "reasoning": "centre", "thinking_time_ms": 3})
 	})
 	slow := model(t, func(w http.ResponseWriter, r *http.Request) {
 		// Reading the body lets the server notice the client hanging up.
@@ -158,7 +159,7 @@ func TestModelStrategyAgainstModelServers(t *testing.T) {
 		}
 	})
 	illegal := model(t, func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, 200, map[string]any{"move": map[string]int{"row": 7, "col": 7}, "thinking_time_ms": 1})
+		httpserve.WriteJSON(w, http.StatusOK, map[string]any{"move": map[string]int{"row": 7, "col": 7}, "thinking_time_ms": 1})
 	})
 	broken := model(t, func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, 500, CodeModelUnavailable, "boom", nil)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/player/strategy"
 )
 
@@ -69,7 +70,7 @@ func (s *Server) Handler() http.Handler {
 		if !s.authorized(w, r) {
 			return
 		}
-		writeJSON(w, http.StatusOK, Health{Status: "healthy", Capabilities: s.Games(), Version: s.Version, MaxResponseTimeMS: 5000})
+		httpserve.WriteJSON(w, http.StatusOK, Health{Status: "healthy", Capabilities: s.Games(), Version: s.Version, MaxResponseTimeMS: 5000})
 	})
 	mux.HandleFunc("POST /model/play", func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(w, r) {
@@ -162,7 +163,7 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	elapsed := int(time.Since(start).Milliseconds())
-	writeJSON(w, http.StatusOK, PlayResponse{Move: move, ThinkingTimeMS: &elapsed, Reasoning: "strategy " + s.Strategy})
+	httpserve.WriteJSON(w, http.StatusOK, PlayResponse{Move: move, ThinkingTimeMS: &elapsed, Reasoning: "strategy " + s.Strategy})
 }
 
 // think asks st for its move and waits until deadline at most; then it returns the
@@ -221,17 +222,11 @@ func requestProblem(err error) map[string]any {
 	return map[string]any{"field": te.Field, "expected": want, "received": te.Value}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // writeError writes the arena's standard error body; details is always an object, as in
 // the seed's example.
 func writeError(w http.ResponseWriter, status int, code, msg string, details map[string]any) {
 	if details == nil {
 		details = map[string]any{}
 	}
-	writeJSON(w, status, ErrorResponse{Error: msg, Code: code, Details: details, Timestamp: time.Now().UTC().Format(time.RFC3339)})
+	httpserve.WriteJSON(w, status, ErrorResponse{Error: msg, Code: code, Details: details, Timestamp: time.Now().UTC().Format(time.RFC3339)})
 }
