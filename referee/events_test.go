@@ -103,7 +103,7 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 // scrape reads the referee's GET /metrics.
 func scrape(t *testing.T, r *Referee) map[string]float64 {
 	t.Helper()
-	m, err := testtools.ScrapeMetrics(r.routes())
+	m, err := testtools.ScrapeMetrics(r.routes(t.Context()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,8 +47,8 @@ func (unreachablePlayers) Call(context.Context, string, *protocol.Message, proto
 
 // fuzzReferee is a registered referee whose matches end at once, behind the JSON-RPC
 // server the League Manager's requests reach, which checks them with v (compiled once
-// for every referee of a fuzzing process).
-func fuzzReferee(tb testing.TB, v *protocol.Validator) (*Referee, *protocol.Server) {
+// for every referee of a fuzzing process). stop ends its matches and waits for them.
+func fuzzReferee(tb testing.TB, v *protocol.Validator) (r *Referee, srv *protocol.Server, stop func()) {
 	tb.Helper()
 	r, err := New(Config{ID: "ref1", Addr: "127.0.0.1:0", LeagueURL: "http://league.test/mcp", Stdout: io.Discard, MaxMatches: 2, MaxQueued: 2}, zerolog.Nop())
 	if err != nil {
@@ -57,8 +57,8 @@ func fuzzReferee(tb testing.TB, v *protocol.Validator) (*Referee, *protocol.Serv
 	r.league, r.players = fuzzLeague{}, unreachablePlayers{}
 	r.token, r.leagueID, r.state = fuzzToken, "league-1", "IDLE"
 	close(r.registered)
-	r.startMatches(context.Background())
-	return r, protocol.NewServer(r, v, nil, zerolog.Nop())
+	matches, cancel := context.WithCancel(context.Background())
+	return r, protocol.NewServer(r.handler(matches), v, nil, zerolog.Nop()), func() { r.stopMatches(cancel) }
 }
 
 // rpcBody wraps a message, as a wire example holds it, in a JSON-RPC request.
@@ -115,15 +115,15 @@ func FuzzRefereeHandle(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	r, srv := fuzzReferee(f, v)
-	f.Cleanup(func() { r.stopMatches() })
+	r, srv, stop := fuzzReferee(f, v)
+	f.Cleanup(func() { stop() })
 	f.Fuzz(func(t *testing.T, features uint8, body []byte) {
 		r.mu.Lock()
 		closed := r.closed
 		r.mu.Unlock()
 		if closed { // LEAGUE_SHUTDOWN: a fresh referee takes the next inputs
-			r.stopMatches()
-			r, srv = fuzzReferee(t, v)
+			stop()
+			r, srv, stop = fuzzReferee(t, v)
 		}
 		var announced []string
 		for i, feature := range fuzzFeatures {
@@ -161,8 +161,8 @@ func TestFuzzSeedsAreAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, srv := fuzzReferee(t, v)
-	defer r.stopMatches()
+	_, srv, stop := fuzzReferee(t, v)
+	defer stop()
 	// In this order: the shutdown last, since the referee refuses what comes after it.
 	for _, c := range []struct{ name, want string }{{"match_assignment", protocol.MatchAssignmentAck}, {"result_reminder", protocol.ResultReminderAck},
 		{"match_cancelled", protocol.MatchCancelledAck}, {"league_shutdown", protocol.LeagueShutdownAck}} {

@@ -52,28 +52,28 @@ type reportedResult struct {
 	resending bool
 }
 
-// startLocked gives hm a slot and runs it in a goroutine that ends when its report ends
-// or its context is cancelled. Callers hold mu and have checked r.closed.
-func (r *Referee) startLocked(hm *heldMatch) {
+// startLocked gives hm a slot and runs it under matches in a goroutine that ends when its
+// report ends or its context is cancelled. Callers hold mu and have checked r.closed.
+func (r *Referee) startLocked(matches context.Context, hm *heldMatch) {
 	hm.phase = protocol.PhaseJoining
-	hm.ctx, hm.cancel = context.WithCancel(r.ctx)
+	hm.ctx, hm.cancel = context.WithCancel(matches)
 	hm.wake = make(chan struct{}, 1)
 	r.playing++
 	r.matches.Add(1)
 	go func() {
 		defer r.matches.Done()
 		defer hm.cancel()
-		r.play(hm)
+		r.play(matches, hm)
 	}()
 }
 
-// startQueuedLocked starts queued matches, oldest first, while slots are free. Callers
-// hold mu.
-func (r *Referee) startQueuedLocked() {
+// startQueuedLocked starts queued matches under matches, oldest first, while slots are
+// free. Callers hold mu.
+func (r *Referee) startQueuedLocked(matches context.Context) {
 	for !r.closed && len(r.queue) > 0 && r.playing < r.cfg.MaxMatches {
 		hm := r.queue[0]
 		r.queue = r.queue[1:]
-		r.startLocked(hm)
+		r.startLocked(matches, hm)
 		hm.log.Info().Msg("queued match leaves the queue")
 	}
 }
@@ -85,8 +85,9 @@ func (r *Referee) setProgress(hm *heldMatch, phase string, step int) {
 	hm.phase, hm.step = phase, step
 }
 
-// play runs hm, then reports its result unless it was cancelled meanwhile.
-func (r *Referee) play(hm *heldMatch) {
+// play runs hm, then reports its result unless it was cancelled meanwhile; the queued
+// match its slot goes to runs under matches.
+func (r *Referee) play(matches context.Context, hm *heldMatch) {
 	a, log := hm.a, hm.log
 	// DEBUG: a busy league plays thousands of matches; "match finished" says it at INFO.
 	log.Debug().Strs("players", a.Players).Msg("match started")
@@ -128,7 +129,7 @@ func (r *Referee) play(hm *heldMatch) {
 		hm.phase, hm.report = protocol.PhaseReporting, msg
 		r.completed++
 	}
-	r.startQueuedLocked()
+	r.startQueuedLocked(matches)
 	r.mu.Unlock()
 	switch {
 	case !mine:
@@ -276,8 +277,8 @@ func (r *Referee) forgetLocked(matchID string) {
 // remind answers a RESULT_REMINDER about matchID: where the match stands and whether
 // its report is being sent again. A match being reported is retried at once; a result
 // acknowledged recently (the acknowledgement may have been lost) is sent again once, in
-// a goroutine that ends with the attempt or when the referee stops.
-func (r *Referee) remind(matchID string) (phase string, resent bool) {
+// a goroutine that ends with the attempt or when matches (Run's) ends.
+func (r *Referee) remind(matches context.Context, matchID string) (phase string, resent bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if hm, ok := r.held[matchID]; ok {
@@ -303,7 +304,7 @@ func (r *Referee) remind(matchID string) (phase string, resent bool) {
 		r.matches.Add(1)
 		go func() {
 			defer r.matches.Done()
-			r.resend(matchID, rr)
+			r.resend(matches, matchID, rr)
 		}()
 	}
 	return protocol.PhaseReporting, true
@@ -311,8 +312,8 @@ func (r *Referee) remind(matchID string) (phase string, resent bool) {
 
 // resend makes one attempt at a remembered report; the League Manager reminds again if
 // it still lacks the result (a transient refusal included: its reminders are the retries).
-func (r *Referee) resend(matchID string, rr *reportedResult) {
-	err := r.sendReport(r.ctx, rr.report)
+func (r *Referee) resend(ctx context.Context, matchID string, rr *reportedResult) {
+	err := r.sendReport(ctx, rr.report)
 	reason := protocol.ReasonOf(err)
 	r.mu.Lock()
 	rr.resending = false

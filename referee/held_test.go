@@ -41,14 +41,14 @@ func newBench(t *testing.T, features []string, change func(*Config), league func
 	r.leagueFeatures = features
 	fc := newFakeCaller(t, players)
 	r.players = fc
-	r.startMatches(context.Background())
-	t.Cleanup(r.stopMatches)
+	matches, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { r.stopMatches(cancel) })
 	v, err := protocol.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
 	v.SelfCheck = true
-	return &bench{t: t, r: r, league: fl, players: fc, srv: protocol.NewServer(r, v, nil, zerolog.Nop())}
+	return &bench{t: t, r: r, league: fl, players: fc, srv: protocol.NewServer(r.handler(matches), v, nil, zerolog.Nop())}
 }
 
 // send delivers a League Manager request to the referee as it would arrive on the wire.
@@ -406,7 +406,7 @@ func TestResultReminders(t *testing.T) {
 		remind("m-queued", protocol.PhaseQueued, false)
 		b.r.mu.Lock()
 		b.r.playing = 0
-		b.r.startQueuedLocked()
+		b.r.startQueuedLocked(t.Context())
 		b.r.mu.Unlock()
 		synctest.Wait()
 

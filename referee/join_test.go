@@ -200,8 +200,6 @@ func TestAgentReadyRetriesTransientRefusals(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			fl := newFakeLeagueCaller(t, readyAfter(-1))
 			r := unregisteredReferee(t, fl, zerolog.Nop(), nil)
-			r.startMatches(context.Background())
-			defer r.cancelMatches()
 			jctx, stop := join(t, r)
 			defer stop()
 			start := time.Now()
@@ -214,7 +212,7 @@ func TestAgentReadyRetriesTransientRefusals(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if _, err := r.Handle(context.Background(), msg); err != nil {
+				if _, err := r.handle(context.Background(), t.Context(), msg); err != nil {
 					t.Errorf("LEAGUE_SHUTDOWN: %v", err)
 				}
 			})

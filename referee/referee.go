@@ -150,10 +150,8 @@ type Referee struct {
 	// registered is closed once the registration answer is stored: the League Manager
 	// may assign a match before this referee has read its token.
 	registered chan struct{}
-	// ctx is what matches run under; cancelMatches ends it when Run stops.
-	ctx           context.Context
-	cancelMatches context.CancelFunc
-	// matches counts the goroutines of matches and of reminder resends.
+	// matches counts the goroutines of matches and of reminder resends; Run waits for
+	// them (stopMatches).
 	matches sync.WaitGroup
 
 	metrics *metrics
@@ -240,9 +238,11 @@ func (r *Referee) Run(ctx context.Context) error {
 	if err := r.validator.Warm(protocol.RefereeReceives...); err != nil {
 		return err
 	}
-	r.startMatches(ctx)
-	defer r.cancelMatches()
-	srv, err := httpserve.StartTLS(r.cfg.Addr, r.routes(), r.cfg.TLS)
+	// Matches run under mctx, which outlives ctx until stopMatches, so that a drain
+	// can let them finish; the handlers pass it to the goroutines they start.
+	mctx, cancelMatches := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelMatches()
+	srv, err := httpserve.StartTLS(r.cfg.Addr, r.routes(mctx), r.cfg.TLS)
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func (r *Referee) Run(ctx context.Context) error {
 	defer stopBeats()
 	var beats sync.WaitGroup
 	stop := func() {
-		r.stopMatches()
+		r.stopMatches(cancelMatches)
 		stopBeats()
 		beats.Wait()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -289,23 +289,18 @@ func (r *Referee) Run(ctx context.Context) error {
 		r.log.Info().Msg("signal: stopping")
 	case <-r.shutdown:
 		r.log.Info().Dur("drain_timeout", r.cfg.DrainTimeout).Msg("league shutdown: finishing matches in progress")
-		r.drain(ctx)
+		r.drain(ctx, cancelMatches)
 	}
 	stop()
 	return nil
 }
 
-// startMatches makes the context matches run under: it outlives ctx until
-// stopMatches, so that a drain can let them finish.
-func (r *Referee) startMatches(ctx context.Context) {
-	r.ctx, r.cancelMatches = context.WithCancel(context.WithoutCancel(ctx))
-}
-
-// stopMatches refuses later assignments, drops the queue, cancels the matches and waits
-// for every match and resend goroutine.
-func (r *Referee) stopMatches() {
+// stopMatches refuses later assignments, drops the queue, cancels the matches with
+// cancelMatches (the cancel of the context they run under) and waits for every match and
+// resend goroutine.
+func (r *Referee) stopMatches(cancelMatches context.CancelFunc) {
 	r.closeAssignments()
-	r.cancelMatches()
+	cancelMatches()
 	r.matches.Wait()
 }
 
@@ -323,8 +318,8 @@ func (r *Referee) closeAssignments() {
 }
 
 // drain lets the matches in progress finish and report, until cfg.DrainTimeout passes
-// or ctx ends; then it cancels them and waits for their goroutines.
-func (r *Referee) drain(ctx context.Context) {
+// or ctx ends; then it cancels them (cancelMatches) and waits for their goroutines.
+func (r *Referee) drain(ctx context.Context, cancelMatches context.CancelFunc) {
 	r.closeAssignments()
 	done := make(chan struct{})
 	// Ends once every match goroutine has; cancelMatches below bounds that.
@@ -343,7 +338,7 @@ func (r *Referee) drain(ctx context.Context) {
 	case <-ctx.Done():
 		r.log.Info().Msg("signal while draining: abandoning the matches still running")
 	}
-	r.cancelMatches()
+	cancelMatches()
 	<-done
 }
 
@@ -439,9 +434,11 @@ func (r *Referee) ready(jctx context.Context) {
 	}
 }
 
-func (r *Referee) routes() http.Handler {
+// routes serves the League Manager's requests (handler) and the GET endpoints; the
+// matches the requests start run under matches.
+func (r *Referee) routes(matches context.Context) http.Handler {
 	mux := http.NewServeMux()
-	rpc := protocol.NewServer(r, r.validator, nil, r.log)
+	rpc := protocol.NewServer(r.handler(matches), r.validator, nil, r.log)
 	mux.Handle("/mcp", rpc)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		httpserve.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -494,13 +491,20 @@ func (r *Referee) Status() Status {
 	return s
 }
 
-// Handle implements protocol.Handler.
-func (r *Referee) Handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+// handler answers the League Manager's requests, each under its request's context; the
+// matches and resends they start run under matches (Run's), not under a request's.
+func (r *Referee) handler(matches context.Context) protocol.Handler {
+	return protocol.HandlerFunc(func(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+		return r.handle(ctx, matches, msg)
+	})
+}
+
+func (r *Referee) handle(ctx, matches context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	switch msg.Envelope.MessageType {
 	case protocol.MatchAssignment:
-		return r.assignment(ctx, msg)
+		return r.assignment(ctx, matches, msg)
 	case protocol.ResultReminder:
-		return r.resultReminder(ctx, msg)
+		return r.resultReminder(ctx, matches, msg)
 	case protocol.MatchCancelled:
 		return r.matchCancelled(ctx, msg)
 	case protocol.LeagueShutdown:
@@ -575,10 +579,10 @@ func sameMatch(msg *protocol.Message, payloadMatchID string) error {
 	return nil
 }
 
-// assignment takes a MATCH_ASSIGNMENT: the match starts at once if a slot is free, else
-// waits in the queue; BUSY only when the queue is full too. A retried assignment of a
-// match the referee holds is acknowledged again and changes nothing.
-func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+// assignment takes a MATCH_ASSIGNMENT: the match starts at once under matches if a slot
+// is free, else waits in the queue; BUSY only when the queue is full too. A retried
+// assignment of a match the referee holds is acknowledged again and changes nothing.
+func (r *Referee) assignment(ctx, matches context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
@@ -628,7 +632,7 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 	switch {
 	case r.playing < r.cfg.MaxMatches:
 		r.held[a.MatchID] = hm
-		r.startLocked(hm)
+		r.startLocked(matches, hm)
 	case len(r.queue) < r.cfg.MaxQueued:
 		r.held[a.MatchID] = hm
 		r.queue = append(r.queue, hm)
@@ -645,8 +649,8 @@ func (r *Referee) assignment(ctx context.Context, msg *protocol.Message) (*proto
 }
 
 // resultReminder answers RESULT_REMINDER with where the match stands, sending its
-// report again when the referee holds it (remind).
-func (r *Referee) resultReminder(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
+// report again, under matches, when the referee holds it (remind).
+func (r *Referee) resultReminder(ctx, matches context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
 		return nil, err
 	}
@@ -657,7 +661,7 @@ func (r *Referee) resultReminder(ctx context.Context, msg *protocol.Message) (*p
 	if err := sameMatch(msg, p.MatchID); err != nil {
 		return nil, err
 	}
-	phase, resent := r.remind(p.MatchID)
+	phase, resent := r.remind(matches, p.MatchID)
 	r.log.Info().Str("match_id", p.MatchID).Str("conversation_id", msg.Envelope.ConversationID).Int("attempt", p.Attempt).
 		Str("reason", p.Reason).Str("phase", phase).Bool("resent", resent).Msg("result reminder")
 	return r.reply(msg, protocol.ResultReminderAck, protocol.ReminderAck{

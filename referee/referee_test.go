@@ -414,7 +414,7 @@ func TestRefereeCapacityQueueAndRetriedAssignments(t *testing.T) {
 	ref.mu.Lock()
 	delete(ref.held, "m-1")
 	ref.playing--
-	ref.startQueuedLocked()
+	ref.startQueuedLocked(t.Context())
 	ref.mu.Unlock()
 	res := f.waitResults(t, 1)
 	if len(res) != 1 || res[0].Envelope.MatchID != "m-2" {
