@@ -20,14 +20,6 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// UsageError is a bad command line: the command exits 2.
-type UsageError struct{ error }
-
-// ExitCode is the exit code of a bad command line.
-func (UsageError) ExitCode() int { return 2 }
-
-func (e UsageError) Unwrap() error { return e.error }
-
 // plural is noun with an s unless n is 1: run for 1, runs for 3.
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -90,7 +82,7 @@ const maxBenchProcesses = 5000
 
 // Run is league bench: it runs local leagues of real processes, as league demo does, and
 // prints one table of throughput figures: the median of --runs runs, per build when
-// --against names another. A bad command line is a UsageError.
+// --against names another. A bad command line is a cli.UsageError.
 func Run(ctx context.Context, args []string) error {
 	fset := flag.NewFlagSet("league bench", flag.ContinueOnError)
 	var o benchOptions
@@ -111,19 +103,19 @@ func Run(ctx context.Context, args []string) error {
 	fset.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a run after this long")
 	profileDir := fset.String("profile", "", "write a CPU profile of every process of this build to DIR/<process>.pprof (each run overwrites the last)")
 	if _, err := cli.Parse(fset, args); err != nil {
-		return UsageError{err}
+		return cli.UsageError{Err: err}
 	}
 	switch {
 	case o.players < 2 || o.referees < 1:
-		return UsageError{errors.New("need at least 2 players and 1 referee")}
+		return cli.UsageError{Err: errors.New("need at least 2 players and 1 referee")}
 	case o.players+o.referees > maxBenchProcesses:
-		return UsageError{fmt.Errorf("at most %d players and referees together, got %d", maxBenchProcesses, o.players+o.referees)}
+		return cli.UsageError{Err: fmt.Errorf("at most %d players and referees together, got %d", maxBenchProcesses, o.players+o.referees)}
 	case *runs < 1:
-		return UsageError{fmt.Errorf("--runs must be at least 1, got %d", *runs)}
+		return cli.UsageError{Err: fmt.Errorf("--runs must be at least 1, got %d", *runs)}
 	case o.think < 0 || o.timeout <= 0:
-		return UsageError{fmt.Errorf("--think must not be negative and --timeout must be positive, got %s and %s", o.think, o.timeout)}
+		return cli.UsageError{Err: fmt.Errorf("--think must not be negative and --timeout must be positive, got %s and %s", o.think, o.timeout)}
 	case (*against == "") != (*againstCfg == ""):
-		return UsageError{errors.New("--against and --against-config go together")}
+		return cli.UsageError{Err: errors.New("--against and --against-config go together")}
 	}
 	if *binDir == "" {
 		dir, err := localleague.OwnBinDir()

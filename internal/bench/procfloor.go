@@ -55,7 +55,7 @@ func Echo(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer)
 	fset := flag.NewFlagSet("league "+EchoCommand, flag.ContinueOnError)
 	addr := fset.String("addr", "127.0.0.1:0", "address to listen on")
 	if rest, err := cli.Parse(fset, args); err != nil || len(rest) > 0 {
-		return UsageError{fmt.Errorf("bad arguments %q: %v", args, err)}
+		return cli.UsageError{Err: fmt.Errorf("bad arguments %q: %v", args, err)}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
