@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -117,6 +118,20 @@ func MakeCerts(dir string, hosts []string, days int, force bool) ([]string, erro
 		written = append(written, f.path)
 	}
 	return written, nil
+}
+
+// ParseHosts splits a comma-separated list of hosts (DNS names and IPs) for MakeCerts,
+// trimming the spaces around each; a list naming an empty host is refused.
+func ParseHosts(list string) ([]string, error) {
+	var hosts []string
+	for h := range strings.SplitSeq(list, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			return nil, fmt.Errorf("%q names an empty host", list)
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, nil
 }
 
 // CheckCertRequest checks the arguments of MakeCerts without touching any file: a

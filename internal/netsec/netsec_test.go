@@ -235,6 +235,17 @@ func TestMakeCertsBadInput(t *testing.T) {
 	}
 }
 
+func TestParseHosts(t *testing.T) {
+	if got, err := ParseHosts("localhost, 127.0.0.1,10.0.0.2 "); err != nil || !slices.Equal(got, []string{"localhost", "127.0.0.1", "10.0.0.2"}) {
+		t.Errorf("got %q (%v), want the three hosts trimmed", got, err)
+	}
+	for _, list := range []string{"", " ", "a.test,,b.test", "a.test,"} {
+		if got, err := ParseHosts(list); err == nil || !strings.Contains(err.Error(), "empty host") {
+			t.Errorf("ParseHosts(%q) = %q, %v; want an empty host refused", list, got, err)
+		}
+	}
+}
+
 func TestClientConfig(t *testing.T) {
 	cfg, err := ClientConfig("")
 	if err != nil || cfg.RootCAs != nil || cfg.MinVersion != tls.VersionTLS12 {
