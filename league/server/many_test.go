@@ -70,6 +70,15 @@ func TestManyLeaguesEndOneByOne(t *testing.T) {
 		t.Fatalf("leagues %+v, want a and b running and c refused", ls)
 	}
 	base := strings.TrimSuffix(m.URL(), "/")
+	var listed strings.Builder
+	if err := m.WriteLeagues(&listed); err == nil || err.Error() != "1 of 3 leagues failed to start" {
+		t.Errorf("WriteLeagues: %v, want 1 of 3 failed", err)
+	}
+	for _, want := range []string{"league a (tic_tac_toe) at " + base + "/leagues/a/mcp\n", "league in c failed: "} {
+		if !strings.Contains(listed.String(), want) {
+			t.Errorf("WriteLeagues wrote no %q:\n%s", want, listed.String())
+		}
+	}
 	v, err := protocol.NewValidator()
 	if err != nil {
 		t.Fatal(err)

@@ -458,3 +458,24 @@ func LoadAdminToken(dbPath string, create bool) (string, error) {
 	}
 	return tok, nil
 }
+
+// AdminTokenEnv names the environment variable holding the admin token of league serve
+// and of the admin commands.
+const AdminTokenEnv = "LEAGUE_ADMIN_TOKEN"
+
+// AdminTokenFor is the admin token an admin command sends to the League Manager of the
+// database at dbPath: fromEnv (the value of AdminTokenEnv) when set, else the token kept
+// beside the database.
+func AdminTokenFor(fromEnv, dbPath string) (string, error) {
+	if t := strings.TrimSpace(fromEnv); t != "" {
+		return t, nil
+	}
+	tok, err := LoadAdminToken(dbPath, false)
+	if err != nil {
+		return "", err
+	}
+	if tok == "" {
+		return "", fmt.Errorf("no admin token: set %s or run league serve with the same database folder (%s)", AdminTokenEnv, TokenPath(dbPath))
+	}
+	return tok, nil
+}
