@@ -334,4 +334,14 @@ func TestAdminTokenBesideTheDatabase(t *testing.T) {
 	if tok, err := server.LoadAdminToken(filepath.Join(t.TempDir(), "league.db"), false); tok != "" || err != nil {
 		t.Errorf("no token file: got %q (%v), want none", tok, err)
 	}
+	// The admin commands send LEAGUE_ADMIN_TOKEN when set, else the kept token.
+	if got, err := server.AdminTokenFor(" from-env ", filepath.Join(dir, "league.db")); got != "from-env" || err != nil {
+		t.Errorf("token with the variable set: %q (%v), want from-env", got, err)
+	}
+	if got, err := server.AdminTokenFor("", filepath.Join(dir, "league.db")); got != tok || err != nil {
+		t.Errorf("token without the variable: %q (%v), want the kept %q", got, err, tok)
+	}
+	if _, err := server.AdminTokenFor("", filepath.Join(t.TempDir(), "league.db")); err == nil || !strings.Contains(err.Error(), server.AdminTokenEnv) {
+		t.Errorf("no token anywhere: %v, want an error naming %s", err, server.AdminTokenEnv)
+	}
 }
