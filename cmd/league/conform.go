@@ -72,7 +72,7 @@ func conformCmd(ctx context.Context, args []string) error {
 	}
 	log := zerolog.Nop()
 	if *verbose {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Str("component", "conform").Logger()
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger()
 	}
 	opt := conform.Options{Listen: *listen, URL: *url, Game: *game, Wait: *wait, MoveTimeout: *move,
 		AdminToken: os.Getenv("LEAGUE_ADMIN_TOKEN"), Log: log, ResultTimeout: *result, Grace: *grace, ReminderWait: *reminder,

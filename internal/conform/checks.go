@@ -75,7 +75,9 @@ func (v *verdicts) ok(id string) {
 	defer v.mu.Unlock()
 	e := v.entry(id)
 	e.count++
-	e.skipped = false
+	if e.skipped {
+		e.skipped, e.reason = false, ""
+	}
 }
 
 // pass records that check id holds, with the reason to print.
@@ -103,6 +105,15 @@ func (v *verdicts) failHint(id, reason, hint string) {
 	if !e.failed {
 		*e = verdict{failed: true, reason: clean(reason), hint: hint, count: e.count}
 	}
+}
+
+// check records a pass with reason pass when err is nil, else a failure with err's text.
+func (v *verdicts) check(id string, err error, pass string) {
+	if err != nil {
+		v.fail(id, err.Error())
+		return
+	}
+	v.pass(id, pass)
 }
 
 // skip records that check id could not run, unless it already has a result.

@@ -53,5 +53,21 @@ const (
 	DefaultGrace = 5 * time.Second
 )
 
-// Subjects maps each subject name of `league conform` to its run.
-var Subjects = map[string]func(ctx context.Context, opt Options, r *Report) error{}
+// Subjects maps each subject name of `league conform` to its run, one small type each:
+// playerRun, refereeRun and lmRun.
+var Subjects = map[string]func(ctx context.Context, opt Options, r *Report) error{
+	"player":         onSession((*session).runPlayer),
+	"referee":        onSession((*session).runReferee),
+	"league-manager": runLeagueManager,
+}
+
+// onSession runs an agent subject on a session of the network.
+func onSession(run func(*session, context.Context, *Report) error) func(context.Context, Options, *Report) error {
+	return func(ctx context.Context, opt Options, r *Report) error {
+		s, err := newSession(opt)
+		if err != nil {
+			return err
+		}
+		return run(s, ctx, r)
+	}
+}

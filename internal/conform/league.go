@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 )
 
 // leagueID is the league_id of every run of the tool.
@@ -39,9 +38,9 @@ func (b *board) notify() {
 	b.changed = make(chan struct{})
 }
 
-// await waits until cond (called with mu held) holds, ctx ends or d passes, and
-// reports whether cond held.
-func (b *board) await(ctx context.Context, d time.Duration, cond func() bool) bool {
+// await waits until cond (called with mu held) holds, ctx ends, or d passes without it;
+// with idle set, every change starts d anew. It reports whether cond held.
+func (b *board) await(ctx context.Context, d time.Duration, idle bool, cond func() bool) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
@@ -53,6 +52,9 @@ func (b *board) await(ctx context.Context, d time.Duration, cond func() bool) bo
 		}
 		select {
 		case <-ch:
+			if idle {
+				timer.Reset(d)
+			}
 		case <-timer.C:
 			b.mu.Lock()
 			defer b.mu.Unlock()
@@ -63,12 +65,29 @@ func (b *board) await(ctx context.Context, d time.Duration, cond func() bool) bo
 	}
 }
 
+// registrationRequest is what the tool reads of a registration request.
+type registrationRequest struct {
+	id, endpoint        string
+	features, gameTypes []string
+}
+
+// readRegistration reads what it can of a registration request of either role.
+func readRegistration(m *protocol.Message) registrationRequest {
+	if m.Envelope.MessageType == protocol.RegisterRefereeRequest {
+		var p protocol.RefereeRegistration
+		decode(m.Payload, &p)
+		return registrationRequest{id: p.RefereeID, endpoint: p.EndpointURL, features: p.Features, gameTypes: p.GameTypes}
+	}
+	var p protocol.PlayerRegistration
+	decode(m.Payload, &p)
+	return registrationRequest{id: p.PlayerID, endpoint: p.EndpointURL, features: p.Features, gameTypes: p.GameTypes}
+}
+
 // registration is what the subject sent to register and what became of it.
 type registration struct {
-	id, sender, endpoint string
-	features             []string
-	gameTypes            []string
-	violations           []string
+	registrationRequest
+	sender     string
+	violations []string
 	// notRequest says why the body was not a JSON-RPC request.
 	notRequest string
 	// refused says why the tool refused a schema-valid registration ("" if it did not).
@@ -83,10 +102,10 @@ func (r *registration) accepted() bool { return r.done && r.token != "" }
 
 // inbound is one request the subject sent the League Manager after registering.
 type inbound struct {
-	msgType, sender, matchID string
-	violations               []string
-	notRequest               string
-	tokenOK, senderOK        bool
+	msgType, sender   string
+	violations        []string
+	notRequest        string
+	tokenOK, senderOK bool
 }
 
 // reportSeen is one MATCH_RESULT_REPORT the tool took.
@@ -109,6 +128,13 @@ type leagueMatch struct {
 	failFirst bool
 }
 
+// Bounds of what the tool keeps of a subject's requests, so that a flood cannot
+// exhaust it: the first ones are enough to judge.
+const (
+	maxInbox   = 10000
+	maxReports = 100
+)
+
 // leagueSide is the tool acting as the subject's League Manager: it takes the
 // registration and every later message, answers as ours does, and keeps what it saw.
 type leagueSide struct {
@@ -116,7 +142,6 @@ type leagueSide struct {
 	b        *board
 	kind     string // "player" or "referee"
 	features []string
-	log      zerolog.Logger
 	// url is where the tool's League Manager listens; the run sets it before the agent
 	// starts and alone reads it.
 	url string
@@ -132,16 +157,19 @@ type leagueSide struct {
 	otherKind string
 }
 
-// Bounds of what the tool keeps of a subject's requests, so that a flood cannot
-// exhaust it: the first ones are enough to judge.
-const (
-	maxInbox   = 10000
-	maxReports = 100
-)
-
-func newLeagueSide(s *session, b *board, kind string, features []string) *leagueSide {
-	return &leagueSide{s: s, b: b, kind: kind, features: features, matches: map[string]*leagueMatch{},
-		log: s.log.With().Str("role", "league_manager").Logger()}
+// serveLeague starts the tool's League Manager for a subject of kind on opt.Listen.
+func (s *session) serveLeague(b *board, kind string, features []string) (*leagueSide, func(context.Context) error, error) {
+	l := &leagueSide{s: s, b: b, kind: kind, features: features, matches: map[string]*leagueMatch{}}
+	url, stop, err := s.serve(s.opt.Listen, s.serveRPC(l, l.observe, s.log.With().Str("role", "league_manager").Logger()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve as league manager: %w", err)
+	}
+	l.url = url
+	s.log.Info().Str("url", url).Str("game", s.opt.Game).Msgf("serving as League Manager; waiting for a %s", kind)
+	if s.opt.Ready != nil {
+		s.opt.Ready(url)
+	}
+	return l, stop, nil
 }
 
 // registerType is the registration request the subject is to send.
@@ -152,35 +180,26 @@ func (l *leagueSide) registerType() string {
 	return protocol.RegisterPlayerRequest
 }
 
-// observe records a request as it arrived, before it is answered.
+// observe records a request once it was answered; a registration the protocol server
+// refused (Handle never saw it) is the subject's attempt.
 func (l *leagueSide) observe(r received) {
 	l.b.mu.Lock()
 	defer l.b.mu.Unlock()
 	env := r.msg.Envelope
-	if env.MessageType == protocol.RegisterPlayerRequest || env.MessageType == protocol.RegisterRefereeRequest {
+	switch reg := l.attempt; {
+	case env.MessageType == protocol.RegisterPlayerRequest || env.MessageType == protocol.RegisterRefereeRequest:
 		if env.MessageType != l.registerType() {
 			l.otherKind = env.Sender
-			l.b.notify()
-			return
+		} else if reg == nil {
+			l.attempt = &registration{registrationRequest: readRegistration(r.msg), sender: env.Sender,
+				violations: r.violations, notRequest: r.notRequest, done: true}
 		}
-		if l.attempt != nil {
-			return
-		}
-		p := readRegistration(&r.msg)
-		l.attempt = &registration{id: p.id, sender: env.Sender, endpoint: p.endpoint,
-			features: p.features, gameTypes: p.gameTypes, violations: r.violations, notRequest: r.notRequest}
-		// protocol.Server refuses such a request without calling Handle.
-		l.attempt.done = len(r.violations) > 0 || r.notRequest != ""
-		l.b.notify()
+	case reg == nil || !reg.accepted() || len(l.inbox) >= maxInbox:
 		return
+	default:
+		l.inbox = append(l.inbox, inbound{msgType: env.MessageType, sender: env.Sender, violations: r.violations, notRequest: r.notRequest,
+			tokenOK: env.AuthToken != "" && protocol.TokenEqual(env.AuthToken, reg.token), senderOK: env.Sender == reg.sender})
 	}
-	reg := l.attempt
-	if reg == nil || !reg.accepted() || len(l.inbox) >= maxInbox {
-		return
-	}
-	l.inbox = append(l.inbox, inbound{msgType: env.MessageType, sender: env.Sender, matchID: env.MatchID,
-		violations: r.violations, notRequest: r.notRequest,
-		tokenOK: env.AuthToken != "" && protocol.TokenEqual(env.AuthToken, reg.token), senderOK: env.Sender == reg.sender})
 	l.b.notify()
 }
 
@@ -192,8 +211,8 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 		return l.register(m)
 	}
 	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
 	reg := l.attempt
-	l.b.mu.Unlock()
 	switch {
 	case reg == nil || !reg.accepted():
 		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "register first")
@@ -202,13 +221,13 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 	case env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, reg.token):
 		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "auth_token is not the token issued to %s", reg.sender)
 	}
+	defer l.b.notify()
 	switch env.MessageType {
 	case protocol.AgentReadyRequest:
 		return l.reply(m, protocol.AgentReadyResponse, protocol.AgentReadyAnswer{
 			Status: protocol.StatusAcknowledged, AgentID: reg.id, AgentType: l.kind, AgentState: "ACTIVE"})
 	case protocol.QueryStandings:
-		return l.reply(m, protocol.StandingsResponse, map[string]any{
-			"round_id": nil, "updated_at": protocol.Now(time.Now()), "standings": []any{}})
+		return l.reply(m, protocol.StandingsResponse, map[string]any{"round_id": nil, "updated_at": protocol.Now(time.Now()), "standings": []any{}})
 	case protocol.QueryMatch:
 		return l.queryMatch(m, reg)
 	case protocol.HeartbeatRequest:
@@ -217,15 +236,13 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 			MatchProgress json.RawMessage `json:"match_progress"`
 		}
 		decode(m.Payload, &p)
-		l.count(func() {
-			l.heartbeats++
-			if len(p.MatchProgress) > 0 {
-				l.withProgress++
-			}
-		})
+		l.heartbeats++
+		if len(p.MatchProgress) > 0 {
+			l.withProgress++
+		}
 		return l.reply(m, protocol.HeartbeatResponse, protocol.HeartbeatAnswer{Status: protocol.StatusAcknowledged, LeaseMS: leaseMS})
 	case protocol.MoveEvent:
-		l.count(func() { l.moveEvents++ })
+		l.moveEvents++
 		return l.reply(m, protocol.MoveEventAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	case protocol.MatchResultReport:
 		return l.report(m)
@@ -233,18 +250,11 @@ func (l *leagueSide) Handle(_ context.Context, m *protocol.Message) (*protocol.M
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept %s", env.MessageType)
 }
 
-// count runs f under the lock and wakes the run.
-func (l *leagueSide) count(f func()) {
-	l.b.mu.Lock()
-	defer l.b.mu.Unlock()
-	f()
-	l.b.notify()
-}
-
+// reply builds the answer of the tool's League Manager to m.
 func (l *leagueSide) reply(m *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
-	out, err := reply(m, messageType, protocol.SenderLeagueManager, payload)
+	out, err := m.Reply(messageType, protocol.SenderLeagueManager, payload)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reply to %s: %w", m.Envelope.MessageType, err)
 	}
 	out.Envelope.LeagueID = leagueID
 	return out, nil
@@ -258,60 +268,36 @@ func (l *leagueSide) register(m *protocol.Message) (*protocol.Message, error) {
 	}
 	l.b.mu.Lock()
 	defer l.b.mu.Unlock()
-	reg := l.attempt
-	if reg == nil {
-		// observe records every registration request first; nothing else reaches here.
-		return nil, protocol.Errorf(protocol.ReasonInternal, "registration not recorded")
-	}
-	id := registeredID(m)
-	switch {
-	case reg.accepted() && id == reg.id:
+	p := readRegistration(m)
+	switch reg := l.attempt; {
+	case reg == nil:
+	case reg.accepted() && p.id == reg.id:
 		// A retry gets the first answer again.
 		return l.registered(m, reg)
 	case reg.accepted():
 		return nil, protocol.Errorf(protocol.ReasonRegistrationClosed, "this run certifies %s only", reg.sender)
-	case reg.done:
+	default:
 		return nil, protocol.Errorf(protocol.ReasonRegistrationClosed, "this run judged the first registration, which was refused")
 	}
+	reg := &registration{registrationRequest: p, sender: env.Sender, done: true}
+	l.attempt = reg
 	defer l.b.notify()
-	reg.done = true
-	wantSender := protocol.PlayerSender(id)
+	wantSender := protocol.PlayerSender(p.id)
 	if l.kind == "referee" {
-		wantSender = protocol.RefereeSender(id)
+		wantSender = protocol.RefereeSender(p.id)
 	}
 	if env.Sender != wantSender {
 		reg.refused = fmt.Sprintf("envelope sender %q does not name the registering %s (want %q)", env.Sender, l.kind, wantSender)
 		return nil, protocol.Errorf(protocol.ReasonSenderMismatch, "sender must be %s", wantSender)
 	}
-	if l.kind == "referee" && len(reg.gameTypes) > 0 && !slices.Contains(reg.gameTypes, l.s.opt.Game) {
-		reg.refused = fmt.Sprintf("game_types %v do not include %s", reg.gameTypes, l.s.opt.Game)
+	if l.kind == "referee" && len(p.gameTypes) > 0 && !slices.Contains(p.gameTypes, l.s.opt.Game) {
+		reg.refused = fmt.Sprintf("game_types %v do not include %s", p.gameTypes, l.s.opt.Game)
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s", l.s.opt.Game)
 	}
 	reg.token = uuid.NewString()
-	l.log.Info().Str("conversation_id", env.ConversationID).Str("agent", reg.sender).Strs("features", reg.features).Msg("registered")
+	l.s.log.Info().Str("conversation_id", env.ConversationID).Str("agent", reg.sender).Strs("features", reg.features).Msg("registered")
 	return l.registered(m, reg)
 }
-
-// registrationRequest is what the tool reads of a registration request.
-type registrationRequest struct {
-	id, endpoint        string
-	features, gameTypes []string
-}
-
-// readRegistration reads what it can of a registration request of either role.
-func readRegistration(m *protocol.Message) registrationRequest {
-	if m.Envelope.MessageType == protocol.RegisterRefereeRequest {
-		var p protocol.RefereeRegistration
-		decode(m.Payload, &p)
-		return registrationRequest{id: p.RefereeID, endpoint: p.EndpointURL, features: p.Features, gameTypes: p.GameTypes}
-	}
-	var p protocol.PlayerRegistration
-	decode(m.Payload, &p)
-	return registrationRequest{id: p.PlayerID, endpoint: p.EndpointURL, features: p.Features, gameTypes: p.GameTypes}
-}
-
-// registeredID is the id a registration request names.
-func registeredID(m *protocol.Message) string { return readRegistration(m).id }
 
 // registered is the answer to an accepted registration; callers hold b.mu.
 func (l *leagueSide) registered(m *protocol.Message, reg *registration) (*protocol.Message, error) {
@@ -319,25 +305,11 @@ func (l *leagueSide) registered(m *protocol.Message, reg *registration) (*protoc
 	typ := protocol.RegisterPlayerResponse
 	if l.kind == "referee" {
 		typ = protocol.RegisterRefereeResponse
-		p["referee_id"] = reg.id
-		p["heartbeat_interval_ms"], p["lease_ms"] = heartbeatMS, leaseMS
+		p["referee_id"], p["heartbeat_interval_ms"], p["lease_ms"] = reg.id, heartbeatMS, leaseMS
 	} else {
 		p["player_id"] = reg.id
 	}
 	return l.reply(m, typ, p)
-}
-
-// awaitRegistration waits for the subject's first registration request to be answered.
-func (l *leagueSide) awaitRegistration(ctx context.Context, d time.Duration) *registration {
-	var reg *registration
-	l.b.await(ctx, d, func() bool {
-		if l.attempt != nil && l.attempt.done {
-			reg = l.attempt
-			return true
-		}
-		return false
-	})
-	return reg
 }
 
 // addMatch makes a match known to the League Manager.
@@ -347,20 +319,18 @@ func (l *leagueSide) addMatch(lm *leagueMatch) {
 	l.matches[lm.id] = lm
 }
 
+// queryMatch answers QUERY_MATCH of a player of the match; callers hold b.mu.
 func (l *leagueSide) queryMatch(m *protocol.Message, reg *registration) (*protocol.Message, error) {
 	var p protocol.MatchQuery
 	decode(m.Payload, &p)
-	l.b.mu.Lock()
-	defer l.b.mu.Unlock()
 	lm := l.matches[p.MatchID]
-	if lm == nil {
+	switch {
+	case lm == nil:
 		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", p.MatchID)
-	}
-	if lm.players[0] != reg.id && lm.players[1] != reg.id {
+	case lm.players[0] != reg.id && lm.players[1] != reg.id:
 		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "%s is not a player of match %s", reg.sender, lm.id)
 	}
 	lm.queried = true
-	l.b.notify()
 	out, err := l.reply(m, protocol.MatchInfo, map[string]any{"match_id": lm.id, "round_id": lm.round,
 		"players": lm.players, "referee_id": lm.refereeID, "status": "ASSIGNED"})
 	if err != nil {
@@ -370,11 +340,10 @@ func (l *leagueSide) queryMatch(m *protocol.Message, reg *registration) (*protoc
 	return out, nil
 }
 
+// report takes a MATCH_RESULT_REPORT; callers hold b.mu.
 func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
 	var p protocol.ResultReport
 	decode(m.Payload, &p)
-	l.b.mu.Lock()
-	defer l.b.mu.Unlock()
 	lm := l.matches[m.Envelope.MatchID]
 	if lm == nil {
 		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q was not assigned", m.Envelope.MatchID)
@@ -382,8 +351,7 @@ func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
 	if len(lm.reports) < maxReports {
 		lm.reports = append(lm.reports, reportSeen{env: m.Envelope, payload: p})
 	}
-	l.b.notify()
-	l.log.Info().Str("conversation_id", m.Envelope.ConversationID).Str("match_id", lm.id).Int("report", len(lm.reports)).Msg("result report")
+	l.s.log.Info().Str("conversation_id", m.Envelope.ConversationID).Str("match_id", lm.id).Int("report", len(lm.reports)).Msg("result report")
 	if lm.failFirst && len(lm.reports) == 1 {
 		// On purpose: a referee must send its report again after a transient failure.
 		return nil, protocol.Errorf(protocol.ReasonInternal, "temporary failure, send the report again (conformance check)")
@@ -396,18 +364,45 @@ func (l *leagueSide) report(m *protocol.Message) (*protocol.Message, error) {
 // left, and a League Manager assigns matches only once registration closes.
 const readyWait = time.Second
 
-// awaitReady waits for AGENT_READY_REQUEST, at most readyWait (agents of the seed alone
-// send none).
-func (l *leagueSide) awaitReady(ctx context.Context) {
-	l.b.await(ctx, readyWait, func() bool {
+// admit waits for the subject's registration and judges it and its endpoint; once
+// admitted, it waits for AGENT_READY_REQUEST, at most readyWait (agents of the seed
+// alone send none). It returns the registration, nil when the run cannot go on.
+func (l *leagueSide) admit(ctx context.Context, v *verdicts) *registration {
+	var reg *registration
+	l.b.await(ctx, l.s.opt.Wait, false, func() bool {
+		reg = l.attempt
+		return reg != nil && reg.done
+	})
+	if l.kind == "referee" && reg != nil && len(reg.violations) == 0 && reg.notRequest == "" {
+		switch {
+		case strings.HasPrefix(reg.refused, "game_types"):
+			v.fail("referee.register.game_types", reg.refused)
+		case len(reg.gameTypes) == 0:
+			v.pass("referee.register.game_types", "game_types left out: takes any game")
+		default:
+			v.pass("referee.register.game_types", fmt.Sprintf("game_types %v include %s", reg.gameTypes, l.s.opt.Game))
+		}
+	}
+	if !l.judgeRegistration(v, reg) {
+		return nil
+	}
+	check := l.kind + ".register.endpoint"
+	if ok, err := l.s.poll(ctx, reg.endpoint, endpointWait, func(_ context.Context, err error) bool { return err == nil }); !ok {
+		v.failf(check, "endpoint_url %s accepts no connection within %s: %s", reg.endpoint, endpointWait, shortErr(err))
+		v.stop("its endpoint cannot be reached")
+		return nil
+	}
+	v.pass(check, "endpoint_url "+reg.endpoint+" accepts connections")
+	l.b.await(ctx, readyWait, false, func() bool {
 		return slices.ContainsFunc(l.inbox, func(in inbound) bool { return in.msgType == protocol.AgentReadyRequest })
 	})
+	return reg
 }
 
 // judgeRegistration records the registration checks common to both subjects (schema,
 // sender), and reports whether the run can go on.
-func (l *leagueSide) judgeRegistration(v *verdicts, reg *registration, wait time.Duration) bool {
-	kind := l.kind
+func (l *leagueSide) judgeRegistration(v *verdicts, reg *registration) bool {
+	kind, wait := l.kind, l.s.opt.Wait
 	prefix := kind + ".register."
 	if reg == nil {
 		reason := fmt.Sprintf("no REGISTER_%s_REQUEST arrived within %s", strings.ToUpper(kind), wait)
@@ -428,7 +423,7 @@ func (l *leagueSide) judgeRegistration(v *verdicts, reg *registration, wait time
 	default:
 		v.pass(prefix+"schema", fmt.Sprintf("REGISTER_%s_REQUEST of %s is valid", strings.ToUpper(kind), reg.sender))
 	}
-	if reg.refused != "" && strings.HasPrefix(reg.refused, "envelope sender") {
+	if strings.HasPrefix(reg.refused, "envelope sender") {
 		v.fail(prefix+"sender", reg.refused)
 	} else if reg.accepted() {
 		v.pass(prefix+"sender", fmt.Sprintf("sender %s names %s_id %s", reg.sender, kind, reg.id))
@@ -440,23 +435,12 @@ func (l *leagueSide) judgeRegistration(v *verdicts, reg *registration, wait time
 	return true
 }
 
-// judgeEndpoint checks the endpoint the subject registered accepts connections.
-func (s *session) judgeEndpoint(ctx context.Context, v *verdicts, id string, reg *registration) bool {
-	if err := s.awaitEndpoint(ctx, reg.endpoint, endpointWait); err != nil {
-		v.failf(id, "endpoint_url %s accepts no connection within %s: %s", reg.endpoint, endpointWait, shortErr(err))
-		v.stop("its endpoint cannot be reached")
-		return false
-	}
-	v.pass(id, "endpoint_url "+reg.endpoint+" accepts connections")
-	return true
-}
-
 // judgeInbox records the checks of what the subject sent the League Manager after it
 // registered: valid against the schemas, and carrying its token.
-func (l *leagueSide) judgeInbox(v *verdicts, kind string) {
+func (l *leagueSide) judgeInbox(v *verdicts) {
 	l.b.mu.Lock()
 	defer l.b.mu.Unlock()
-	schemaID, tokenID := kind+".league.schema", kind+".league.token"
+	schemaID, tokenID := l.kind+".league.schema", l.kind+".league.token"
 	for _, in := range l.inbox {
 		switch {
 		case in.notRequest != "":
@@ -481,11 +465,38 @@ func (l *leagueSide) judgeInbox(v *verdicts, kind string) {
 	}
 }
 
-// raw is a JSON value of the tool, encoded.
-func raw(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("conform: encode %T: %v", v, err))
+// judgeShutdown sends LEAGUE_SHUTDOWN and records the checks of its answer and of the
+// agent leaving (kind.shutdown, kind.shutdown.leaves).
+func (l *leagueSide) judgeShutdown(ctx context.Context, v *verdicts, reg *registration) {
+	req := message(protocol.LeagueShutdown, protocol.SenderLeagueManager, protocol.Shutdown{Reason: "conformance run complete", LeagueID: leagueID})
+	req.Envelope.AuthToken, req.Envelope.LeagueID = reg.token, leagueID
+	a := l.s.call(ctx, reg.endpoint, req, callTimeout, 1)
+	id := l.kind + ".shutdown"
+	switch {
+	case a.problem() != "":
+		v.failf(id, "LEAGUE_SHUTDOWN: %s", a.problem())
+	case a.result.Envelope.MessageType != protocol.LeagueShutdownAck:
+		v.failf(id, "LEAGUE_SHUTDOWN answered with %s, not LEAGUE_SHUTDOWN_ACK", a.result.Envelope.MessageType)
+	case a.result.Envelope.ConversationID != req.Envelope.ConversationID:
+		v.failf(id, "LEAGUE_SHUTDOWN_ACK has conversation_id %q, the request's is %q", a.result.Envelope.ConversationID, req.Envelope.ConversationID)
+	case a.result.Envelope.Sender != reg.sender:
+		v.failf(id, "LEAGUE_SHUTDOWN_ACK has sender %q, not %q", a.result.Envelope.Sender, reg.sender)
+	case len(a.violations) > 0:
+		v.failf(id, "LEAGUE_SHUTDOWN_ACK breaks its schema: %s", strings.Join(a.violations, "; "))
+	default:
+		v.pass(id, "acknowledged LEAGUE_SHUTDOWN")
 	}
-	return b
+	if l.s.awaitGone(ctx, reg.endpoint, l.s.opt.Grace) {
+		v.pass(id+".leaves", fmt.Sprintf("stopped listening within %s of LEAGUE_SHUTDOWN", l.s.opt.Grace))
+	} else {
+		v.failf(id+".leaves", "still listening %s after LEAGUE_SHUTDOWN", l.s.opt.Grace)
+	}
+}
+
+// announced describes features that lack want.
+func announced(features []string, want string) string {
+	if len(features) == 0 {
+		return "no features"
+	}
+	return fmt.Sprintf("features %v but not %s", features, want)
 }

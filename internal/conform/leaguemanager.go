@@ -25,8 +25,6 @@ import (
 	"github.com/rs/zerolog"
 )
 
-func init() { Subjects["league-manager"] = runLeagueManager }
-
 // lmPlayers is how many players the tool registers: four make six matches in three rounds.
 const lmPlayers = 4
 

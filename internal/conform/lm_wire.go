@@ -22,9 +22,6 @@ import (
 // lmCallTimeout bounds each call to the League Manager under test.
 const lmCallTimeout = 10 * time.Second
 
-// maxAnswerBytes caps what is read of an answer: a subject cannot make the tool hold more.
-const maxAnswerBytes = 4 << 20
-
 // lmWire sends raw JSON-RPC requests to the League Manager under test and keeps every
 // call, so that answers can be judged as they came (exact schema violation paths, an id
 // or conversation_id not echoed), which protocol.Client would only report as a bad
@@ -302,7 +299,11 @@ func joinViolations(vs []protocol.Violation, n int) string {
 	return strings.Join(out, "; ")
 }
 
-// snippet is b cut to n bytes (on a character boundary) for a reason line, on one line.
-func snippet(b []byte, n int) string {
-	return strings.Join(strings.Fields(truncate(string(b), n)), " ")
+// normalize turns raw JSON into plain decoded JSON, numbers as json.Number.
+func normalize(raw json.RawMessage) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var out any
+	err := d.Decode(&out)
+	return out, err
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/google/uuid"
 )
 
-func init() { Subjects["referee"] = runRefereeSubject }
-
 // toolPlayers are the players the tool plays in a referee's matches; the first moves
 // first (players[0]).
 var toolPlayers = [2]string{"conform-p1", "conform-p2"}
@@ -29,88 +27,43 @@ const (
 
 // refereeChecks are the checks of `league conform referee`, in report order.
 var refereeChecks = []checkDef{
-	{id: "referee.register.schema", level: Required,
-		hint: "send REGISTER_REFEREE_REQUEST as schemas/register_referee_request.json says: envelope sender referee:<id>, UTC timestamp, UUID v4 conversation_id, no auth_token; payload referee_id and endpoint_url"},
-	{id: "referee.register.sender", level: Required,
-		hint: `the envelope sender must be "referee:" followed by the payload's referee_id`},
-	{id: "referee.register.game_types", level: Required,
-		hint: "list the game in game_types, or leave game_types out to take any game"},
-	{id: "referee.register.endpoint", level: Required,
-		hint: "register the URL your server listens on, and serve it by the time you registered (at most 5 s later)"},
-	{id: "referee.features", level: Recommended,
-		hint: `announce "features": ["match_credentials", ...] in REGISTER_REFEREE_REQUEST and show each player its credential (protocol/README.md, "Features")`},
-	{id: "referee.league.schema", level: Required, pass: "%d request(s) to the League Manager after registering were valid against their schemas",
-		hint: "validate what you send the League Manager against schemas/ (MATCH_RESULT_REPORT needs auth_token and match_id in the envelope)"},
-	{id: "referee.league.token", level: Required, pass: "%d request(s) to the League Manager after registering carried the referee's token",
-		hint: "put the auth_token of REGISTER_REFEREE_RESPONSE in the envelope of every later request to the League Manager (seed 004 §8.1)"},
-	{id: "referee.assignment", level: Required, pass: "%d MATCH_ASSIGNMENT acknowledged",
-		hint: `answer MATCH_ASSIGNMENT synchronously with MATCH_ASSIGNMENT_ACK, payload {"status": "acknowledged", "match_id": <the match>}`},
-	{id: "referee.answer.jsonrpc", level: Required, pass: "%d answer(s) were JSON-RPC 2.0 responses with the request's id",
-		hint: `answer every request with HTTP 200 and {"jsonrpc": "2.0", "id": <the request's id>, "result": {...}} or "error"`},
-	{id: "referee.answer.conversation_id", level: Required, pass: "%d answer(s) echoed the request's conversation_id",
-		hint: "copy conversation_id from the request's envelope into your answer's envelope (seed 004 §4.1)"},
-	{id: "referee.answer.sender", level: Required, pass: "%d answer(s) came from referee:<id>",
-		hint: `set the envelope sender of every answer to "referee:<your id>"`},
-	{id: "referee.answer.schema", level: Required, pass: "%d answer(s) were valid against their schemas",
-		hint: "validate MATCH_ASSIGNMENT_ACK against schemas/match_assignment_ack.json (envelope match_id is required)"},
-	{id: "referee.assignment.auth_token", level: Recommended,
-		hint: "when the League Manager announced signed_assignments, refuse a MATCH_ASSIGNMENT whose auth_token is not your token (UNAUTHORIZED)"},
-	{id: "referee.invite", level: Required, pass: "both players invited to each of %d match(es)",
-		hint: "send GAME_INVITATION to both players of the assignment, at player_endpoints, naming match_id and game_type in envelope and payload"},
-	{id: "referee.messages.schema", level: Required, pass: "%d message(s) to the players were valid against their schemas",
-		hint: "validate GAME_INVITATION, REQUEST_MOVE and GAME_OVER against schemas/ (envelope match_id and game_type are required)"},
-	{id: "referee.messages.envelope", level: Required, pass: "%d message(s) to the players came from referee:<id> about their match",
-		hint: `send every match message as "referee:<your id>" with the assignment's match_id and game_type`},
-	{id: "referee.credentials", level: Recommended, pass: "%d message(s) to the players showed that player's match credential",
-		hint: "put match_credentials[player_id] of MATCH_ASSIGNMENT in auth_token of every message to that player"},
-	{id: "referee.turns", level: Required, pass: "%d move request(s), each to the player the rules say moves",
-		hint: "ask moves only once both players joined, of the player to move by the rules (players[0] moves first), one request per step unless an answer was refused"},
-	{id: "referee.step_context", level: Recommended, pass: "%d step_context(s) agreed with the rules",
-		hint: "show the position the moves made lead to, in the game's step_context format (tic_tac_toe: board, your_mark, move_number)"},
-	{id: "referee.outcome", level: Required,
-		hint: "apply every move the players made with the game's rules and report the outcome they give, in GAME_OVER and MATCH_RESULT_REPORT"},
-	{id: "referee.illegal_move", level: Required,
-		hint: "a move the rules refuse loses the match for its mover at once (technical loss): end the match, the opponent wins"},
-	{id: "referee.player_answer.conversation_id", level: Recommended,
-		hint: "refuse a player's answer whose conversation_id is not your request's: it answers another request (ask again, or apply your timeout rules)"},
-	{id: "referee.player_answer.auth_token", level: Recommended,
-		hint: "refuse a player's answer whose auth_token is neither empty, the match credential, nor a token whose HMAC over match_id is the credential"},
-	{id: "referee.game_over", level: Required, pass: "GAME_OVER sent to both players of each of %d match(es), each with its outcome",
-		hint: "send GAME_OVER to both players when the match ends, payload outcome (the receiving player's) and final_state"},
-	{id: "referee.result", level: Required, pass: "a MATCH_RESULT_REPORT came for each of %d match(es)",
-		hint: "send MATCH_RESULT_REPORT to the League Manager with your token once the match ends, and again until it is acknowledged"},
-	{id: "referee.result.fields", level: Required, pass: "%d report(s) named the right match, round, game and players, with points per the scoring",
-		hint: "report envelope match_id and round_id of the assignment, payload game_type, players, outcome {player: win|loss|draw} and points per the scoring (3/1/0)"},
-	{id: "referee.result.consistent", level: Required, pass: "every report of the %d match(es) said the same",
-		hint: "send a match's result again unchanged, never a different one: a match has exactly one result"},
-	{id: "referee.result.retry", level: Recommended,
-		hint: "when the League Manager answers a report with INTERNAL or cannot be reached, send the same report again with backoff"},
-	{id: "referee.result_reminder", level: Recommended,
-		hint: "answer RESULT_REMINDER with RESULT_REMINDER_ACK {status, match_id, phase} and send the report again"},
-	{id: "referee.heartbeats", level: Recommended,
-		hint: "send HEARTBEAT_REQUEST with your token every heartbeat_interval_ms of the registration answer (with match_progress if announced)"},
-	{id: "referee.move_events", level: Recommended,
-		hint: "send MOVE_EVENT with your token for every applied move when you and the League Manager announced move_events"},
-	{id: "referee.unknown_message", level: Required,
-		hint: "answer a message type you do not know with a JSON-RPC error (e.g. -32015 UNSUPPORTED_MESSAGE) and keep serving"},
-	{id: "referee.unknown_message.alive", level: Required,
-		hint: "a message you do not understand must not stop your server: catch errors per request"},
-	{id: "referee.oversized", level: Recommended,
-		hint: "cap request bodies (ours take at most 1 MiB) and answer a larger one with HTTP 413"},
-	{id: "referee.oversized.alive", level: Required,
-		hint: "an oversized request must not stop your server: bound what you read per request"},
-	{id: "referee.shutdown", level: Recommended,
-		hint: `answer LEAGUE_SHUTDOWN with LEAGUE_SHUTDOWN_ACK, payload {"status": "acknowledged"} (seed 004 §6.5)`},
-	{id: "referee.shutdown.leaves", level: Recommended,
-		hint: "after LEAGUE_SHUTDOWN, finish or report the matches in progress, then close your server and exit (seed 004 §6.5)"},
-}
-
-func runRefereeSubject(ctx context.Context, opt Options, r *Report) error {
-	s, err := newSession(opt)
-	if err != nil {
-		return err
-	}
-	return s.runReferee(ctx, r)
+	{id: "referee.register.schema", level: Required, hint: "send REGISTER_REFEREE_REQUEST as schemas/register_referee_request.json says: envelope sender referee:<id>, UTC timestamp, UUID v4 conversation_id, no auth_token; payload referee_id and endpoint_url"},
+	{id: "referee.register.sender", level: Required, hint: `the envelope sender must be "referee:" followed by the payload's referee_id`},
+	{id: "referee.register.game_types", level: Required, hint: "list the game in game_types, or leave game_types out to take any game"},
+	{id: "referee.register.endpoint", level: Required, hint: "register the URL your server listens on, and serve it by the time you registered (at most 5 s later)"},
+	{id: "referee.features", level: Recommended, hint: `announce "features": ["match_credentials", ...] in REGISTER_REFEREE_REQUEST and show each player its credential (protocol/README.md, "Features")`},
+	{id: "referee.league.schema", level: Required, pass: "%d request(s) to the League Manager after registering were valid against their schemas", hint: "validate what you send the League Manager against schemas/ (MATCH_RESULT_REPORT needs auth_token and match_id in the envelope)"},
+	{id: "referee.league.token", level: Required, pass: "%d request(s) to the League Manager after registering carried the referee's token", hint: "put the auth_token of REGISTER_REFEREE_RESPONSE in the envelope of every later request to the League Manager (seed 004 §8.1)"},
+	{id: "referee.assignment", level: Required, pass: "%d MATCH_ASSIGNMENT acknowledged", hint: `answer MATCH_ASSIGNMENT synchronously with MATCH_ASSIGNMENT_ACK, payload {"status": "acknowledged", "match_id": <the match>}`},
+	{id: "referee.answer.jsonrpc", level: Required, pass: "%d answer(s) were JSON-RPC 2.0 responses with the request's id", hint: `answer every request with HTTP 200 and {"jsonrpc": "2.0", "id": <the request's id>, "result": {...}} or "error"`},
+	{id: "referee.answer.conversation_id", level: Required, pass: "%d answer(s) echoed the request's conversation_id", hint: "copy conversation_id from the request's envelope into your answer's envelope (seed 004 §4.1)"},
+	{id: "referee.answer.sender", level: Required, pass: "%d answer(s) came from referee:<id>", hint: `set the envelope sender of every answer to "referee:<your id>"`},
+	{id: "referee.answer.schema", level: Required, pass: "%d answer(s) were valid against their schemas", hint: "validate MATCH_ASSIGNMENT_ACK against schemas/match_assignment_ack.json (envelope match_id is required)"},
+	{id: "referee.assignment.auth_token", level: Recommended, hint: "when the League Manager announced signed_assignments, refuse a MATCH_ASSIGNMENT whose auth_token is not your token (UNAUTHORIZED)"},
+	{id: "referee.invite", level: Required, pass: "both players invited to each of %d match(es)", hint: "send GAME_INVITATION to both players of the assignment, at player_endpoints, naming match_id and game_type in envelope and payload"},
+	{id: "referee.messages.schema", level: Required, pass: "%d message(s) to the players were valid against their schemas", hint: "validate GAME_INVITATION, REQUEST_MOVE and GAME_OVER against schemas/ (envelope match_id and game_type are required)"},
+	{id: "referee.messages.envelope", level: Required, pass: "%d message(s) to the players came from referee:<id> about their match", hint: `send every match message as "referee:<your id>" with the assignment's match_id and game_type`},
+	{id: "referee.credentials", level: Recommended, pass: "%d message(s) to the players showed that player's match credential", hint: "put match_credentials[player_id] of MATCH_ASSIGNMENT in auth_token of every message to that player"},
+	{id: "referee.turns", level: Required, pass: "%d move request(s), each to the player the rules say moves", hint: "ask moves only once both players joined, of the player to move by the rules (players[0] moves first), one request per step unless an answer was refused"},
+	{id: "referee.step_context", level: Recommended, pass: "%d step_context(s) agreed with the rules", hint: "show the position the moves made lead to, in the game's step_context format (tic_tac_toe: board, your_mark, move_number)"},
+	{id: "referee.outcome", level: Required, hint: "apply every move the players made with the game's rules and report the outcome they give, in GAME_OVER and MATCH_RESULT_REPORT"},
+	{id: "referee.illegal_move", level: Required, hint: "a move the rules refuse loses the match for its mover at once (technical loss): end the match, the opponent wins"},
+	{id: "referee.player_answer.conversation_id", level: Recommended, hint: "refuse a player's answer whose conversation_id is not your request's: it answers another request (ask again, or apply your timeout rules)"},
+	{id: "referee.player_answer.auth_token", level: Recommended, hint: "refuse a player's answer whose auth_token is neither empty, the match credential, nor a token whose HMAC over match_id is the credential"},
+	{id: "referee.game_over", level: Required, pass: "GAME_OVER sent to both players of each of %d match(es), each with its outcome", hint: "send GAME_OVER to both players when the match ends, payload outcome (the receiving player's) and final_state"},
+	{id: "referee.result", level: Required, pass: "a MATCH_RESULT_REPORT came for each of %d match(es)", hint: "send MATCH_RESULT_REPORT to the League Manager with your token once the match ends, and again until it is acknowledged"},
+	{id: "referee.result.fields", level: Required, pass: "%d report(s) named the right match, round, game and players, with points per the scoring", hint: "report envelope match_id and round_id of the assignment, payload game_type, players, outcome {player: win|loss|draw} and points per the scoring (3/1/0)"},
+	{id: "referee.result.consistent", level: Required, pass: "every report of the %d match(es) said the same", hint: "send a match's result again unchanged, never a different one: a match has exactly one result"},
+	{id: "referee.result.retry", level: Recommended, hint: "when the League Manager answers a report with INTERNAL or cannot be reached, send the same report again with backoff"},
+	{id: "referee.result_reminder", level: Recommended, hint: "answer RESULT_REMINDER with RESULT_REMINDER_ACK {status, match_id, phase} and send the report again"},
+	{id: "referee.heartbeats", level: Recommended, hint: "send HEARTBEAT_REQUEST with your token every heartbeat_interval_ms of the registration answer (with match_progress if announced)"},
+	{id: "referee.move_events", level: Recommended, hint: "send MOVE_EVENT with your token for every applied move when you and the League Manager announced move_events"},
+	{id: "referee.unknown_message", level: Required, hint: "answer a message type you do not know with a JSON-RPC error (e.g. -32015 UNSUPPORTED_MESSAGE) and keep serving"},
+	{id: "referee.unknown_message.alive", level: Required, hint: "a message you do not understand must not stop your server: catch errors per request"},
+	{id: "referee.oversized", level: Recommended, hint: "cap request bodies (ours take at most 1 MiB) and answer a larger one with HTTP 413"},
+	{id: "referee.oversized.alive", level: Required, hint: "an oversized request must not stop your server: bound what you read per request"},
+	{id: "referee.shutdown", level: Recommended, hint: `answer LEAGUE_SHUTDOWN with LEAGUE_SHUTDOWN_ACK, payload {"status": "acknowledged"} (seed 004 §6.5)`},
+	{id: "referee.shutdown.leaves", level: Recommended, hint: "after LEAGUE_SHUTDOWN, finish or report the matches in progress, then close your server and exit (seed 004 §6.5)"},
 }
 
 // answerKind is how one of the tool's players answers a move request.
@@ -125,19 +78,6 @@ const (
 	answerWrongCredential
 )
 
-// plan is what the tool's players do in a match.
-type plan int
-
-const (
-	// planLegal: both play the first legal move, to the end.
-	planLegal plan = iota
-	// planIllegal: the second player's first move breaks the rules.
-	planIllegal
-	// planBadAnswers: the first player answers with another conversation_id, then with a
-	// wrong credential, before it answers properly.
-	planBadAnswers
-)
-
 // pending is a move answer the referee has not yet been seen to apply or refuse.
 type pending struct {
 	step int
@@ -148,8 +88,11 @@ type pending struct {
 // refMatch is one match of the referee as the tool's players see it. Guarded by b.mu.
 type refMatch struct {
 	id, round string
-	plan      plan
 	creds     [2]string
+	// illegal has the second player's first move break the rules; probes are the bad
+	// answers the first player still has to give before it answers properly.
+	illegal bool
+	probes  []answerKind
 	// state is the match by the rules, from the moves the referee applied.
 	state   game.State
 	applied []json.RawMessage
@@ -162,8 +105,6 @@ type refMatch struct {
 	lastActivity time.Time
 	pending      map[int]*pending
 	curStep      int
-	// probes are the bad answers the first player still has to give (planBadAnswers).
-	probes []answerKind
 	// illegalGiven is set once the illegal answer was given; illegalBy is the seat whose
 	// illegal move ended the match (-1 if none), illegalIgnored set when the referee
 	// went on after it.
@@ -205,43 +146,27 @@ func (s *session) runReferee(ctx context.Context, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("game %q: %w", s.opt.Game, err)
 	}
-	b := newBoard()
-	r := &refereeRun{s: s, v: newVerdicts(refereeChecks), b: b, g: g, matches: map[string]*refMatch{}}
-	r.lm = newLeagueSide(s, b, "referee", []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials,
-		protocol.FeatureHeartbeats, protocol.FeatureMatchProgress, protocol.FeatureResultReminders, protocol.FeatureMoveEvents})
+	r := &refereeRun{s: s, v: newVerdicts(refereeChecks), b: newBoard(), g: g, matches: map[string]*refMatch{}}
 	var stops []func(context.Context) error
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		// Idle keep-alive connections hold goroutines: they end with the run.
-		s.http.CloseIdleConnections()
-		for _, stop := range stops {
-			_ = stop(sctx)
-		}
-	}()
-	for i := range toolPlayers {
+	defer func() { s.stop(ctx, stops...) }()
+	for i, id := range toolPlayers {
 		seat := &seatServer{r: r, seat: i}
-		url, stop, err := s.serve("127.0.0.1:0", s.newEndpoint(seat, seat.observe, s.log.With().Str("role", "player").Str("player_id", toolPlayers[i]).Logger()))
+		url, stop, err := s.serve("127.0.0.1:0", s.serveRPC(seat, seat.observe, s.log.With().Str("role", "player").Str("player_id", id).Logger()))
 		if err != nil {
-			return fmt.Errorf("serve as player %s: %w", toolPlayers[i], err)
+			return fmt.Errorf("serve as player %s: %w", id, err)
 		}
 		stops = append(stops, stop)
 		r.urls[i], r.tokens[i] = url, uuid.NewString()
 	}
-	url, stop, err := s.serve(s.opt.Listen, s.newEndpoint(r.lm, r.lm.observe, r.lm.log))
+	lm, stop, err := s.serveLeague(r.b, "referee", []string{protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials,
+		protocol.FeatureHeartbeats, protocol.FeatureMatchProgress, protocol.FeatureResultReminders, protocol.FeatureMoveEvents})
 	if err != nil {
-		return fmt.Errorf("serve as league manager: %w", err)
+		return err
 	}
-	r.lm.url = url
 	stops = append(stops, stop)
-	s.log.Info().Str("url", url).Str("game", s.opt.Game).Msg("serving as League Manager; waiting for a referee")
-	if s.opt.Ready != nil {
-		s.opt.Ready(url)
-	}
+	r.lm = lm
 	r.run(ctx)
-	if r.reg != nil && r.reg.accepted() {
-		r.lm.judgeInbox(r.v, "referee")
-	}
+	lm.judgeInbox(r.v)
 	r.v.emit(rep)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: %w", err)
@@ -250,28 +175,14 @@ func (s *session) runReferee(ctx context.Context, rep *Report) error {
 }
 
 func (r *refereeRun) run(ctx context.Context) {
-	reg := r.lm.awaitRegistration(ctx, r.s.opt.Wait)
-	if reg != nil && reg.done && len(reg.violations) == 0 && reg.notRequest == "" {
-		switch {
-		case strings.HasPrefix(reg.refused, "game_types"):
-			r.v.fail("referee.register.game_types", reg.refused)
-		case len(reg.gameTypes) == 0:
-			r.v.pass("referee.register.game_types", "game_types left out: takes any game")
-		default:
-			r.v.pass("referee.register.game_types", fmt.Sprintf("game_types %v include %s", reg.gameTypes, r.s.opt.Game))
-		}
-	}
-	if !r.lm.judgeRegistration(r.v, reg, r.s.opt.Wait) {
+	reg := r.lm.admit(ctx, r.v)
+	if reg == nil {
 		return
 	}
 	// Under the lock: the tool's players read it.
 	r.b.mu.Lock()
 	r.reg = reg
 	r.b.mu.Unlock()
-	if !r.s.judgeEndpoint(ctx, r.v, "referee.register.endpoint", reg) {
-		return
-	}
-	r.lm.awaitReady(ctx)
 	r.creds = slices.Contains(reg.features, protocol.FeatureMatchCredentials)
 	if r.creds {
 		r.v.pass("referee.features", fmt.Sprintf("announces %v", reg.features))
@@ -280,22 +191,22 @@ func (r *refereeRun) run(ctx context.Context) {
 		r.v.skip("referee.credentials", "the referee did not announce match_credentials")
 		r.v.skip("referee.player_answer.auth_token", "the referee did not announce match_credentials")
 	}
-
-	m1 := r.newMatch("conform-m1", "conform-r1", planLegal)
+	m1 := r.newMatch("conform-m1", "conform-r1")
 	m1.judge, m1.failFirst = "referee.outcome", true
 	if !r.play(ctx, m1, "") {
 		return
 	}
-	r.unknownProbe(ctx)
-	m2 := r.newMatch("conform-m2", "conform-r2", planIllegal)
-	m2.judge = "referee.illegal_move"
+	r.s.probeUnknown(ctx, r.v, "referee.unknown_message", reg.endpoint, r.leagueMessage(unknownType, map[string]any{"note": "a message type this agent cannot know"}, ""))
+	m2 := r.newMatch("conform-m2", "conform-r2")
+	m2.illegal, m2.judge = true, "referee.illegal_move"
 	if !r.play(ctx, m2, "referee.unknown_message.alive") {
 		return
 	}
-	r.oversizedProbe(ctx, m1)
-	m3 := r.newMatch("conform-m3", "conform-r3", planLegal)
+	r.s.probeOversized(ctx, r.v, "referee.oversized", reg.endpoint, r.leagueMessage(protocol.ResultReminder,
+		map[string]any{"match_id": m1.id, "attempt": 1, "reason": "conformance check", "padding": padding()}, m1.id))
+	m3 := r.newMatch("conform-m3", "conform-r3")
 	if len(r.g.NewState(1).ToMove()) == 1 {
-		m3.plan, m3.probes = planBadAnswers, []answerKind{answerOtherConversation}
+		m3.probes = []answerKind{answerOtherConversation}
 		if r.creds {
 			m3.probes = append(m3.probes, answerWrongCredential)
 		}
@@ -310,13 +221,11 @@ func (r *refereeRun) run(ctx context.Context) {
 	r.forgedAssignment(ctx)
 	r.extensions(ctx, m1)
 	r.judgeResults(m1, m2, m3)
-	req := message(protocol.LeagueShutdown, protocol.SenderLeagueManager, map[string]any{"reason": "conformance run complete", "league_id": leagueID})
-	req.Envelope.AuthToken, req.Envelope.LeagueID = reg.token, leagueID
-	judgeShutdown(ctx, r.s, r.v, "referee", reg, req, r.s.call(ctx, reg.endpoint, req, callTimeout))
+	r.lm.judgeShutdown(ctx, r.v, reg)
 }
 
-func (r *refereeRun) newMatch(id, round string, p plan) *refMatch {
-	m := &refMatch{id: id, round: round, plan: p, state: r.g.NewState(1), pending: map[int]*pending{}, illegalBy: -1}
+func (r *refereeRun) newMatch(id, round string) *refMatch {
+	m := &refMatch{id: id, round: round, state: r.g.NewState(1), pending: map[int]*pending{}, illegalBy: -1}
 	for i := range toolPlayers {
 		m.creds[i] = protocol.MatchCredential(r.tokens[i], id)
 	}
@@ -331,30 +240,36 @@ func (r *refereeRun) lost(why string) {
 	}
 }
 
+// leagueMessage builds a message of the tool's League Manager to the referee.
+func (r *refereeRun) leagueMessage(messageType string, payload any, matchID string) *protocol.Message {
+	m := message(messageType, protocol.SenderLeagueManager, payload)
+	m.Envelope.AuthToken, m.Envelope.LeagueID, m.Envelope.MatchID = r.reg.token, leagueID, matchID
+	return m
+}
+
+// assignment is the MATCH_ASSIGNMENT of match id in round to the tool's players.
+func (r *refereeRun) assignment(id, round string, creds [2]string) *protocol.Message {
+	m := r.leagueMessage(protocol.MatchAssignment, protocol.Assignment{MatchID: id, RoundID: round, GameType: r.s.opt.Game,
+		Players: toolPlayers[:], MatchSeed: 1, GameParams: map[string]any{}, Scoring: &scoring,
+		PlayerEndpoints:   map[string]string{toolPlayers[0]: r.urls[0], toolPlayers[1]: r.urls[1]},
+		MatchCredentials:  map[string]string{toolPlayers[0]: creds[0], toolPlayers[1]: creds[1]},
+		Deadlines:         &protocol.Deadlines{JoinAckMS: int(callTimeout.Milliseconds()), MoveMS: int(r.s.opt.MoveTimeout.Milliseconds())},
+		IllegalMovePolicy: protocol.PolicyLoss, Penalties: &protocol.Penalties{MoveWarnings: moveWarnings, ForcedMoves: forcedMoves},
+	}, id)
+	m.Envelope.RoundID, m.Envelope.GameType = round, r.s.opt.Game
+	return m
+}
+
 // play assigns m, waits until it is played and reported, and judges it. alive names the
 // liveness check the assignment's answer decides. It reports whether the run goes on.
 func (r *refereeRun) play(ctx context.Context, m *refMatch, alive string) bool {
-	players := toolPlayers[:]
-	payload := map[string]any{
-		"match_id": m.id, "round_id": m.round, "game_type": r.s.opt.Game, "players": players,
-		"player_endpoints":    map[string]string{toolPlayers[0]: r.urls[0], toolPlayers[1]: r.urls[1]},
-		"match_seed":          1,
-		"match_credentials":   map[string]string{toolPlayers[0]: m.creds[0], toolPlayers[1]: m.creds[1]},
-		"scoring":             scoring,
-		"deadlines":           protocol.Deadlines{JoinAckMS: int(callTimeout.Milliseconds()), MoveMS: int(r.s.opt.MoveTimeout.Milliseconds())},
-		"illegal_move_policy": protocol.PolicyLoss,
-		"penalties":           protocol.Penalties{MoveWarnings: moveWarnings, ForcedMoves: forcedMoves},
-	}
-	req := message(protocol.MatchAssignment, protocol.SenderLeagueManager, payload)
-	e := &req.Envelope
-	e.AuthToken, e.LeagueID, e.RoundID, e.MatchID, e.GameType = r.reg.token, leagueID, m.round, m.id, r.s.opt.Game
+	req := r.assignment(m.id, m.round, m.creds)
 	r.lm.addMatch(&leagueMatch{id: m.id, round: m.round, players: toolPlayers, refereeID: r.reg.id, failFirst: m.failFirst})
 	r.b.mu.Lock()
 	r.matches[m.id] = m
 	m.lastActivity = time.Now()
 	r.b.mu.Unlock()
-
-	a := r.s.call(ctx, r.reg.endpoint, req, callTimeout)
+	a := r.s.call(ctx, r.reg.endpoint, req, callTimeout, 1)
 	if alive != "" {
 		if a.err == nil {
 			r.v.pass(alive, "still answered a MATCH_ASSIGNMENT afterwards")
@@ -395,7 +310,7 @@ func (r *refereeRun) awaitMatch(ctx context.Context, m *refMatch) {
 		r.b.mu.Lock()
 		over := m.over[0] != "" && m.over[1] != ""
 		reported := len(r.lm.matches[m.id].reports) > 0
-		var deadline time.Time
+		deadline := m.lastActivity.Add(stall + r.s.opt.ResultTimeout)
 		switch {
 		case over && reported:
 			r.b.mu.Unlock()
@@ -405,8 +320,6 @@ func (r *refereeRun) awaitMatch(ctx context.Context, m *refMatch) {
 		case reported:
 			// GAME_OVER may follow the report; it has no reason to be slow.
 			deadline = m.lastActivity.Add(callTimeout)
-		default:
-			deadline = m.lastActivity.Add(stall + r.s.opt.ResultTimeout)
 		}
 		changed := r.b.changed
 		r.b.mu.Unlock()
@@ -433,16 +346,15 @@ type seatServer struct {
 	seat int
 }
 
-// observe records every message the referee sends this player as it arrived.
+// observe records every message the referee sent this player.
 func (p *seatServer) observe(rc received) {
 	r := p.r
 	env := rc.msg.Envelope
-	what := fmt.Sprintf("%s to %s", env.MessageType, toolPlayers[p.seat])
 	switch {
 	case rc.notRequest != "":
 		r.v.failf("referee.messages.schema", "a request to %s is not JSON-RPC: %s", toolPlayers[p.seat], rc.notRequest)
 	case len(rc.violations) > 0:
-		r.v.failf("referee.messages.schema", "%s breaks its schema: %s", what, strings.Join(rc.violations, "; "))
+		r.v.failf("referee.messages.schema", "%s to %s breaks its schema: %s", env.MessageType, toolPlayers[p.seat], strings.Join(rc.violations, "; "))
 	default:
 		r.v.ok("referee.messages.schema")
 	}
@@ -478,14 +390,14 @@ func (p *seatServer) Handle(_ context.Context, msg *protocol.Message) (*protocol
 		r.v.ok("referee.messages.envelope")
 	}
 	shown := env.AuthToken != "" && protocol.TokenEqual(env.AuthToken, m.creds[p.seat])
-	if r.creds {
-		if shown {
-			r.v.ok("referee.credentials")
-		} else if env.AuthToken == "" {
-			r.v.failf("referee.credentials", "%s shows no match credential", what)
-		} else {
-			r.v.failf("referee.credentials", "%s shows a credential that is not %s's", what, who)
-		}
+	switch {
+	case !r.creds:
+	case shown:
+		r.v.ok("referee.credentials")
+	case env.AuthToken == "":
+		r.v.failf("referee.credentials", "%s shows no match credential", what)
+	default:
+		r.v.failf("referee.credentials", "%s shows a credential that is not %s's", what, who)
 	}
 	var out *protocol.Message
 	var err error
@@ -509,7 +421,11 @@ func (p *seatServer) Handle(_ context.Context, msg *protocol.Message) (*protocol
 }
 
 func (p *seatServer) reply(msg *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
-	return reply(msg, messageType, protocol.PlayerSender(toolPlayers[p.seat]), payload)
+	out, err := msg.Reply(messageType, protocol.PlayerSender(toolPlayers[p.seat]), payload)
+	if err != nil {
+		return nil, fmt.Errorf("reply to %s: %w", msg.Envelope.MessageType, err)
+	}
+	return out, nil
 }
 
 // invitation joins the match; callers hold b.mu.
@@ -523,7 +439,7 @@ func (p *seatServer) invitation(m *refMatch, msg *protocol.Message) (*protocol.M
 	return p.reply(msg, protocol.GameJoinAck, protocol.JoinAck{Status: protocol.StatusAccepted, MatchID: m.id})
 }
 
-// requestMove answers a move request as m's plan says, after settling what the
+// requestMove answers a move request as m's probes say, after settling what the
 // referee made of the answers of the step before; callers hold b.mu.
 func (p *seatServer) requestMove(m *refMatch, msg *protocol.Message) (*protocol.Message, error) {
 	r, seat, who := p.r, p.seat, toolPlayers[p.seat]
@@ -583,25 +499,23 @@ func (p *seatServer) requestMove(m *refMatch, msg *protocol.Message) (*protocol.
 
 // answer picks this player's answer to a move request; callers hold b.mu.
 func (p *seatServer) answer(m *refMatch, stepContext json.RawMessage) (answerKind, json.RawMessage) {
-	if m.lost != "" {
+	switch {
+	case m.lost != "":
 		// The tool no longer knows the position: play from what the referee shows.
 		legal, err := p.r.g.LegalMoves(stepContext)
 		if err != nil || len(legal) == 0 {
 			return answerValid, nil
 		}
 		return answerValid, legal[0]
-	}
-	state := m.state
-	switch {
-	case m.plan == planIllegal && p.seat == 1 && !m.illegalGiven:
+	case m.illegal && p.seat == 1 && !m.illegalGiven:
 		m.illegalGiven = true
-		return answerIllegal, illegalMove(state, p.seat, m.applied)
-	case m.plan == planBadAnswers && p.seat == 0 && len(m.probes) > 0:
+		return answerIllegal, illegalMove(m.state, p.seat, m.applied)
+	case p.seat == 0 && len(m.probes) > 0:
 		kind := m.probes[0]
 		m.probes = m.probes[1:]
-		return kind, lastLegal(p.r.g, state, p.seat)
+		return kind, lastLegal(p.r.g, m.state, p.seat)
 	}
-	return answerValid, state.ForcedMove(p.seat)
+	return answerValid, m.state.ForcedMove(p.seat)
 }
 
 // askedAgain handles a request for the step a player already answered; callers hold b.mu.
@@ -617,6 +531,23 @@ func (p *seatServer) askedAgain(m *refMatch, pend *pending) {
 		r.v.pass(probeCheck(pend.kind), fmt.Sprintf("did not take %s's answer %s as its move: it asked again", who, probeText(pend.kind)))
 	}
 	delete(m.pending, p.seat)
+}
+
+// gameOver records the outcome announced to this player; callers hold b.mu.
+func (p *seatServer) gameOver(m *refMatch, msg *protocol.Message) (*protocol.Message, error) {
+	var over protocol.GameResult
+	decode(msg.Payload, &over)
+	if !m.ended {
+		m.ended = true
+		p.r.settle(m, p.seat, nil)
+	}
+	if m.over[p.seat] == "" {
+		m.over[p.seat] = string(over.Outcome)
+		if m.over[1-p.seat] != "" {
+			m.overAt = time.Now()
+		}
+	}
+	return p.reply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 }
 
 // settle applies what the referee made of the answers of the step before, told by the
@@ -731,21 +662,24 @@ func (r *refereeRun) apply(m *refMatch, moves ...json.RawMessage) {
 	m.state, m.applied = next, append(m.applied, moves...)
 }
 
-// gameOver records the outcome announced to this player; callers hold b.mu.
-func (p *seatServer) gameOver(m *refMatch, msg *protocol.Message) (*protocol.Message, error) {
-	var over protocol.GameResult
-	decode(msg.Payload, &over)
-	if !m.ended {
-		m.ended = true
-		p.r.settle(m, p.seat, nil)
+// covers reports whether every member of want is in got with the same value: the
+// step_context a referee shows may carry more than the rules' own.
+func covers(got json.RawMessage, want map[string]any) (string, bool) {
+	var gm map[string]json.RawMessage
+	if err := json.Unmarshal(got, &gm); err != nil || gm == nil {
+		return "step_context is not an object", false
 	}
-	if m.over[p.seat] == "" {
-		m.over[p.seat] = string(over.Outcome)
-		if m.over[1-p.seat] != "" {
-			m.overAt = time.Now()
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		v, present := gm[k]
+		if !present {
+			return fmt.Sprintf("step_context lacks %q", k), false
+		}
+		if !sameJSON(v, want[k]) {
+			wj, _ := json.Marshal(want[k])
+			return fmt.Sprintf("step_context %q is %s, the rules say %s", k, snippet(v, 100), snippet(wj, 100)), false
 		}
 	}
-	return p.reply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
+	return "", true
 }
 
 func probeCheck(k answerKind) string {
@@ -777,7 +711,8 @@ func movers(state game.State) string {
 // lastLegal is the last legal move of seat in state: a move other than the forced one
 // (the first), so that what a referee applied can be told apart.
 func lastLegal(g game.Game, state game.State, seat int) json.RawMessage {
-	legal, err := g.LegalMoves(raw(state.Context(seat)))
+	view, _ := json.Marshal(state.Context(seat))
+	legal, err := g.LegalMoves(view)
 	if err != nil || len(legal) == 0 {
 		return state.ForcedMove(seat)
 	}
@@ -807,8 +742,12 @@ func (r *refereeRun) judgeMatch(m *refMatch) {
 	switch {
 	case m.joined[0] && m.joined[1]:
 		r.v.ok("referee.invite")
+	case m.joined[0]:
+		r.v.failf("referee.invite", "invited %s to %s, not both players", toolPlayers[0], m.id)
+	case m.joined[1]:
+		r.v.failf("referee.invite", "invited %s to %s, not both players", toolPlayers[1], m.id)
 	default:
-		r.v.failf("referee.invite", "invited %s to %s, not both players", invited(m), m.id)
+		r.v.failf("referee.invite", "invited neither to %s, not both players", m.id)
 	}
 	for i, o := range m.over {
 		if o == "" {
@@ -865,20 +804,6 @@ func outcomeText(o map[string]string) string {
 	return strings.Join(out, ", ")
 }
 
-// invited names the players who joined m.
-func invited(m *refMatch) string {
-	var out []string
-	for i, j := range m.joined {
-		if j {
-			out = append(out, toolPlayers[i])
-		}
-	}
-	if len(out) == 0 {
-		return "neither"
-	}
-	return strings.Join(out, " and ")
-}
-
 // expected is m's outcome by the rules, or nil and why it cannot be told ("" when a
 // check already failed for it); callers hold b.mu.
 func (r *refereeRun) expected(m *refMatch) (*[2]protocol.Outcome, string) {
@@ -891,7 +816,7 @@ func (r *refereeRun) expected(m *refMatch) (*[2]protocol.Outcome, string) {
 		out := [2]protocol.Outcome{protocol.Win, protocol.Win}
 		out[m.illegalBy] = protocol.Loss
 		return &out, ""
-	case m.plan == planIllegal:
+	case m.illegal:
 		return nil, fmt.Sprintf("the match ended after %d move(s), before %s could make its illegal move", len(m.applied), toolPlayers[1])
 	case m.state.Terminal():
 		out := m.state.Outcomes()
@@ -976,47 +901,16 @@ func sameSet(a, b []string) bool {
 		!slices.ContainsFunc(b, func(s string) bool { return !slices.Contains(a, s) })
 }
 
-// leagueMessage builds a message of the tool's League Manager to the referee.
-func (r *refereeRun) leagueMessage(messageType string, payload any, matchID string) *protocol.Message {
-	m := message(messageType, protocol.SenderLeagueManager, payload)
-	m.Envelope.AuthToken, m.Envelope.LeagueID, m.Envelope.MatchID = r.reg.token, leagueID, matchID
-	return m
-}
-
-// unknownProbe sends a message type no role knows.
-func (r *refereeRun) unknownProbe(ctx context.Context) {
-	body, id, err := request(r.leagueMessage(unknownType, map[string]any{"note": "a message type this agent cannot know"}, ""))
-	if err != nil {
-		r.v.failf("referee.unknown_message", "conform tool: %v", err)
-		return
-	}
-	judgeUnknown(r.v, "referee.unknown_message", r.s.post(ctx, r.reg.endpoint, body, id, callTimeout))
-}
-
-// oversizedProbe sends a RESULT_REMINDER about old padded beyond 1 MiB.
-func (r *refereeRun) oversizedProbe(ctx context.Context, old *refMatch) {
-	m := r.leagueMessage(protocol.ResultReminder, map[string]any{"match_id": old.id, "attempt": 1, "reason": "conformance check", "padding": padding()}, old.id)
-	body, id, err := request(m)
-	if err != nil {
-		r.v.failf("referee.oversized", "conform tool: %v", err)
-		return
-	}
-	judgeOversized(r.v, "referee.oversized", r.s.post(ctx, r.reg.endpoint, body, id, callTimeout), len(body))
-}
-
 // forgedAssignment sends an assignment carrying a token that is not the referee's.
 func (r *refereeRun) forgedAssignment(ctx context.Context) {
 	const id = "conform-m4"
-	req := r.leagueMessage(protocol.MatchAssignment, map[string]any{
-		"match_id": id, "round_id": "conform-r4", "game_type": r.s.opt.Game, "players": toolPlayers,
-		"player_endpoints": map[string]string{toolPlayers[0]: r.urls[0], toolPlayers[1]: r.urls[1]},
-	}, id)
-	req.Envelope.AuthToken, req.Envelope.RoundID, req.Envelope.GameType = uuid.NewString(), "conform-r4", r.s.opt.Game
-	a := r.s.call(ctx, r.reg.endpoint, req, callTimeout)
+	req := r.assignment(id, "conform-r4", [2]string{protocol.MatchCredential(r.tokens[0], id), protocol.MatchCredential(r.tokens[1], id)})
+	req.Envelope.AuthToken = uuid.NewString()
+	a := r.s.call(ctx, r.reg.endpoint, req, callTimeout, 1)
 	switch {
-	case a.err == nil && a.rpcErr != nil:
-		r.v.pass("referee.assignment.auth_token", "refused a MATCH_ASSIGNMENT carrying another token: "+describeError(a.rpcErr))
-	case a.ok():
+	case a.refused():
+		r.v.pass("referee.assignment.auth_token", "refused a MATCH_ASSIGNMENT carrying another token: "+a.rpcErr.Error())
+	case a.problem() == "":
 		r.v.failf("referee.assignment.auth_token", "answered a MATCH_ASSIGNMENT carrying a token that is not its own with %s: anyone can make it run matches", a.result.Envelope.MessageType)
 	default:
 		r.v.failf("referee.assignment.auth_token", "MATCH_ASSIGNMENT carrying another token: %s", a.problem())
@@ -1029,11 +923,11 @@ func (r *refereeRun) forgedAssignment(ctx context.Context) {
 // extensions records the checks of the extensions the referee announced: the report
 // sent again after INTERNAL, RESULT_REMINDER, heartbeats, move events.
 func (r *refereeRun) extensions(ctx context.Context, m1 *refMatch) {
-	reports := func() int { return len(r.lm.matches[m1.id].reports) }
+	reports := func() bool { return len(r.lm.matches[m1.id].reports) >= 2 }
 	switch {
-	case r.count(reports) == 0:
+	case r.count(func() int { return len(r.lm.matches[m1.id].reports) }) == 0:
 		r.v.skip("referee.result.retry", "no report of "+m1.id+" came")
-	case r.b.await(ctx, r.s.opt.ResultTimeout, func() bool { return reports() >= 2 }):
+	case r.b.await(ctx, r.s.opt.ResultTimeout, false, reports):
 		r.v.pass("referee.result.retry", "sent the report of "+m1.id+" again after the League Manager answered INTERNAL")
 	default:
 		r.v.failf("referee.result.retry", "did not send the report of %s again within %s of an INTERNAL answer", m1.id, r.s.opt.ResultTimeout)
@@ -1044,31 +938,24 @@ func (r *refereeRun) extensions(ctx context.Context, m1 *refMatch) {
 	} else {
 		r.v.skip("referee.result_reminder", "the referee did not announce result_reminders")
 	}
-	if has(protocol.FeatureHeartbeats) {
-		beats := func() int { return r.lm.heartbeats }
-		r.b.await(ctx, 2*heartbeatMS*time.Millisecond+time.Second, func() bool { return beats() > 0 })
-		r.b.mu.Lock()
-		n, progress := r.lm.heartbeats, r.lm.withProgress
-		r.b.mu.Unlock()
-		switch {
-		case n == 0:
-			r.v.failf("referee.heartbeats", "announced heartbeats but sent no HEARTBEAT_REQUEST within %s (interval %d ms)", 2*heartbeatMS*time.Millisecond+time.Second, heartbeatMS)
-		case has(protocol.FeatureMatchProgress) && progress == 0:
-			r.v.failf("referee.heartbeats", "announced match_progress but none of its %d heartbeat(s) carried match_progress", n)
-		default:
-			r.v.pass("referee.heartbeats", fmt.Sprintf("sent %d HEARTBEAT_REQUEST(s)", n))
-		}
-	} else {
+	beatWait := 2*heartbeatMS*time.Millisecond + time.Second
+	switch {
+	case !has(protocol.FeatureHeartbeats):
 		r.v.skip("referee.heartbeats", "the referee did not announce heartbeats")
+	case !r.b.await(ctx, beatWait, false, func() bool { return r.lm.heartbeats > 0 }):
+		r.v.failf("referee.heartbeats", "announced heartbeats but sent no HEARTBEAT_REQUEST within %s (interval %d ms)", beatWait, heartbeatMS)
+	case has(protocol.FeatureMatchProgress) && r.count(func() int { return r.lm.withProgress }) == 0:
+		r.v.failf("referee.heartbeats", "announced match_progress but none of its %d heartbeat(s) carried match_progress", r.count(func() int { return r.lm.heartbeats }))
+	default:
+		r.v.pass("referee.heartbeats", fmt.Sprintf("sent %d HEARTBEAT_REQUEST(s)", r.count(func() int { return r.lm.heartbeats })))
 	}
-	if has(protocol.FeatureMoveEvents) {
-		if n := r.count(func() int { return r.lm.moveEvents }); n > 0 {
-			r.v.pass("referee.move_events", fmt.Sprintf("sent %d MOVE_EVENT(s)", n))
-		} else {
-			r.v.fail("referee.move_events", "announced move_events but sent no MOVE_EVENT")
-		}
-	} else {
+	switch n := r.count(func() int { return r.lm.moveEvents }); {
+	case !has(protocol.FeatureMoveEvents):
 		r.v.skip("referee.move_events", "the referee did not announce move_events")
+	case n > 0:
+		r.v.pass("referee.move_events", fmt.Sprintf("sent %d MOVE_EVENT(s)", n))
+	default:
+		r.v.fail("referee.move_events", "announced move_events but sent no MOVE_EVENT")
 	}
 }
 
@@ -1082,10 +969,10 @@ func (r *refereeRun) count(f func() int) int {
 // reminder sends RESULT_REMINDER about m, reported already.
 func (r *refereeRun) reminder(ctx context.Context, m *refMatch) {
 	req := r.leagueMessage(protocol.ResultReminder, map[string]any{"match_id": m.id, "attempt": 1, "reason": "conformance check"}, m.id)
-	a := r.s.call(ctx, r.reg.endpoint, req, callTimeout)
+	a := r.s.call(ctx, r.reg.endpoint, req, callTimeout, 1)
 	var ack protocol.ReminderAck
 	switch {
-	case !a.ok():
+	case a.problem() != "":
 		r.v.failf("referee.result_reminder", "RESULT_REMINDER about %s: %s", m.id, a.problem())
 		return
 	case a.result.Envelope.MessageType != protocol.ResultReminderAck:

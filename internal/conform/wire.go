@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/httpserve"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
@@ -22,7 +23,7 @@ import (
 )
 
 // callTimeout bounds every call that is not a move (invitations, game over, probes,
-// assignments): seed 004 §7.1's match_join_ack_ms.
+// assignments, calls to a League Manager): seed 004 §7.1's match_join_ack_ms.
 const callTimeout = 10 * time.Second
 
 // endpointWait bounds how long an agent's endpoint may take to accept connections
@@ -32,8 +33,11 @@ const endpointWait = 5 * time.Second
 // maxDeadlineMS is the largest deadline_ms the schemas allow (ten minutes).
 const maxDeadlineMS = 600000
 
-// session is what a run of the tool is made of: the validator, the HTTP client it calls
-// the subject with, and how it listens and probes endpoints (the network, except in
+// maxAnswerBytes bounds what a probe reads of an answer, as the protocol client does.
+const maxAnswerBytes = protocol.MaxBodyBytes
+
+// session is what a run of the tool is made of: the validator, the HTTP client every
+// call goes through, and how it listens and probes endpoints (the network, except in
 // tests that run everything in memory on fake time).
 type session struct {
 	opt  Options
@@ -52,7 +56,7 @@ func newSession(opt Options) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load schemas: %w", err)
 	}
-	s := &session{opt: opt, v: v, log: opt.Log, http: &http.Client{Transport: &http.Transport{
+	s := &session{opt: opt, v: v, log: opt.Log.With().Str("component", "conform").Logger(), http: &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		TLSClientConfig:     opt.ClientTLS,
 		TLSHandshakeTimeout: 5 * time.Second,
@@ -74,17 +78,14 @@ func newSession(opt Options) (*session, error) {
 
 // check refuses options the run cannot honour, and fills in defaults.
 func (s *session) check() error {
-	if s.opt.Game == "" {
-		return errors.New("no game given")
+	if _, err := game.Default().New(s.opt.Game, nil); err != nil {
+		return fmt.Errorf("game %q: %w (have %s)", s.opt.Game, err, strings.Join(game.Default().Types(), ", "))
 	}
 	if s.opt.Wait <= 0 {
 		return errors.New("wait must be positive")
 	}
-	if s.opt.MoveTimeout < time.Millisecond {
-		return fmt.Errorf("move timeout %s: at least 1ms (the schemas' deadline_ms)", s.opt.MoveTimeout)
-	}
-	if s.opt.MoveTimeout > maxDeadlineMS*time.Millisecond {
-		return fmt.Errorf("move timeout %s: at most 10m (the schemas' deadline_ms)", s.opt.MoveTimeout)
+	if s.opt.MoveTimeout < time.Millisecond || s.opt.MoveTimeout > maxDeadlineMS*time.Millisecond {
+		return fmt.Errorf("move timeout %s: from 1ms to 10m (the schemas' deadline_ms)", s.opt.MoveTimeout)
 	}
 	if s.opt.ResultTimeout <= 0 {
 		s.opt.ResultTimeout = DefaultResultTimeout
@@ -113,8 +114,9 @@ func dialEndpoint(ctx context.Context, endpoint string) error {
 	return c.Close()
 }
 
-// awaitEndpoint probes endpoint until it accepts a connection or d passes.
-func (s *session) awaitEndpoint(ctx context.Context, endpoint string, d time.Duration) error {
+// poll probes endpoint every 50 ms until done says a probe's error settles it, or d
+// passes; it reports whether done held, and the last probe's error.
+func (s *session) poll(ctx context.Context, endpoint string, d time.Duration, done func(ctx context.Context, err error) bool) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -123,56 +125,41 @@ func (s *session) awaitEndpoint(ctx context.Context, endpoint string, d time.Dur
 		pctx, pcancel := context.WithTimeout(ctx, time.Second)
 		err := s.probe(pctx, endpoint)
 		pcancel()
-		if err == nil {
-			return nil
+		if done(ctx, err) {
+			return true, err
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return false, err
 		case <-tick.C:
 		}
 	}
 }
 
-// awaitGone probes endpoint until it refuses connections or d passes; it reports
-// whether the endpoint went away. A connection that is not accepted in time is no
-// proof: a busy server with a full backlog is still there.
+// awaitGone reports whether endpoint refuses connections within d. A connection not
+// accepted in time is no proof: a busy server with a full backlog is still there.
 func (s *session) awaitGone(ctx context.Context, endpoint string, d time.Duration) bool {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		pctx, pcancel := context.WithTimeout(ctx, time.Second)
-		err := s.probe(pctx, endpoint)
-		pcancel()
-		if err != nil && !timedOut(err) && ctx.Err() == nil {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
+	gone, _ := s.poll(ctx, endpoint, d, func(ctx context.Context, err error) bool {
+		var ne net.Error
+		timedOut := errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+		return err != nil && !timedOut && ctx.Err() == nil
+	})
+	return gone
 }
 
-// timedOut reports whether err is a deadline rather than a refusal.
-func timedOut(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
-}
-
-// answer is the subject's answer to one request, read leniently so that whatever is
-// wrong with it can be told.
+// answer is what came back for one request, read leniently so that whatever is wrong
+// with it can be told.
 type answer struct {
+	// label names the request in the reasons of the league-manager subject.
+	label   string
 	status  int
 	elapsed time.Duration
-	// err is set when no HTTP answer came at all: refused, reset, or the deadline.
+	// err is set when no answer could be read: refused, reset, the deadline, not sent.
 	err     error
 	timeout bool
-	body    []byte
-	// malformed says why the body is not a JSON-RPC answer to the request ("" if it is).
+	// id is the answer's JSON-RPC id as sent.
+	id json.RawMessage
+	// malformed says why the answer is not a JSON-RPC answer to the request ("" if it is).
 	malformed string
 	result    *protocol.Message
 	rpcErr    *protocol.Error
@@ -180,15 +167,14 @@ type answer struct {
 	violations []string
 }
 
-// ok reports whether the answer is a well-framed JSON-RPC result.
-func (a *answer) ok() bool { return a.err == nil && a.malformed == "" && a.result != nil }
-
-// gone reports whether the subject did not answer at all for a reason other than a
-// deadline: it is no longer there (refused or reset connection). A run interrupted by
-// its user blames nobody.
+// gone reports whether no answer came for a reason other than a deadline: the peer is
+// no longer there (refused or reset). A run interrupted by its user blames nobody.
 func (a *answer) gone() bool {
 	return a.err != nil && !a.timeout && !errors.Is(a.err, context.Canceled)
 }
+
+// refused reports whether the answer is a JSON-RPC error.
+func (a *answer) refused() bool { return a.err == nil && a.rpcErr != nil }
 
 // problem describes an answer that is not a well-framed result, "" otherwise.
 func (a *answer) problem() string {
@@ -200,26 +186,17 @@ func (a *answer) problem() string {
 	case a.malformed != "":
 		return a.malformed
 	case a.rpcErr != nil:
-		return "answered with a JSON-RPC error: " + describeError(a.rpcErr)
+		return "answered with a JSON-RPC error: " + a.rpcErr.Error()
 	}
 	return ""
 }
 
-// describeError renders a JSON-RPC error as code, reason and message.
-func describeError(e *protocol.Error) string {
-	reason := ""
-	if e.Data != nil && e.Data.Reason != "" {
-		reason = " " + string(e.Data.Reason)
+// describe says what came back, a result included.
+func (a *answer) describe() string {
+	if p := a.problem(); p != "" {
+		return p
 	}
-	return fmt.Sprintf("%d%s %q", e.Code, reason, truncate(e.Message, 120))
-}
-
-// reasonOf is the error's data.reason, or "".
-func reasonOf(e *protocol.Error) protocol.Reason {
-	if e == nil || e.Data == nil {
-		return ""
-	}
-	return e.Data.Reason
+	return "answered with a result (" + a.result.Envelope.MessageType + ")"
 }
 
 // shortErr keeps the last part of a transport error ("connection refused", "EOF").
@@ -251,6 +228,49 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// snippet is b cut to n bytes for a reason line, on one line.
+func snippet(b []byte, n int) string {
+	return strings.Join(strings.Fields(truncate(string(b), n)), " ")
+}
+
+// recorderFunc adapts a function to protocol.Recorder.
+type recorderFunc func(protocol.Exchange) error
+
+// Record implements protocol.Recorder.
+func (f recorderFunc) Record(ex protocol.Exchange) error { return f(ex) }
+
+// call sends m to url with the protocol client, up to attempts times while no answer
+// comes, and reads the answer. The client judges a strict peer; the bytes it recorded
+// let a broken answer be told in detail. It refuses to send a message of the tool that
+// breaks its schema when LEAGUE_SELF_CHECK is set: that is a bug of the tool.
+func (s *session) call(ctx context.Context, url string, m *protocol.Message, timeout time.Duration, attempts int) *answer {
+	var last protocol.Exchange
+	// Not judged: the agent's endpoint is its own choice, and the command checked --url.
+	c := protocol.NewClientOver(s.http, s.v, recorderFunc(func(ex protocol.Exchange) error { last = ex; return nil }), true)
+	start := time.Now()
+	res, err := c.Call(ctx, url, m, protocol.CallOptions{Timeout: timeout, Retry: protocol.RetryPolicy{Attempts: attempts, Backoff: 200 * time.Millisecond}})
+	a := &answer{elapsed: time.Since(start), status: http.StatusOK, result: res}
+	var se *protocol.StatusError
+	switch {
+	case err == nil:
+	case errors.As(err, &a.rpcErr):
+	case last.Response != nil:
+		var req struct{ ID json.RawMessage }
+		_ = json.Unmarshal(last.Request, &req)
+		a.result = nil
+		s.read(a, last.Response, req.ID)
+	case errors.As(err, &se):
+		a.status, a.malformed = se.Code, fmt.Sprintf("HTTP status %d, not 200", se.Code)
+	case errors.Is(err, protocol.ErrBadResponse):
+		a.malformed = "answer larger than 1 MiB"
+	default:
+		a.err, a.timeout = err, errors.Is(err, context.DeadlineExceeded)
+	}
+	s.log.Debug().Str("conversation_id", m.Envelope.ConversationID).Str("message_type", m.Envelope.MessageType).
+		Str("url", url).Dur("elapsed", a.elapsed).Str("problem", a.problem()).Msg("sent")
+	return a
+}
+
 // request encodes m as a JSON-RPC request with a fresh id.
 func request(m *protocol.Message) (body, id []byte, err error) {
 	id, _ = json.Marshal(uuid.NewString())
@@ -261,217 +281,141 @@ func request(m *protocol.Message) (body, id []byte, err error) {
 	return body, id, nil
 }
 
-// call sends m to url and reads the answer. With LEAGUE_SELF_CHECK set, a message of
-// the tool that breaks its schema is not sent: it is a bug of the tool.
-func (s *session) call(ctx context.Context, url string, m *protocol.Message, timeout time.Duration) *answer {
-	if s.v.SelfCheck {
-		if err := s.v.ValidateMessage(m); err != nil {
-			return &answer{err: fmt.Errorf("conform tool bug, not sent: %w", err)}
-		}
-	}
-	body, id, err := request(m)
-	if err != nil {
-		return &answer{err: err}
-	}
-	a := s.post(ctx, url, body, id, timeout)
-	s.log.Debug().Str("conversation_id", m.Envelope.ConversationID).Str("message_type", m.Envelope.MessageType).
-		Str("url", url).Dur("elapsed", a.elapsed).Str("problem", a.problem()).Msg("sent")
-	return a
-}
-
-// post sends a raw body and reads the answer to the request of JSON-RPC id id.
-func (s *session) post(ctx context.Context, url string, body, id []byte, timeout time.Duration) *answer {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// post sends body as it is, for the probes that send what the protocol client would
+// not (unknown types, broken envelopes, bodies over 1 MiB, no JSON at all), and reads
+// the answer to the request of JSON-RPC id id (nil: none was sent).
+func (s *session) post(ctx context.Context, url string, body, id []byte) *answer {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	start := time.Now()
 	a := &answer{}
+	var raw []byte
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		a.err = fmt.Errorf("build request: %w", err)
-		return a
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := s.http.Do(req)
 	if err == nil {
-		a.status = res.StatusCode
-		a.body, err = io.ReadAll(io.LimitReader(res.Body, protocol.MaxBodyBytes+1))
-		res.Body.Close()
+		req.Header.Set("Content-Type", "application/json")
+		var res *http.Response
+		if res, err = s.http.Do(req); err == nil {
+			a.status = res.StatusCode
+			raw, err = io.ReadAll(io.LimitReader(res.Body, maxAnswerBytes+1))
+			res.Body.Close()
+		}
 	}
 	a.elapsed = time.Since(start)
-	if err != nil {
+	switch {
+	case err != nil:
 		a.err, a.timeout = err, errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)
 		return a
+	case len(raw) > maxAnswerBytes:
+		a.malformed = "answer larger than 1 MiB"
+		return a
 	}
-	s.read(a, id)
+	s.read(a, raw, id)
+	if a.status != http.StatusOK && a.malformed == "" {
+		a.malformed = fmt.Sprintf("HTTP status %d, not 200", a.status)
+	}
 	return a
 }
 
-// read decodes a.body as the JSON-RPC answer to request id.
-func (s *session) read(a *answer, id []byte) {
-	if len(a.body) > protocol.MaxBodyBytes {
-		a.malformed = "answer larger than 1 MiB"
-		return
-	}
-	if a.status != http.StatusOK {
-		a.malformed = fmt.Sprintf("HTTP status %d, not 200", a.status)
-		// A JSON-RPC error under another status is still worth reading for its reason.
-	}
+// read decodes raw as the JSON-RPC answer to the request of id (nil: no id was sent).
+func (s *session) read(a *answer, raw, id []byte) {
 	var resp struct {
 		JSONRPC *string          `json:"jsonrpc"`
 		ID      json.RawMessage  `json:"id"`
 		Result  json.RawMessage  `json:"result"`
 		Error   *json.RawMessage `json:"error"`
 	}
-	if err := json.Unmarshal(a.body, &resp); err != nil {
-		if a.malformed == "" {
-			a.malformed = "answer is not a JSON object: " + truncate(string(bytes.TrimSpace(a.body)), 80)
-		}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		a.malformed = "answer is not a JSON-RPC object: " + snippet(raw, 80)
 		return
 	}
+	a.id = resp.ID
 	if resp.Error != nil {
-		var e protocol.Error
-		if json.Unmarshal(*resp.Error, &e) == nil {
-			a.rpcErr = &e
-		} else if a.malformed == "" {
-			a.malformed = "error member is not a JSON-RPC error object"
+		if err := json.Unmarshal(*resp.Error, &a.rpcErr); err != nil || a.rpcErr == nil {
+			a.rpcErr, a.malformed = nil, "error member is not a JSON-RPC error object: "+snippet(*resp.Error, 80)
 		}
 	}
 	switch {
 	case a.malformed != "":
 	case resp.JSONRPC == nil || *resp.JSONRPC != protocol.JSONRPCVersion:
 		a.malformed = `answer lacks "jsonrpc": "2.0"`
-	case !bytes.Equal(bytes.TrimSpace(resp.ID), id):
-		a.malformed = fmt.Sprintf("answer id %s is not the request's id %s", truncate(string(resp.ID), 60), id)
+	case id != nil && !bytes.Equal(bytes.TrimSpace(resp.ID), id):
+		a.malformed = fmt.Sprintf("answer id %s is not the request's id %s", snippet(resp.ID, 60), id)
 	case len(resp.Result) > 0 && resp.Error != nil:
 		a.malformed = "answer has both result and error"
 	case len(resp.Result) == 0 && resp.Error == nil:
 		a.malformed = "answer has neither result nor error"
 	}
-	if len(resp.Result) == 0 || a.malformed != "" {
-		return
+	if len(resp.Result) > 0 && a.malformed == "" {
+		a.result, a.violations = s.readMessage(resp.Result)
 	}
-	a.violations = s.validate(resp.Result)
-	var m protocol.Message
-	if err := json.Unmarshal(resp.Result, &m); err != nil {
-		// Fields of the wrong type: the violations say which; keep what could be read.
-		m = lenientMessage(resp.Result)
-	}
-	a.result = &m
 }
 
-// validate checks a params or result object against the schema of its message type
-// and returns every violation as "path: message".
-func (s *session) validate(raw json.RawMessage) []string {
+// readMessage reads a params or result object: its violations of the schema of its
+// message type as "path: message", and what can be read of it member by member, so
+// that a member of the wrong type spoils only itself.
+func (s *session) readMessage(raw json.RawMessage) (*protocol.Message, []string) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
-		return []string{"/: not JSON: " + err.Error()}
+		return &protocol.Message{}, []string{"/: not JSON: " + err.Error()}
 	}
 	var out []string
 	for _, vi := range s.v.ValidateParams(v) {
 		out = append(out, vi.String())
 	}
-	return out
-}
-
-// lenientMessage reads what it can of a message whose fields have wrong types.
-func lenientMessage(raw json.RawMessage) protocol.Message {
-	var parts struct {
-		Envelope map[string]any  `json:"envelope"`
-		Payload  json.RawMessage `json:"payload"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	str := func(k string) string { s, _ := parts.Envelope[k].(string); return s }
-	return protocol.Message{Envelope: protocol.Envelope{
+	obj, _ := v.(map[string]any)
+	env, _ := obj["envelope"].(map[string]any)
+	str := func(k string) string { s, _ := env[k].(string); return s }
+	m := &protocol.Message{Envelope: protocol.Envelope{
 		Protocol: str("protocol"), MessageType: str("message_type"), Sender: str("sender"), Timestamp: str("timestamp"),
 		ConversationID: str("conversation_id"), AuthToken: str("auth_token"), LeagueID: str("league_id"),
 		RoundID: str("round_id"), MatchID: str("match_id"), GameType: str("game_type"),
-	}, Payload: parts.Payload}
+	}}
+	if p, ok := obj["payload"]; ok {
+		m.Payload, _ = json.Marshal(p)
+	}
+	return m, out
 }
 
 // received is one request that reached a server of the tool, read leniently.
 type received struct {
-	msg protocol.Message
+	msg *protocol.Message
 	// violations of params against the schema of its message type.
 	violations []string
 	// notRequest says why the body is not a JSON-RPC request at all ("" if it is).
 	notRequest string
 }
 
-// parseRequest reads a request body the way our servers do, keeping every violation.
-func (s *session) parseRequest(body []byte) received {
-	var req struct {
-		JSONRPC any             `json:"jsonrpc"`
-		Method  any             `json:"method"`
-		Params  json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return received{notRequest: "body is not a JSON-RPC request object"}
-	}
-	if len(req.Params) == 0 {
-		return received{notRequest: "request has no params"}
-	}
-	r := received{violations: s.validate(req.Params)}
-	if err := json.Unmarshal(req.Params, &r.msg); err != nil {
-		r.msg = lenientMessage(req.Params)
-	}
-	switch {
-	case req.JSONRPC != protocol.JSONRPCVersion:
-		r.notRequest = `request lacks "jsonrpc": "2.0"`
-	case req.Method != protocol.Method:
-		r.notRequest = fmt.Sprintf("method is not %q", protocol.Method)
-	}
-	return r
-}
-
-// endpoint serves POST /mcp for one role the tool plays: observe sees each request as
-// it arrived (with its schema violations), then protocol.Server answers it as our
-// agents would, refusing what breaks the schemas.
-type endpoint struct {
-	s       *session
-	rpc     *protocol.Server
-	observe func(r received)
-	log     zerolog.Logger
-}
-
-func (s *session) newEndpoint(h protocol.Handler, observe func(received), log zerolog.Logger) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", &endpoint{s: s, rpc: protocol.NewServer(h, s.v, nil, log), observe: observe, log: log})
-	return mux
-}
-
-// ServeHTTP implements http.Handler.
-func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "use POST", http.StatusMethodNotAllowed)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, "request body larger than 1 MiB", http.StatusRequestEntityTooLarge)
-			return
+// serveRPC is protocol.Server answering as our agents do, refusing what breaks the
+// schemas; observe sees every request it answered, refused ones too.
+func (s *session) serveRPC(h protocol.Handler, observe func(received), log zerolog.Logger) http.Handler {
+	return protocol.NewServer(h, s.v, recorderFunc(func(ex protocol.Exchange) error {
+		var req struct {
+			JSONRPC any             `json:"jsonrpc"`
+			Method  any             `json:"method"`
+			Params  json.RawMessage `json:"params"`
 		}
-		http.Error(w, "cannot read request body", http.StatusBadRequest)
-		return
-	}
-	rc := e.s.parseRequest(body)
-	env := rc.msg.Envelope
-	e.log.Debug().Str("conversation_id", env.ConversationID).Str("message_type", env.MessageType).Str("sender", env.Sender).
-		Int("violations", len(rc.violations)).Str("not_request", rc.notRequest).Msg("received")
-	if e.observe != nil {
-		e.observe(rc)
-	}
-	out := e.rpc.Process(r.Context(), body)
-	if out == nil {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
+		r := received{msg: &protocol.Message{}}
+		switch err := json.Unmarshal(ex.Request, &req); {
+		case err != nil:
+			r.notRequest = "body is not a JSON-RPC request object"
+		case len(req.Params) == 0:
+			r.notRequest = "request has no params"
+		default:
+			r.msg, r.violations = s.readMessage(req.Params)
+			if req.JSONRPC != protocol.JSONRPCVersion {
+				r.notRequest = `request lacks "jsonrpc": "2.0"`
+			} else if req.Method != protocol.Method {
+				r.notRequest = fmt.Sprintf("method is not %q", protocol.Method)
+			}
+		}
+		env := r.msg.Envelope
+		log.Debug().Str("conversation_id", env.ConversationID).Str("message_type", env.MessageType).Str("sender", env.Sender).
+			Int("violations", len(r.violations)).Str("not_request", r.notRequest).Msg("received")
+		observe(r)
+		return nil
+	}), log)
 }
 
 // message builds a message of the tool with a fresh conversation id.
@@ -484,36 +428,30 @@ func message(messageType, sender string, payload any) *protocol.Message {
 	return m
 }
 
-// reply builds the tool's answer to m.
-func reply(m *protocol.Message, messageType, sender string, payload any) (*protocol.Message, error) {
-	out, err := m.Reply(messageType, sender, payload)
-	if err != nil {
-		return nil, fmt.Errorf("reply to %s: %w", m.Envelope.MessageType, err)
-	}
-	return out, nil
+// again is m sent anew: the same envelope and payload in a new conversation.
+func again(m *protocol.Message) *protocol.Message {
+	out := message(m.Envelope.MessageType, m.Envelope.Sender, m.Payload)
+	env := m.Envelope
+	env.ConversationID, env.Timestamp = out.Envelope.ConversationID, out.Envelope.Timestamp
+	out.Envelope = env
+	return out
 }
 
-// decode reads a payload leniently into v; fields of the wrong type stay zero.
+// decode reads a payload leniently into v; members of the wrong type stay zero.
 func decode(raw json.RawMessage, v any) {
 	_ = json.Unmarshal(raw, v)
 }
 
 // sameJSON reports whether two JSON values are equal once decoded.
 func sameJSON(a, b any) bool {
-	na, errA := normalize(a)
-	nb, errB := normalize(b)
-	if errA != nil || errB != nil {
-		return false
-	}
-	ja, _ := json.Marshal(na)
-	jb, _ := json.Marshal(nb)
-	return bytes.Equal(ja, jb)
+	ja, errA := normalized(a)
+	jb, errB := normalized(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
-// normalize turns any JSON-encodable value into plain decoded JSON (maps, slices,
-// numbers as json.Number), so that values built in Go compare with values read off
-// the wire.
-func normalize(v any) (any, error) {
+// normalized encodes v as plain decoded JSON would be (maps sorted, numbers as
+// written), so that values built in Go compare with values read off the wire.
+func normalized(v any) ([]byte, error) {
 	raw, ok := v.(json.RawMessage)
 	if !ok {
 		b, err := json.Marshal(v)
@@ -525,28 +463,8 @@ func normalize(v any) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var out any
-	err := d.Decode(&out)
-	return out, err
-}
-
-// covers reports whether every member of want is in got with the same value: the
-// step_context a referee shows may carry more than the rules' own.
-func covers(got json.RawMessage, want map[string]any) (string, bool) {
-	g, err := normalize(got)
-	gm, isMap := g.(map[string]any)
-	if err != nil || !isMap {
-		return "step_context is not an object", false
+	if err := d.Decode(&out); err != nil {
+		return nil, err
 	}
-	for k, w := range want {
-		v, present := gm[k]
-		if !present {
-			return fmt.Sprintf("step_context lacks %q", k), false
-		}
-		if !sameJSON(v, w) {
-			wj, _ := json.Marshal(w)
-			vj, _ := json.Marshal(v)
-			return fmt.Sprintf("step_context %q is %s, the rules say %s", k, truncate(string(vj), 100), truncate(string(wj), 100)), false
-		}
-	}
-	return "", true
+	return json.Marshal(out)
 }
