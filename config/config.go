@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -26,13 +27,16 @@ const (
 	TimeoutPolicyFile = "timeout_policy.yaml"
 )
 
-// GameParams validates and defaults the game-specific params of a game type.
-// *game.Registry from game implements it. The error for a bad param begins
-// with the param's name ("rounds: must be between 1 and 99 (got 0)"); the error for
-// an unknown game type begins with "unknown game type".
+// GameParams holds the declared params of each game whose rules are compiled in;
+// *game.Registry implements it. The params of game_registry.yaml are checked against
+// these declarations, and normalized, by game.ParamSchema.Check.
 type GameParams interface {
-	Params(gameType string, raw map[string]any) (map[string]any, error)
+	// ParamSchema returns the declared params of gameType, or false for a game type
+	// whose rules it does not have.
+	ParamSchema(gameType string) (game.ParamSchema, bool)
 }
+
+var _ GameParams = (*game.Registry)(nil)
 
 // Config is the whole validated configuration. The fields hold the values as written in
 // YAML (milliseconds, seconds); the methods convert them to time.Duration.
@@ -51,7 +55,8 @@ type Config struct {
 	// value is protocol.PolicyLoss ("loss"): the mover loses the match.
 	IllegalMovePolicy string `yaml:"illegal_move_policy"`
 
-	// Games is the content of game_registry.yaml, with params normalized by GameParams.
+	// Games is the content of game_registry.yaml, with each builtin game's params
+	// normalized by its ParamSchema.
 	Games []GameEntry `yaml:"-"`
 	// Timeouts is the content of timeout_policy.yaml.
 	Timeouts TimeoutPolicy `yaml:"-"`
@@ -189,16 +194,16 @@ type GameEntry struct {
 	// RefereeImplementation is informational only.
 	RefereeImplementation string `yaml:"referee_implementation"`
 	// Rules is RulesBuiltin (the default: the game's rules are compiled in, params are
-	// checked by GameParams) or RulesExternal: only a referee that names the game plays
-	// it, and the League Manager judges its results by the generic rules alone.
+	// checked against their ParamSchema) or RulesExternal: only a referee that names the
+	// game plays it, and the League Manager judges its results by the generic rules alone.
 	Rules   string           `yaml:"rules"`
 	Scoring protocol.Scoring `yaml:"scoring"`
 	// MaxSteps bounds the length of an external game: the League Manager waits that many
 	// move gaps for the result of a referee that reports no progress. Zero (builtin games
 	// always) means the rules decide; an external game then gets DefaultExternalMaxSteps.
 	MaxSteps int `yaml:"max_steps"`
-	// Params are the game-specific parameters, as normalized by GameParams; an external
-	// game's params are passed on as written (JSON values).
+	// Params are the game-specific parameters, as normalized by the game's ParamSchema;
+	// an external game's params are passed on as written (JSON values).
 	Params map[string]any `yaml:"params"`
 }
 

@@ -11,54 +11,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// fakeGames is a GameParams whose behaviour is a func.
-type fakeGames struct {
-	params func(gameType string, raw map[string]any) (map[string]any, error)
+// fakeGames is a GameParams holding the schema of each game type it knows.
+type fakeGames map[string]game.ParamSchema
+
+// ParamSchema implements GameParams.
+func (f fakeGames) ParamSchema(gameType string) (game.ParamSchema, bool) {
+	s, ok := f[gameType]
+	return s, ok
 }
 
-// Params implements GameParams.
-func (f *fakeGames) Params(gameType string, raw map[string]any) (map[string]any, error) {
-	return f.params(gameType, raw)
-}
-
-// newFakeGames knows even_odd and rock_paper_scissors, whose only param is rounds
-// (1..99, default 5), and tic_tac_toe, which has none. Like the real registry, it
-// returns a new map and names the offending param first in its errors.
-func newFakeGames() *fakeGames {
-	return &fakeGames{params: func(gameType string, raw map[string]any) (map[string]any, error) {
-		switch gameType {
-		case "even_odd", "rock_paper_scissors":
-			out := map[string]any{"rounds": 5}
-			for k, v := range raw {
-				if k != "rounds" {
-					return nil, fmt.Errorf("%s: unknown parameter", k)
-				}
-				if r, ok := v.(int); !ok || r < 1 || r > 99 {
-					return nil, fmt.Errorf("rounds: must be between 1 and 99 (got %v)", v)
-				}
-				out[k] = v
-			}
-			return out, nil
-		case "tic_tac_toe", "connect_four":
-			for k := range raw {
-				return nil, fmt.Errorf("%s: unknown parameter", k)
-			}
-			return map[string]any{}, nil
-		case "chess":
-			out := map[string]any{"max_plies": 200}
-			for k, v := range raw {
-				if k != "max_plies" {
-					return nil, fmt.Errorf("%s: unknown parameter", k)
-				}
-				out[k] = v
-			}
-			return out, nil
+// newFakeGames knows the shipped games with their params, and typed, whose params are a
+// list, two strs (one checked by a pattern), a dict with int keys and an object.
+func newFakeGames() fakeGames {
+	schema := func(params map[string]game.Param) game.ParamSchema {
+		s, err := game.NewParamSchema(params)
+		if err != nil {
+			panic(err)
 		}
-		return nil, fmt.Errorf("unknown game type %q", gameType)
-	}}
+		return s
+	}
+	rounds := schema(map[string]game.Param{"rounds": game.Int(1, 99).Default(5)})
+	return fakeGames{
+		"even_odd":            rounds,
+		"rock_paper_scissors": rounds,
+		"tic_tac_toe":         schema(nil),
+		"connect_four":        schema(nil),
+		"chess":               schema(map[string]game.Param{"max_plies": game.Int(10, 700).Default(200)}),
+		"typed": schema(map[string]game.Param{
+			"heaps": game.List(game.Int(1, 100), 10).Default([]any{3, 4, 5}),
+			"name":  game.Str("^[a-z]+$", 20).Default("nim"),
+			"notes": game.Str("", 0).Default(""),
+			"score": game.Dict(game.ParamInt, game.Int(0, 9)).Default(map[string]any{}),
+			"board": game.Object(map[string]game.Param{"size": game.Int(3, 19).Default(9)}).Default(map[string]any{}),
+		}),
+	}
 }
 
 // shippedFiles are the names of the default files in this folder.
@@ -225,6 +215,17 @@ func TestLoadAppliesDefaultsAndNormalizes(t *testing.T) {
 			},
 		},
 		{
+			name:  "typed params are normalized, their defaults filled in",
+			files: map[string]string{GameRegistryFile: "games: [{game_type: tic_tac_toe, name: T}, {game_type: typed, name: N, params: {heaps: [7, 8.0], board: {}, score: {3: 1, \"10\": 2}}}]\n"},
+			check: func(t *testing.T, c *Config) {
+				g, _ := c.Game("typed")
+				want := map[string]any{"heaps": []any{7, 8}, "name": "nim", "notes": "", "score": map[string]any{"3": 1, "10": 2}, "board": map[string]any{"size": 9}}
+				if !reflect.DeepEqual(g.Params, want) {
+					t.Errorf("Game(typed).Params = %#v, want %#v", g.Params, want)
+				}
+			},
+		},
+		{
 			name:  "nested game params pass through",
 			files: map[string]string{GameRegistryFile: "games: [{game_type: tic_tac_toe, name: T}, {game_type: even_odd, name: E, params: {rounds: 7}}]\n"},
 			check: func(t *testing.T, c *Config) {
@@ -320,12 +321,7 @@ func TestNilGameParams(t *testing.T) {
 }
 
 func TestDefaultReportsRejectedParams(t *testing.T) {
-	onlyTicTacToe := &fakeGames{params: func(gameType string, raw map[string]any) (map[string]any, error) {
-		if gameType != "tic_tac_toe" {
-			return nil, fmt.Errorf("unknown game type %q", gameType)
-		}
-		return raw, nil
-	}}
+	onlyTicTacToe := fakeGames{"tic_tac_toe": newFakeGames()["tic_tac_toe"]}
 	_, err := Default(onlyTicTacToe)
 	want := "default config: " +
 		`game_registry.yaml: games[0].game_type: unknown game type "even_odd"` + "\n" +

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -317,7 +317,8 @@ func (c *Config) checkScheduling(k *checker) {
 	k.between(f, "ranking.rating_samples", c.Ranking.RatingSamples, 1, maxRatingSamples)
 }
 
-// checkGames checks game_registry.yaml and runs every entry's params through GameParams.
+// checkGames checks game_registry.yaml, each builtin game's params against the schema
+// GameParams declares for it.
 func (c *Config) checkGames(k *checker, normalize bool) {
 	f := c.Sources.GameRegistry
 	if len(c.Games) == 0 {
@@ -364,15 +365,34 @@ func (c *Config) checkGames(k *checker, normalize bool) {
 		if !validID {
 			continue
 		}
-		params, err := c.params.Params(g.GameType, maps.Clone(g.Params))
-		switch {
-		case err != nil:
-			path, msg := paramsProblem(p, err.Error())
-			k.add(f, path, "%s", msg)
-		case normalize:
+		schema, ok := c.params.ParamSchema(g.GameType)
+		if !ok {
+			k.add(f, p+".game_type", "unknown game type %q", g.GameType)
+			continue
+		}
+		params, err := schema.Check(g.Params)
+		var bad *game.ParamsError
+		if errors.As(err, &bad) {
+			for _, pr := range bad.Problems {
+				k.add(f, subPath(p+".params", pr.Path), "%s", pr.Message)
+			}
+			continue
+		}
+		// Declared bounds may still add up to more than a match assignment carries.
+		if _, err := jsonParams(params); err != nil {
+			k.add(f, p+".params", "%v", err)
+		} else if normalize {
 			g.Params = params
 		}
 	}
+}
+
+// subPath joins path and rel, a path relative to it ("heaps[1]", `["a b"]`).
+func subPath(path, rel string) string {
+	if strings.HasPrefix(rel, "[") {
+		return path + rel
+	}
+	return path + "." + rel
 }
 
 // jsonParams returns an external game's params as they will travel in a match assignment
@@ -418,19 +438,6 @@ func depth(v any) int {
 		return 0
 	}
 	return d + 1
-}
-
-// paramsProblem turns the error message of GameParams for the entry at path into a
-// field path and a message: `unknown game type "x"` belongs to game_type, and any
-// other message begins with the name of the offending param.
-func paramsProblem(path, msg string) (string, string) {
-	if strings.HasPrefix(msg, "unknown game type") {
-		return path + ".game_type", msg
-	}
-	if name, rest, ok := strings.Cut(msg, ": "); ok {
-		return path + ".params." + name, rest
-	}
-	return path + ".params", msg
 }
 
 // checkPolicy checks timeout_policy.yaml, including that a timeout set in both files has

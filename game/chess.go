@@ -62,6 +62,12 @@ type ChessContext struct {
 	Moves []string
 }
 
+// chessMaxPlies bounds max_plies: 700 plies of the longest SAN moves still give a PGN
+// under the 8192-character bound the protocol puts on every string of final_state, and a
+// context's moves stay under its 4096 items per array (referee's
+// TestLongestChessContextFitsTheProtocol).
+const chessMaxPlies = 700
+
 type chessGame struct{ maxPlies int }
 
 // MaxSteps implements Game: one ply per step, at most max_plies.
@@ -72,13 +78,10 @@ var _ Game = chessGame{}
 func chessFactory() Factory {
 	return Factory{
 		Name: TypeChess,
-		Params: []ParamSpec{{
-			// 700 plies of the longest SAN moves still give a PGN under the 8192-character
-			// bound the protocol puts on every string of final_state, and a context's moves
-			// stay under its 4096 items per array (referee's TestLongestChessContextFitsTheProtocol).
-			Name: "max_plies", Kind: KindInt, Default: 200, Min: 10, Max: 700,
-			Doc: "half-moves after which a game still running is adjudicated a draw (move_cap)",
-		}},
+		Params: map[string]Param{
+			// Half-moves after which a game still running is adjudicated a draw (move_cap).
+			"max_plies": Int(10, chessMaxPlies).Default(200),
+		},
 		New: func(params map[string]any) (Game, error) {
 			return chessGame{maxPlies: params["max_plies"].(int)}, nil
 		},

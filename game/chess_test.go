@@ -677,15 +677,12 @@ func TestChessPGNFitsTheProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var maxPlies int
-	for _, p := range chessFactory().Params {
-		if p.Name == "max_plies" {
-			maxPlies = p.Max
-		}
+	if _, err := Default().Params(TypeChess, map[string]any{"max_plies": chessMaxPlies + 1}); err == nil {
+		t.Fatalf("max_plies %d is accepted: this test must use the new bound", chessMaxPlies+1)
 	}
-	san := slices.Repeat([]string{"Qh4xe1+"}, maxPlies)
+	san := slices.Repeat([]string{"Qh4xe1+"}, chessMaxPlies)
 	if n := len(chessPGN(start, san, "1/2-1/2", chessMoveCap)); n > 8192 {
-		t.Errorf("PGN of %d plies has %d characters, want at most 8192", maxPlies, n)
+		t.Errorf("PGN of %d plies has %d characters, want at most 8192", chessMaxPlies, n)
 	}
 }
 

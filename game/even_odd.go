@@ -28,10 +28,10 @@ var evenOddRules = &roundRules{
 func evenOddFactory() Factory {
 	return Factory{
 		Name: TypeEvenOdd,
-		Params: []ParamSpec{{
-			Name: "rounds", Kind: KindInt, Default: 5, Min: 1, Max: 99,
-			Doc: "best of this many rounds; the match ends once the leader cannot be caught",
-		}},
+		Params: map[string]Param{
+			// Best of this many rounds; the match ends once the leader cannot be caught.
+			"rounds": Int(1, 99).Default(5),
+		},
 		New: func(params map[string]any) (Game, error) {
 			return roundsGame{rules: evenOddRules, rounds: params["rounds"].(int)}, nil
 		},

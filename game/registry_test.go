@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 )
 
-func stubFactory(name string, params ...ParamSpec) Factory {
+func stubFactory(name string, params map[string]Param) Factory {
 	return Factory{
 		Name:   name,
 		Params: params,
@@ -23,28 +24,25 @@ func TestRegisterRefuses(t *testing.T) {
 		factory Factory
 		wantErr string
 	}{
-		{"empty name", stubFactory(""), "register game: empty name"},
-		{"upper case", stubFactory("TicTacToe"), "name must be lowercase"},
-		{"dash", stubFactory("tic-tac-toe"), "name must be lowercase"},
-		{"double underscore", stubFactory("tic__tac"), "name must be lowercase"},
-		{"leading digit", stubFactory("3d_chess"), "name must be lowercase"},
+		{"empty name", stubFactory("", nil), "register game: empty name"},
+		{"upper case", stubFactory("TicTacToe", nil), "name must be lowercase"},
+		{"dash", stubFactory("tic-tac-toe", nil), "name must be lowercase"},
+		{"double underscore", stubFactory("tic__tac", nil), "name must be lowercase"},
+		{"leading digit", stubFactory("3d_chess", nil), "name must be lowercase"},
 		{"nil constructor", Factory{Name: "chess"}, `register game "chess": nil constructor`},
-		{"duplicate", stubFactory("tic_tac_toe"), `register game "tic_tac_toe": already registered`},
-		{"bad param name", stubFactory("chess", ParamSpec{Name: "Depth", Kind: KindInt}), `param "Depth": name must be`},
-		{"param twice", stubFactory("chess",
-			ParamSpec{Name: "depth", Kind: KindInt, Default: 0},
-			ParamSpec{Name: "depth", Kind: KindInt, Default: 0}), `param "depth": declared twice`},
-		{"unknown kind", stubFactory("chess", ParamSpec{Name: "depth", Kind: "float"}), `param "depth": unknown kind "float"`},
-		{"min above max", stubFactory("chess", ParamSpec{Name: "depth", Kind: KindInt, Min: 3, Max: 1, Default: 2}), "min 3 exceeds max 1"},
-		{"enum on int", stubFactory("chess", ParamSpec{Name: "depth", Kind: KindInt, Enum: []string{"a"}}), "enum on a int parameter"},
-		{"no default", stubFactory("chess", ParamSpec{Name: "depth", Kind: KindInt}),
-			`param "depth": default: must be an integer (got null)`},
-		{"default out of bounds", stubFactory("chess", ParamSpec{Name: "depth", Kind: KindInt, Default: 0, Min: 1, Max: 9}),
-			`param "depth": default: must be between 1 and 9 (got 0)`},
-		{"default wrong kind", stubFactory("chess", ParamSpec{Name: "fast", Kind: KindBool, Default: "yes"}),
-			`param "fast": default: must be a bool (got string "yes")`},
-		{"default not in enum", stubFactory("chess", ParamSpec{Name: "side", Kind: KindString, Default: "red", Enum: []string{"white", "black"}}),
-			`param "side": default: must be one of "white", "black" (got "red")`},
+		{"duplicate", stubFactory("tic_tac_toe", nil), `register game "tic_tac_toe": already registered`},
+		{"bad param name", stubFactory("chess", map[string]Param{"Depth": Int(0, 1).Default(0)}), `param "Depth": name must be`},
+		{"min above max", stubFactory("chess", map[string]Param{"depth": Int(3, 1).Default(2)}), "min 3 exceeds max 1"},
+		{"no default", stubFactory("chess", map[string]Param{"depth": Int(0, 9)}),
+			`register game "chess": param "depth": no default (a game must be playable without params)`},
+		{"default out of bounds", stubFactory("chess", map[string]Param{"depth": Int(1, 9).Default(0)}),
+			`register game "chess": param "depth": default: must be >= 1, got 0`},
+		{"default wrong type", stubFactory("chess", map[string]Param{"fast": Bool().Default("yes")}),
+			`param "fast": default: must be true or false, got "yes"`},
+		{"default not a category", stubFactory("chess", map[string]Param{"side": Categorical("white", "black").Default("red")}),
+			`param "side": default: must be one of "white", "black", got "red"`},
+		{"bad nested default", stubFactory("chess", map[string]Param{"board": Object(map[string]Param{"size": Int(3, 19)}).Default(map[string]any{"size": 2})}),
+			`param "board": default: size: must be >= 3, got 2`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +64,7 @@ func TestRegistryTypes(t *testing.T) {
 		t.Fatalf("got types %v from a zero Registry, want none", got)
 	}
 	for _, name := range []string{"zebra", "alpha", "mid_game"} {
-		if err := r.Register(stubFactory(name)); err != nil {
+		if err := r.Register(stubFactory(name, nil)); err != nil {
 			t.Fatalf("register %s: %v", name, err)
 		}
 	}
@@ -80,12 +78,12 @@ func TestRegistryTypes(t *testing.T) {
 
 func TestRegistryParams(t *testing.T) {
 	r := Default()
-	err := r.Register(stubFactory("options",
-		ParamSpec{Name: "side", Kind: KindString, Default: "white", Enum: []string{"white", "black"}},
-		ParamSpec{Name: "name", Kind: KindString, Default: "x"},
-		ParamSpec{Name: "fast", Kind: KindBool, Default: false},
-		ParamSpec{Name: "depth", Kind: KindInt, Default: int64(2), Min: -5, Max: 5},
-	))
+	err := r.Register(stubFactory("options", map[string]Param{
+		"side":  Categorical("white", "black").Default("white"),
+		"name":  Str("", 0).Default("x"),
+		"fast":  Bool().Default(false),
+		"depth": Int(-5, 5).Default(int64(2)),
+	}))
 	if err != nil {
 		t.Fatalf("register options: %v", err)
 	}
@@ -107,24 +105,27 @@ func TestRegistryParams(t *testing.T) {
 		{"connect_four", TypeConnectFour, nil, map[string]any{}, ""},
 		{"chess default", TypeChess, nil, map[string]any{"max_plies": 200}, ""},
 		{"chess max_plies", TypeChess, map[string]any{"max_plies": 700}, map[string]any{"max_plies": 700}, ""},
-		{"chess max_plies too few", TypeChess, map[string]any{"max_plies": 9}, nil, "max_plies: must be between 10 and 700 (got 9)"},
+		{"chess max_plies too few", TypeChess, map[string]any{"max_plies": 9}, nil, "max_plies: must be >= 10, got 9"},
 		{"negative int in bounds", "options", map[string]any{"depth": -5}, map[string]any{"side": "white", "name": "x", "fast": false, "depth": -5}, ""},
 		{"all kinds", "options", map[string]any{"side": "black", "name": "", "fast": true, "depth": 5},
 			map[string]any{"side": "black", "name": "", "fast": true, "depth": 5}, ""},
 		{"unknown game", "go", nil, nil, `unknown game type "go"`},
 		{"unknown param", TypeEvenOdd, map[string]any{"round": 3}, nil, "round: unknown parameter"},
-		{"unknown params reported sorted", TypeTicTacToe, map[string]any{"b": 1, "a": 1}, nil, "a: unknown parameter"},
-		{"below min", TypeEvenOdd, map[string]any{"rounds": 0}, nil, "rounds: must be between 1 and 99 (got 0)"},
-		{"above max", TypeRockPaperScissors, map[string]any{"rounds": 1000}, nil, "rounds: must be between 1 and 999 (got 1000)"},
-		{"huge uint", TypeEvenOdd, map[string]any{"rounds": uint64(1 << 63)}, nil, "rounds: must be an integer (got uint64 9223372036854775808)"},
-		{"huge float", TypeEvenOdd, map[string]any{"rounds": 1e300}, nil, "rounds: must be an integer (got float64 1e+300)"},
-		{"fractional float", TypeEvenOdd, map[string]any{"rounds": 2.5}, nil, "rounds: must be an integer (got float64 2.5)"},
-		{"bad json number", TypeEvenOdd, map[string]any{"rounds": json.Number("five")}, nil, "rounds: must be an integer"},
-		{"string for int", TypeEvenOdd, map[string]any{"rounds": "5"}, nil, `rounds: must be an integer (got string "5")`},
-		{"null", TypeEvenOdd, map[string]any{"rounds": nil}, nil, "rounds: must be an integer (got null)"},
-		{"int for bool", "options", map[string]any{"fast": 1}, nil, "fast: must be a bool (got int 1)"},
-		{"int for string", "options", map[string]any{"name": 1}, nil, "name: must be a string (got int 1)"},
-		{"not in enum", "options", map[string]any{"side": "red"}, nil, `side: must be one of "white", "black" (got "red")`},
+		{"unknown params reported sorted", TypeTicTacToe, map[string]any{"b": 1, "a": 1}, nil, "a: unknown parameter; b: unknown parameter"},
+		{"every problem", "options", map[string]any{"depth": 6, "fast": "no", "size": 3}, nil,
+			`size: unknown parameter; depth: must be <= 5, got 6; fast: must be true or false, got "no"`},
+		{"below min", TypeEvenOdd, map[string]any{"rounds": 0}, nil, "rounds: must be >= 1, got 0"},
+		{"above max", TypeRockPaperScissors, map[string]any{"rounds": 1000}, nil, "rounds: must be <= 999, got 1000"},
+		{"huge uint", TypeEvenOdd, map[string]any{"rounds": uint64(1 << 63)}, nil, "rounds: must be <= 99, got 9223372036854775808"},
+		{"huge negative", TypeEvenOdd, map[string]any{"rounds": -1e300}, nil, "rounds: must be >= 1, got -1e+300"},
+		{"huge float", TypeEvenOdd, map[string]any{"rounds": 1e300}, nil, "rounds: must be <= 99, got 1e+300"},
+		{"fractional float", TypeEvenOdd, map[string]any{"rounds": 2.5}, nil, "rounds: must be an integer, got 2.5"},
+		{"bad json number", TypeEvenOdd, map[string]any{"rounds": json.Number("five")}, nil, "rounds: must be an integer, got five"},
+		{"string for int", TypeEvenOdd, map[string]any{"rounds": "5"}, nil, `rounds: must be an integer, got "5"`},
+		{"null", TypeEvenOdd, map[string]any{"rounds": nil}, nil, "rounds: must be an integer, got null"},
+		{"int for bool", "options", map[string]any{"fast": 1}, nil, "fast: must be true or false, got 1"},
+		{"int for string", "options", map[string]any{"name": 1}, nil, "name: must be a string, got 1"},
+		{"not a category", "options", map[string]any{"side": "red"}, nil, `side: must be one of "white", "black", got "red"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,41 +146,48 @@ func TestRegistryParams(t *testing.T) {
 	}
 }
 
-func TestParamErrorNamesParam(t *testing.T) {
-	_, err := Default().Params(TypeEvenOdd, map[string]any{"rounds": 100})
-	var pe *ParamError
+func TestParamsErrorListsProblems(t *testing.T) {
+	_, err := Default().Params(TypeEvenOdd, map[string]any{"rounds": 100, "round": 3})
+	var pe *ParamsError
 	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v of type %T, want a *ParamError", err, err)
+		t.Fatalf("got error %v of type %T, want a *ParamsError", err, err)
 	}
-	if pe.Param != "rounds" {
-		t.Errorf("got param %q, want %q", pe.Param, "rounds")
+	want := []ParamProblem{{Path: "round", Message: "unknown parameter"}, {Path: "rounds", Message: "must be <= 99, got 100"}}
+	if !slices.Equal(pe.Problems, want) {
+		t.Errorf("got problems %+v, want %+v", pe.Problems, want)
 	}
 }
 
-func TestRegisterCopiesSpecs(t *testing.T) {
-	specs := []ParamSpec{{Name: "side", Kind: KindString, Default: "white", Enum: []string{"white", "black"}}}
+func TestRegisterCopiesDeclarations(t *testing.T) {
+	params := map[string]Param{
+		"side":  Categorical("white", "black").Default("white"),
+		"heaps": List(Int(1, 9), 4).Default([]any{1, 2}),
+	}
 	var r Registry
-	if err := r.Register(stubFactory("options", specs...)); err != nil {
+	if err := r.Register(stubFactory("options", params)); err != nil {
 		t.Fatal(err)
 	}
-	specs[0].Enum[1] = "red"
-	specs[0].Default = "red"
+	params["side"] = Categorical("red").Default("red")
+	params["extra"] = Bool().Default(true)
 	got, err := r.Params("options", map[string]any{"side": "black"})
 	if err != nil {
-		t.Fatalf("got error %v after the caller changed its specs, want none", err)
+		t.Fatalf("got error %v after the caller changed its declarations, want none", err)
 	}
-	if got["side"] != "black" {
-		t.Errorf("got side %v, want black", got["side"])
+	want := map[string]any{"side": "black", "heaps": []any{1, 2}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
-	if got, _ := r.Params("options", nil); got["side"] != "white" {
-		t.Errorf("got default side %v, want white", got["side"])
+	// A game that changes its params must not change the default the next game gets.
+	got["heaps"].([]any)[0] = 9
+	if again, _ := r.Params("options", nil); !reflect.DeepEqual(again["heaps"], []any{1, 2}) {
+		t.Errorf("got default heaps %v after a change to an earlier result, want [1 2]", again["heaps"])
 	}
 }
 
 func TestRegistryNew(t *testing.T) {
 	r := Default()
 	failing := Factory{Name: "broken", New: func(map[string]any) (Game, error) { return nil, errors.New("no board") }}
-	mislabelled := stubFactory("mislabelled") // builds a tic_tac_toe game
+	mislabelled := stubFactory("mislabelled", nil) // builds a tic_tac_toe game
 	for _, f := range []Factory{failing, mislabelled} {
 		if err := r.Register(f); err != nil {
 			t.Fatal(err)
@@ -196,7 +204,7 @@ func TestRegistryNew(t *testing.T) {
 		{"even_odd default", TypeEvenOdd, nil, TypeEvenOdd, 5, ""},
 		{"rps rounds", TypeRockPaperScissors, map[string]any{"rounds": 3.0}, TypeRockPaperScissors, 3, ""},
 		{"tic_tac_toe", TypeTicTacToe, nil, TypeTicTacToe, 0, ""},
-		{"bad params", TypeEvenOdd, map[string]any{"rounds": 0}, "", 0, "rounds: must be between 1 and 99 (got 0)"},
+		{"bad params", TypeEvenOdd, map[string]any{"rounds": 0}, "", 0, "rounds: must be >= 1, got 0"},
 		{"unknown type", "go", nil, "", 0, `unknown game type "go"`},
 		{"constructor error", "broken", nil, "", 0, "new broken: no board"},
 		{"type mismatch", "mislabelled", nil, "", 0, `new mislabelled: factory built a game of type "tic_tac_toe"`},
@@ -218,6 +226,44 @@ func TestRegistryNew(t *testing.T) {
 			}
 			if rg, ok := g.(roundsGame); ok && rg.rounds != tt.wantRounds {
 				t.Errorf("got %d rounds, want %d", rg.rounds, tt.wantRounds)
+			}
+		})
+	}
+}
+
+// TestBuiltinsRegister registers every built-in game on its own, so that a declaration
+// Register refuses (a default out of its bounds, say) fails here by name, not as a panic
+// in Default.
+func TestBuiltinsRegister(t *testing.T) {
+	for _, f := range builtinFactories() {
+		var r Registry
+		if err := r.Register(f); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+// TestBuiltinParamsSurviveTheWire checks that every built-in game's default params, sent
+// as JSON in a match assignment and decoded there, check to the same params and build
+// the game.
+func TestBuiltinParamsSurviveTheWire(t *testing.T) {
+	r := Default()
+	for _, gameType := range r.Types() {
+		t.Run(gameType, func(t *testing.T) {
+			params, err := r.Params(gameType, nil)
+			if err != nil {
+				t.Fatalf("defaults: %v", err)
+			}
+			var wire map[string]any
+			if err := json.Unmarshal([]byte(mustMarshal(t, params)), &wire); err != nil {
+				t.Fatal(err)
+			}
+			again, err := r.Params(gameType, wire)
+			if err != nil || !reflect.DeepEqual(again, params) {
+				t.Errorf("got %v, %v from the wire, want %v", again, err, params)
+			}
+			if _, err := r.New(gameType, wire); err != nil {
+				t.Errorf("New from the wire: %v", err)
 			}
 		})
 	}

@@ -26,10 +26,10 @@ var rockPaperScissorsRules = &roundRules{
 func rockPaperScissorsFactory() Factory {
 	return Factory{
 		Name: TypeRockPaperScissors,
-		Params: []ParamSpec{{
-			Name: "rounds", Kind: KindInt, Default: 5, Min: 1, Max: 999,
-			Doc: "best of this many throws; the match ends once the leader cannot be caught",
-		}},
+		Params: map[string]Param{
+			// Best of this many throws; the match ends once the leader cannot be caught.
+			"rounds": Int(1, 999).Default(5),
+		},
 		New: func(params map[string]any) (Game, error) {
 			return roundsGame{rules: rockPaperScissorsRules, rounds: params["rounds"].(int)}, nil
 		},

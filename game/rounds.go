@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -367,4 +368,13 @@ func (r *roundRules) checkRecord(rec RoundRecord) error {
 		return fmt.Errorf("result %q, want %q", rec.Result, want)
 	}
 	return nil
+}
+
+// quoteAll renders values as `"a", "b"` for an error message.
+func quoteAll(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = strconv.Quote(v)
+	}
+	return strings.Join(quoted, ", ")
 }
