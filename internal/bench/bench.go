@@ -276,7 +276,7 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 		return f, err
 	}
 	started := time.Now()
-	if _, err := admin.Call(ctx, ll.LMURL, ll.AdminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
+	if _, err := admin.StartLeague(ctx, ll.LMURL, ll.AdminToken); err != nil {
 		return f, fmt.Errorf("start league: %w", err)
 	}
 	if err := waitCompleted(ctx, ll.Procs, lw); err != nil {
