@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -41,16 +42,17 @@ var _ GameParams = (*game.Registry)(nil)
 // Config is the whole validated configuration. The fields hold the values as written in
 // YAML (milliseconds, seconds); the methods convert them to time.Duration.
 type Config struct {
-	League         League         `yaml:"league"`
-	Registration   Registration   `yaml:"registration"`
-	Scheduling     Scheduling     `yaml:"scheduling"`
-	Ranking        Ranking        `yaml:"ranking"`
-	LeagueTimeouts LeagueTimeouts `yaml:"timeouts"`
-	Retries        Retries        `yaml:"retries"`
-	RateLimits     RateLimits     `yaml:"rate_limits"`
-	Logging        Logging        `yaml:"logging"`
-	Database       Database       `yaml:"database"`
-	Referees       Referees       `yaml:"referees"`
+	League       League       `yaml:"league"`
+	Registration Registration `yaml:"registration"`
+	// Scheduling and Ranking are the league's format (see Format).
+	Scheduling     schedule.Scheduling `yaml:"scheduling"`
+	Ranking        schedule.Ranking    `yaml:"ranking"`
+	LeagueTimeouts LeagueTimeouts      `yaml:"timeouts"`
+	Retries        Retries             `yaml:"retries"`
+	RateLimits     RateLimits          `yaml:"rate_limits"`
+	Logging        Logging             `yaml:"logging"`
+	Database       Database            `yaml:"database"`
+	Referees       Referees            `yaml:"referees"`
 	// IllegalMovePolicy says what happens to a player whose move is illegal. The only
 	// value is protocol.PolicyLoss ("loss"): the mover loses the match.
 	IllegalMovePolicy string `yaml:"illegal_move_policy"`
@@ -88,59 +90,6 @@ type Registration struct {
 	MaxPlayers    int     `yaml:"max_players"`
 	MinReferees   int     `yaml:"min_referees"`
 	MaxReferees   int     `yaml:"max_referees"`
-}
-
-// Scheduling selects the format of the league and how its matches are scheduled.
-type Scheduling struct {
-	// Algorithm is "round_robin" (the default), "swiss", "knockout" or "gauntlet".
-	Algorithm string `yaml:"algorithm"`
-	// Cycles is 1 (single round robin) or 2 (double: every pair plays twice).
-	Cycles int `yaml:"cycles"`
-	// Rounds is the number of Swiss rounds; 0 plays ceil(log2(players)) rounds.
-	Rounds int `yaml:"rounds"`
-	// ByePoints is what a Swiss bye scores; unset (nil) scores the game's win points.
-	ByePoints *int `yaml:"bye_points"`
-	// BestOf is the number of games of each knockout pairing.
-	BestOf int `yaml:"best_of"`
-	// TieRule breaks a knockout pairing still level after BestOf games: "higher_seed",
-	// "coin_toss" or "sudden_death".
-	TieRule string `yaml:"tie_rule"`
-	// Seeding is a given ranking, best first, that seeds a knockout bracket or the Swiss
-	// pairing numbers; players not in it follow in an order drawn from the league seed.
-	Seeding []string `yaml:"seeding"`
-	// Candidates are the players who, in a gauntlet, each play every other player.
-	Candidates []string `yaml:"candidates"`
-	// GamesPerPair is how often a gauntlet candidate plays each other player.
-	GamesPerPair              int  `yaml:"games_per_pair"`
-	ConcurrentMatchesPerRound bool `yaml:"concurrent_matches_per_round"`
-	// OverlapRounds lets a match start as soon as its players' earlier matches are over
-	// and a referee is free, instead of waiting for the round's slowest match. Unset
-	// (nil) is on for the formats whose pairings are fixed in advance (round robin,
-	// gauntlet); Swiss and knockout pair from results and always keep the barrier.
-	OverlapRounds *bool `yaml:"overlap_rounds"`
-}
-
-// Overlap reports whether rounds overlap under these settings (see OverlapRounds).
-func (s Scheduling) Overlap() bool {
-	if !FixedPairings(s.Algorithm) {
-		return false
-	}
-	return s.OverlapRounds == nil || *s.OverlapRounds
-}
-
-// FixedPairings reports whether a format's pairings are all known before its first
-// game, so that its rounds may overlap.
-func FixedPairings(algorithm string) bool {
-	return algorithm == "round_robin" || algorithm == "gauntlet"
-}
-
-// Ranking says how the standings are ordered and rated.
-type Ranking struct {
-	// Tiebreaks, when set, replace wins and draws after points in the official order
-	// ("sonneborn_berger", "head_to_head"); player id stays last.
-	Tiebreaks []string `yaml:"tiebreaks"`
-	// RatingSamples is the number of bootstrap resamples behind the rating intervals.
-	RatingSamples int `yaml:"rating_samples"`
 }
 
 // LeagueTimeouts is the timeouts section of league.yaml, in milliseconds.
@@ -289,6 +238,7 @@ func (g *GameEntry) applyDefaults() { g.Scoring, g.Rules = defaultScoring, Rules
 
 // defaults returns a fresh Config holding the built-in values, params not normalized.
 func defaults() *Config {
+	format := schedule.Default()
 	return &Config{
 		League: League{
 			LeagueID: "league-2025-01",
@@ -297,9 +247,8 @@ func defaults() *Config {
 			Seed:     1,
 		},
 		Registration: Registration{WindowSeconds: 60, MinPlayers: 2, MaxPlayers: 100, MinReferees: 1, MaxReferees: 20},
-		Scheduling: Scheduling{Algorithm: "round_robin", Cycles: 1, BestOf: 1, TieRule: "higher_seed",
-			Seeding: []string{}, Candidates: []string{}, GamesPerPair: 2, ConcurrentMatchesPerRound: true},
-		Ranking: Ranking{Tiebreaks: []string{}, RatingSamples: 1000},
+		Scheduling:   format.Scheduling,
+		Ranking:      format.Ranking,
 		// The four timeouts both files may hold start unset; shareTimeouts fills them.
 		LeagueTimeouts: LeagueTimeouts{RegistrationResponseMS: unset, MatchJoinAckMS: unset, MoveResponseMS: unset, ResultReportMS: unset},
 		Retries:        Retries{MaxAttempts: 3, BackoffMS: 1000, MaxMatchAttempts: 3},
@@ -459,6 +408,11 @@ func Load(leaguePath string, games GameParams) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Format is the league's format as configured, before For resolves it for the players.
+func (c *Config) Format() schedule.Format {
+	return schedule.Format{Scheduling: c.Scheduling, Ranking: c.Ranking}
 }
 
 // Game returns the registry entry of gameType.

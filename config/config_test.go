@@ -449,20 +449,3 @@ func TestMaxMatchAttemptsBounds(t *testing.T) {
 		t.Fatalf("max_match_attempts 5: got %v, %+v", err, c)
 	}
 }
-
-func TestOverlapDefaults(t *testing.T) {
-	on, off := true, false
-	for _, c := range []struct {
-		algorithm string
-		set       *bool
-		want      bool
-	}{
-		{"round_robin", nil, true}, {"round_robin", &off, false}, {"round_robin", &on, true},
-		{"gauntlet", nil, true}, {"gauntlet", &off, false},
-		{"swiss", nil, false}, {"knockout", nil, false}, {"knockout", &off, false},
-	} {
-		if got := (Scheduling{Algorithm: c.algorithm, OverlapRounds: c.set}).Overlap(); got != c.want {
-			t.Errorf("%s with overlap_rounds %v: Overlap() = %v, want %v", c.algorithm, c.set, got, c.want)
-		}
-	}
-}

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -59,13 +59,9 @@ func (e *Error) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// idPattern is the shape of a league_id and of a game_type.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-
 // Bounds of the validated values.
 const (
 	maxWindowSeconds     = 86400
-	maxPlayers           = 1000
 	maxReferees          = 1000
 	maxTimeoutMS         = 600000
 	maxRetryAttempts     = 10
@@ -73,10 +69,6 @@ const (
 	maxRate              = 1e6
 	maxConcurrentMatches = 64
 	maxPoints            = 1000
-	maxSwissRounds       = 999
-	maxBestOf            = 99
-	maxGamesPerPair      = 100
-	maxRatingSamples     = 100000
 	maxNameLength        = 200
 	maxEscalationSteps   = 10
 	maxViolations        = 100
@@ -170,26 +162,6 @@ func (k *checker) oneOf(file, path, v string, allowed ...string) bool {
 	return true
 }
 
-// ids checks a list of player ids: each matches idPattern and none is repeated.
-func (k *checker) ids(file, path string, vs []string) {
-	if len(vs) > maxPlayers {
-		k.add(file, path, "must list at most %d players, got %d", maxPlayers, len(vs))
-		return
-	}
-	seen := map[string]int{}
-	for i, v := range vs {
-		p := index(path, i)
-		if !k.id(file, p, v) {
-			continue
-		}
-		if j, dup := seen[v]; dup {
-			k.add(file, p, "%q is already listed as %s", v, index(path, j))
-			continue
-		}
-		seen[v] = i
-	}
-}
-
 // text checks that v is non-empty and at most maxNameLength bytes long.
 func (k *checker) text(file, path, v string) {
 	switch {
@@ -200,10 +172,10 @@ func (k *checker) text(file, path, v string) {
 	}
 }
 
-// id checks that v matches idPattern and reports whether it does.
+// id checks that v matches schedule.IDPattern and reports whether it does.
 func (k *checker) id(file, path, v string) bool {
-	if !idPattern.MatchString(v) {
-		k.add(file, path, "must match %s, got %q", idPattern, v)
+	if !schedule.IDPattern.MatchString(v) {
+		k.add(file, path, "must match %s, got %q", schedule.IDPattern, v)
 		return false
 	}
 	return true
@@ -246,14 +218,14 @@ func (c *Config) checkLeague(k *checker) {
 
 	r := c.Registration
 	k.betweenFloat(f, "registration.window_seconds", r.WindowSeconds, 0, maxWindowSeconds)
-	if k.between(f, "registration.min_players", r.MinPlayers, 2, maxPlayers) {
-		k.atLeast(f, "registration.max_players", r.MaxPlayers, "min_players", r.MinPlayers, maxPlayers)
+	if k.between(f, "registration.min_players", r.MinPlayers, 2, schedule.MaxPlayers) {
+		k.atLeast(f, "registration.max_players", r.MaxPlayers, "min_players", r.MinPlayers, schedule.MaxPlayers)
 	}
 	if k.between(f, "registration.min_referees", r.MinReferees, 1, maxReferees) {
 		k.atLeast(f, "registration.max_referees", r.MaxReferees, "min_referees", r.MinReferees, maxReferees)
 	}
 
-	c.checkScheduling(k)
+	c.checkFormat(k)
 
 	t := c.LeagueTimeouts
 	for _, v := range []struct {
@@ -285,36 +257,15 @@ func (c *Config) checkLeague(k *checker) {
 	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, protocol.PolicyLoss)
 }
 
-// checkScheduling checks the scheduling and ranking sections of league.yaml.
-func (c *Config) checkScheduling(k *checker) {
-	f, s := c.Sources.League, c.Scheduling
-	k.oneOf(f, "scheduling.algorithm", s.Algorithm, "round_robin", "swiss", "knockout", "gauntlet")
-	k.between(f, "scheduling.cycles", s.Cycles, 1, 2)
-	k.between(f, "scheduling.rounds", s.Rounds, 0, maxSwissRounds)
-	if s.ByePoints != nil {
-		k.between(f, "scheduling.bye_points", *s.ByePoints, 0, maxPoints)
-	}
-	k.between(f, "scheduling.best_of", s.BestOf, 1, maxBestOf)
-	k.oneOf(f, "scheduling.tie_rule", s.TieRule, "higher_seed", "coin_toss", "sudden_death")
-	k.ids(f, "scheduling.seeding", s.Seeding)
-	k.ids(f, "scheduling.candidates", s.Candidates)
-	if s.Algorithm == "gauntlet" && len(s.Candidates) == 0 {
-		k.add(f, "scheduling.candidates", "a gauntlet needs at least one candidate")
-	}
-	k.between(f, "scheduling.games_per_pair", s.GamesPerPair, 1, maxGamesPerPair)
-	if s.OverlapRounds != nil && *s.OverlapRounds && !FixedPairings(s.Algorithm) {
-		k.add(f, "scheduling.overlap_rounds", "%s pairs each round from the results before it, so its rounds cannot overlap", s.Algorithm)
-	}
-
-	seen := map[string]bool{}
-	for i, tb := range c.Ranking.Tiebreaks {
-		p := index("ranking.tiebreaks", i)
-		if k.oneOf(f, p, tb, "sonneborn_berger", "head_to_head") && seen[tb] {
-			k.add(f, p, "%q is listed twice", tb)
+// checkFormat adds the problems of the league's format (schedule.Format.Validate, the
+// one judge of a format) at their league.yaml paths.
+func (c *Config) checkFormat(k *checker) {
+	var inv *schedule.Invalid
+	if errors.As(c.Format().Validate(), &inv) {
+		for _, p := range inv.Problems {
+			k.add(c.Sources.League, p.Path, "%s", p.Message)
 		}
-		seen[tb] = true
 	}
-	k.between(f, "ranking.rating_samples", c.Ranking.RatingSamples, 1, maxRatingSamples)
 }
 
 // checkGames checks game_registry.yaml, each builtin game's params against the schema

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/league/schedule"
 )
 
 // games2 is a game registry of tic_tac_toe and, as games[1], the flow mapping entry.
@@ -127,6 +129,8 @@ func TestLoadRejects(t *testing.T) {
 				`league.yaml: scheduling.tie_rule: must be one of "higher_seed", "coin_toss", "sudden_death", got "replay"`,
 				"league.yaml: scheduling.games_per_pair: must be between 1 and 100, got 0",
 			}},
+		{"too many swiss rounds", LeagueFile, "scheduling: {algorithm: swiss, rounds: 1000}\n",
+			[]string{"league.yaml: scheduling.rounds: must be between 0 and 999, got 1000"}},
 		{"bad player lists", LeagueFile, "scheduling: {seeding: [p1, \"no way\", p1], candidates: [p2, \"p 2\"]}\n",
 			[]string{
 				`league.yaml: scheduling.seeding[1]: must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$, got "no way"`,
@@ -331,6 +335,38 @@ func TestValidateAfterOverride(t *testing.T) {
 			err := c.Validate()
 			if got := errorText(err); got != tt.want {
 				t.Errorf("Validate() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// The league's format is judged by schedule.Format.Validate alone: every problem it
+// finds is reported at its path in league.yaml, and nothing else about the format is.
+func TestFormatProblemsAreTheFormatsOwn(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		override func(c *Config)
+	}{
+		{"bad algorithm", func(c *Config) { c.Scheduling.Algorithm = "ladder" }},
+		{"rounds out of range", func(c *Config) { c.Scheduling.Algorithm, c.Scheduling.Rounds = "swiss", 1000 }},
+		{"unknown tiebreak", func(c *Config) { c.Ranking.Tiebreaks = []string{"sonneborn_berger", "buchholz"} }},
+		{"many at once", func(c *Config) {
+			c.Scheduling.Cycles, c.Scheduling.Seeding, c.Ranking.RatingSamples = 3, []string{"p1", "p1"}, 0
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustDefault(t, newFakeGames())
+			tt.override(c)
+			var inv *schedule.Invalid
+			if !errors.As(c.Format().Validate(), &inv) {
+				t.Fatal("the format is valid")
+			}
+			var want []string
+			for _, p := range inv.Problems {
+				want = append(want, LeagueFile+": "+p.Path+": "+p.Message)
+			}
+			if got := errorText(c.Validate()); got != strings.Join(want, "\n") {
+				t.Errorf("Validate() = %q, want the format's problems %q", got, want)
 			}
 		})
 	}

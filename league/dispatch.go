@@ -48,13 +48,8 @@ func (e *engine) dispatch() {
 	}
 }
 
-// overlap reports whether the league's rounds overlap (config.Scheduling.Overlap) under
-// the format it was scheduled with.
-func (e *engine) overlap() bool {
-	s := e.cfg.Scheduling
-	s.Algorithm = e.format.Algorithm
-	return s.Overlap()
-}
+// overlap reports whether the league's rounds overlap (schedule.Format.Overlap).
+func (e *engine) overlap() bool { return e.format.Overlap() }
 
 // assign records the assignment and sends it in the background.
 func (e *engine) assign(mt *match, ref *agent) error {

@@ -46,7 +46,7 @@ type engine struct {
 	agents        roster
 	fx            fixtures
 	// format is fixed when registration closes (read back on a restart).
-	format store.Format
+	format schedule.Format
 	stats  statsBook
 	alarm  alarm
 	stop   shutdownState
@@ -126,16 +126,9 @@ func (e *engine) load() error {
 	if err != nil {
 		return err
 	}
-	f, found, err := storedFormat(e.store, e.cfg)
+	f, err := e.loadFormat(len(rounds) > 0)
 	if err != nil {
 		return err
-	}
-	if !found {
-		f = formatFor(e.cfg, len(e.agents.players), e.scoring)
-		if len(rounds) > 0 {
-			// A database from before formats: a round robin, ranked the seed's way.
-			f.Algorithm, f.Tiebreaks = schedule.RoundRobin, nil
-		}
 	}
 	e.format = f
 	if err := e.fx.load(rounds, e.agents.playerIDs(), e.state == StateCompleted, f.Tiebreaks); err != nil {
@@ -156,6 +149,30 @@ func (e *engine) load() error {
 		e.outage.auditSeen = -1
 	}
 	return nil
+}
+
+// loadFormat is the league's format: the stored one, which a configuration of another
+// algorithm may not change, else the configured one for the players registered so far.
+// What the store does not keep of a format (how rounds overlap) comes from the
+// configuration. A database from before formats (scheduled without a stored format)
+// holds a round robin ranked the seed's way.
+func (e *engine) loadFormat(scheduled bool) (schedule.Format, error) {
+	f, found, err := e.store.Format()
+	if err != nil {
+		return schedule.Format{}, err
+	}
+	if !found {
+		f = e.cfg.Format().For(len(e.agents.players), e.scoring.Win)
+		if scheduled {
+			f.Algorithm, f.Tiebreaks = schedule.RoundRobin, nil
+		}
+		return f, nil
+	}
+	if f.Algorithm != e.cfg.Scheduling.Algorithm {
+		return schedule.Format{}, fmt.Errorf("the league in the database is a %s, config says %s: a league keeps the format it started with", f.Algorithm, e.cfg.Scheduling.Algorithm)
+	}
+	f.OverlapRounds = e.cfg.Scheduling.OverlapRounds
+	return f, nil
 }
 
 // start resumes the league (Manager.Start). A League Manager whose storage fails comes

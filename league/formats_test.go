@@ -61,12 +61,12 @@ func TestSwissRoundsArePairedFromResults(t *testing.T) {
 	if got := h.storedRounds(); len(got) != 1 {
 		t.Fatalf("rounds stored at the start: %v, want round 1 only", got)
 	}
-	var f store.Format
+	var f schedule.Format
 	h.m.mu.Lock()
 	f = h.m.e.format
 	bye := h.m.e.fx.rounds[0].bye
 	h.m.mu.Unlock()
-	if f.Algorithm != schedule.Swiss || f.Rounds != 3 || f.ByePoints != 2 || bye == "" {
+	if f.Algorithm != schedule.Swiss || f.Rounds != 3 || f.ByeScore() != 2 || bye == "" {
 		t.Fatalf("format %+v, bye %q", f, bye)
 	}
 	if rows, _ := h.store.Standings(); rows[0].PlayerID != bye || rows[0].Points != 2 || rows[0].MatchesPlayed != 0 {

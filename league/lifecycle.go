@@ -61,15 +61,15 @@ func (e *engine) maybeCloseRegistration(why string) error {
 // registered so far (a gauntlet candidate who has not registered), or nil.
 func (e *engine) schedulable() error {
 	ids := e.agents.playerIDs()
-	return formatFor(e.cfg, len(ids), e.scoring).Validate(ids)
+	return e.cfg.Format().For(len(ids), e.scoring.Win).Schedulable(ids)
 }
 
 // closeRegistration fixes the format, stores the rounds it decides at once (all of a
 // round robin or gauntlet, the first of a Swiss or knockout), then activates round 1.
 func (e *engine) closeRegistration(why string) error {
 	ids := e.agents.playerIDs()
-	f := formatFor(e.cfg, len(ids), e.scoring)
-	next, err := schedule.Next(f.Format, ids, e.cfg.League.Seed, nil)
+	f := e.cfg.Format().For(len(ids), e.scoring.Win)
+	next, err := schedule.Next(f, ids, e.cfg.League.Seed, nil)
 	if err != nil {
 		return fmt.Errorf("build schedule: %w", err)
 	}
@@ -153,7 +153,7 @@ func (e *engine) completeRounds() error {
 			adv.Done = &store.Snapshot{RoundID: done.id, Rows: settled.Rows()}
 		}
 		if next == len(e.fx.rounds) && done != nil {
-			more, err := schedule.Next(e.format.Format, e.agents.playerIDs(), e.cfg.League.Seed, e.fx.played())
+			more, err := schedule.Next(e.format, e.agents.playerIDs(), e.cfg.League.Seed, e.fx.played())
 			if err != nil {
 				return fmt.Errorf("pair round %d: %w", next+1, err)
 			}

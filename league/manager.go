@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/schedule"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
@@ -46,8 +47,8 @@ type Storage interface {
 	AddAgent(leagueID string, a store.Agent, firstPlayer bool) error
 	SetAgentStatus(kind, id, status string) error
 	ChangeAgent(c store.AgentChange) error
-	SaveSchedule(leagueID, status, gameType, at string, format store.Format, rounds []store.Round) error
-	Format() (store.Format, bool, error)
+	SaveSchedule(leagueID, status, gameType, at string, format schedule.Format, rounds []store.Round) error
+	Format() (schedule.Format, bool, error)
 	Schedule() ([]store.Round, error)
 	AdvanceRound(a store.Advance) error
 	Snapshot(roundID string) ([]protocol.StandingsRow, string, bool, error)

@@ -70,7 +70,7 @@ func (e *engine) reconcileAudit(rounds []store.Round) error {
 	have := len(logged.Rounds)
 	if have == 0 && len(rounds) > 0 {
 		ids := e.agents.playerIDs()
-		first, err := schedule.Next(e.format.Format, ids, e.cfg.League.Seed, nil)
+		first, err := schedule.Next(e.format, ids, e.cfg.League.Seed, nil)
 		if err != nil || len(first) > len(rounds) {
 			e.log.Error().Err(err).Msg("the schedule missing from the audit log cannot be rebuilt")
 			return nil

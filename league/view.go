@@ -88,7 +88,7 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 	}
 	players := e.agents.playerIDs()
 	if e.format.Algorithm == schedule.Knockout && len(e.fx.rounds) > 0 {
-		b, err := schedule.Bracket(e.format.Format, players, e.cfg.League.Seed, e.fx.played())
+		b, err := schedule.Bracket(e.format, players, e.cfg.League.Seed, e.fx.played())
 		if err != nil {
 			return web.LeagueView{}, ratingsInput{}, fmt.Errorf("league view: bracket: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/ratings"
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
@@ -40,7 +41,7 @@ type League struct {
 	// MoveResponseMS is the deadline of each move, from the same configuration.
 	MoveResponseMS int `json:"move_response_ms"`
 	// Format is how the league is played and ranked (absent before its schedule).
-	Format *store.Format `json:"format,omitempty"`
+	Format *schedule.Format `json:"format,omitempty"`
 }
 
 // Result is one match and its result (empty outcome for a match without one).

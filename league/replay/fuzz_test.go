@@ -14,13 +14,12 @@ import (
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
-	"github.com/agentleague/agentleague/league/store"
 )
 
 // smallLeague is the log of a whole tic-tac-toe league of players in format, every
 // match won by its first mover, as short as a League Manager could write it (chained):
 // a seed the fuzzer can change into every kind of line the rebuild reads.
-func smallLeague(tb testing.TB, format store.Format, players ...string) []byte {
+func smallLeague(tb testing.TB, format schedule.Format, players ...string) []byte {
 	tb.Helper()
 	var out bytes.Buffer
 	prev := ""
@@ -53,8 +52,8 @@ func smallLeague(tb testing.TB, format store.Format, players ...string) []byte {
 	}
 	logged := func(r schedule.Round) Round {
 		lr := Round{ID: r.ID, Number: r.Number, Cycle: r.Cycle, Bye: r.Bye}
-		if r.Bye != "" && format.Algorithm == schedule.Swiss {
-			lr.ByePoints = format.ByePoints
+		if r.Bye != "" {
+			lr.ByePoints = format.ByeScore()
 		}
 		for _, m := range r.Matches {
 			lr.Matches = append(lr.Matches, Match{ID: m.ID, Players: m.Players, Seed: m.Seed})
@@ -66,7 +65,7 @@ func smallLeague(tb testing.TB, format store.Format, players ...string) []byte {
 		exchange("REGISTER_PLAYER_REQUEST", "player:"+p, "", map[string]any{"player_id": p}, "REGISTER_PLAYER_RESPONSE")
 	}
 	const seed = 1
-	rounds, err := schedule.Next(format.Format, players, seed, nil)
+	rounds, err := schedule.Next(format, players, seed, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func smallLeague(tb testing.TB, format store.Format, players ...string) []byte {
 			}
 			played = append(played, p)
 		}
-		if rounds, err = schedule.Next(format.Format, players, seed, played); err != nil {
+		if rounds, err = schedule.Next(format, players, seed, played); err != nil {
 			tb.Fatal(err)
 		}
 		for _, r := range rounds {
@@ -104,9 +103,19 @@ func smallLeague(tb testing.TB, format store.Format, players ...string) []byte {
 }
 
 var (
-	roundRobin = store.Format{Format: schedule.Format{Algorithm: schedule.RoundRobin, Cycles: 1}, RatingSamples: 20}
-	swiss      = store.Format{Format: schedule.Format{Algorithm: schedule.Swiss, Rounds: 2, ByePoints: 3}, Tiebreaks: []string{standings.SonnebornBerger, standings.HeadToHead}, RatingSamples: 20}
+	roundRobin = changedFormat(func(f *schedule.Format) { f.RatingSamples = 20 })
+	swiss      = changedFormat(func(f *schedule.Format) {
+		f.Algorithm, f.Rounds, f.ByePoints = schedule.Swiss, 2, new(3)
+		f.Tiebreaks, f.RatingSamples = []string{standings.SonnebornBerger, standings.HeadToHead}, 20
+	})
 )
+
+// changedFormat is the default format changed by set.
+func changedFormat(set func(f *schedule.Format)) schedule.Format {
+	f := schedule.Default()
+	set(&f)
+	return f
+}
 
 // The seeds of FuzzLog are leagues that replay and verify.
 func TestSmallLeaguesVerify(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/schedule"
 )
 
 // withSchedule returns the small round robin's log with its SCHEDULE body changed by
@@ -56,7 +57,7 @@ func scheduleLine(entries []audit.Entry) int {
 // rates without end, and every error of the rebuild and of the checks after it names a
 // line (found by FuzzLog: a schedule of no players failed CheckPairings with no line).
 func TestHostileSchedulesAreFoundAtTheirLine(t *testing.T) {
-	players := make([]any, maxPlayers+1)
+	players := make([]any, schedule.MaxPlayers+1)
 	for i := range players {
 		players[i] = fmt.Sprintf("p%d", i)
 	}
@@ -67,10 +68,10 @@ func TestHostileSchedulesAreFoundAtTheirLine(t *testing.T) {
 		check func(l *League) error
 		want  string
 	}{
-		{"rating samples beyond the configuration's", func(b map[string]any) { b["format"].(map[string]any)["rating_samples"] = 1 << 40 }, nil, "rating_samples 1099511627776 is more than a League Manager takes (100000)"},
-		{"swiss rounds beyond", func(b map[string]any) { b["format"].(map[string]any)["rounds"] = 1000 }, nil, "rounds 1000 is more than"},
-		{"best of beyond", func(b map[string]any) { b["format"].(map[string]any)["best_of"] = 1 << 30 }, nil, "best_of 1073741824 is more than"},
-		{"games per pair beyond", func(b map[string]any) { b["format"].(map[string]any)["games_per_pair"] = 101 }, nil, "games_per_pair 101 is more than"},
+		{"rating samples beyond the configuration's", func(b map[string]any) { b["format"].(map[string]any)["rating_samples"] = 1 << 40 }, nil, "ranking.rating_samples: must be between 1 and 100000, got 1099511627776"},
+		{"swiss rounds beyond", func(b map[string]any) { b["format"].(map[string]any)["rounds"] = 1000 }, nil, "scheduling.rounds: must be between 0 and 999, got 1000"},
+		{"best of beyond", func(b map[string]any) { b["format"].(map[string]any)["best_of"] = 1 << 30 }, nil, "scheduling.best_of: must be between 1 and 99, got 1073741824"},
+		{"games per pair beyond", func(b map[string]any) { b["format"].(map[string]any)["games_per_pair"] = 101 }, nil, "scheduling.games_per_pair: must be between 1 and 100, got 101"},
 		{"players beyond", func(b map[string]any) { b["players"] = players }, nil, "the schedule lists 1001 players, more than a League Manager takes (1000)"},
 		{"a scheduled player not registered", func(b map[string]any) {
 			b["players"] = []any{"p1", "p2", "p9"}

@@ -20,7 +20,7 @@ func (l *League) CheckPairings() (int, error) {
 		if k > 0 && !l.RoundComplete(k-1) {
 			return k, &audit.LineError{Line: l.Rounds[k].Line, Msg: fmt.Sprintf("round %s was paired before round %s was complete", l.Rounds[k].ID, l.Rounds[k-1].ID)}
 		}
-		next, err := schedule.Next(l.Format.Format, l.SchedulePlayers, l.Seed, l.played(k))
+		next, err := schedule.Next(l.Format, l.SchedulePlayers, l.Seed, l.played(k))
 		if err != nil {
 			return k, &audit.LineError{Line: l.Rounds[k].Line, Msg: fmt.Sprintf("round %s cannot be paired again: %v", l.Rounds[k].ID, err)}
 		}
@@ -49,8 +49,8 @@ func (l *League) sameRound(got Round, want schedule.Round) error {
 		return fmt.Errorf("round %s: bye %q is logged, the format gives it to %q", got.ID, got.Bye, want.Bye)
 	}
 	wantPoints := 0
-	if want.Bye != "" && l.Format.Algorithm == schedule.Swiss {
-		wantPoints = l.Format.ByePoints
+	if want.Bye != "" {
+		wantPoints = l.Format.ByeScore()
 	}
 	if got.ByePoints != wantPoints {
 		return fmt.Errorf("round %s: the bye scores %d in the log, %d by the format", got.ID, got.ByePoints, wantPoints)

@@ -35,7 +35,7 @@ type League struct {
 	Recoveries      []int                       // lines of audit.EventAuditRecovery records
 	// Format is the one the schedule names; a log from before formats holds a round
 	// robin ranked the seed's way (Cycles from its rounds).
-	Format     store.Format
+	Format     schedule.Format
 	matchRound map[string]int
 }
 
@@ -78,12 +78,12 @@ type event struct {
 }
 
 type scheduleNote struct {
-	LeagueID string        `json:"league_id"`
-	GameType string        `json:"game_type"`
-	Seed     int64         `json:"seed"`
-	Players  []string      `json:"players"`
-	Format   *store.Format `json:"format"`
-	Rounds   []Round       `json:"rounds"`
+	LeagueID string           `json:"league_id"`
+	GameType string           `json:"game_type"`
+	Seed     int64            `json:"seed"`
+	Players  []string         `json:"players"`
+	Format   *schedule.Format `json:"format"`
+	Rounds   []Round          `json:"rounds"`
 }
 
 // Rebuild reconstructs the league from the log alone: registrations, the schedule and
@@ -222,19 +222,16 @@ func (l *League) applyEvent(e *audit.Entry) error {
 			return &audit.LineError{Line: e.Line, Msg: "a second schedule"}
 		}
 		l.LeagueID, l.GameType, l.Seed, l.SchedulePlayers = s.LeagueID, s.GameType, s.Seed, s.Players
-		if len(s.Players) > maxPlayers {
-			return &audit.LineError{Line: e.Line, Msg: fmt.Sprintf("the schedule lists %d players, more than a League Manager takes (%d)", len(s.Players), maxPlayers)}
+		if len(s.Players) > schedule.MaxPlayers {
+			return &audit.LineError{Line: e.Line, Msg: fmt.Sprintf("the schedule lists %d players, more than a League Manager takes (%d)", len(s.Players), schedule.MaxPlayers)}
 		}
 		if s.Format != nil {
-			if err := s.Format.Check(); err != nil {
-				return &audit.LineError{Line: e.Line, Msg: "schedule format: " + err.Error()}
-			}
-			if err := bounded(s.Format); err != nil {
+			if err := s.Format.Validate(); err != nil {
 				return &audit.LineError{Line: e.Line, Msg: "schedule format: " + err.Error()}
 			}
 			l.Format = *s.Format
 		} else {
-			l.Format = store.Format{Format: schedule.Format{Algorithm: schedule.RoundRobin, Cycles: 1}}
+			l.Format = schedule.Default()
 			for _, r := range s.Rounds {
 				l.Format.Cycles = max(l.Format.Cycles, r.Cycle)
 			}
@@ -283,34 +280,6 @@ func (l *League) applyEvent(e *audit.Entry) error {
 		}
 		if _, ok := l.Abandoned[a.MatchID]; !ok {
 			l.Abandoned[a.MatchID] = e.Line
-		}
-	}
-	return nil
-}
-
-// The bounds a League Manager's configuration keeps a league within (package config), so
-// that a log beyond them cannot make a replay pair or rate without end.
-const (
-	maxPlayers       = 1000
-	maxSwissRounds   = 999
-	maxBestOf        = 99
-	maxGamesPerPair  = 100
-	maxRatingSamples = 100000
-)
-
-// bounded refuses a format beyond what a League Manager takes.
-func bounded(f *store.Format) error {
-	for _, b := range []struct {
-		name     string
-		got, max int
-	}{
-		{"rounds", f.Rounds, maxSwissRounds},
-		{"best_of", f.BestOf, maxBestOf},
-		{"games_per_pair", f.GamesPerPair, maxGamesPerPair},
-		{"rating_samples", f.RatingSamples, maxRatingSamples},
-	} {
-		if b.got > b.max {
-			return fmt.Errorf("%s %d is more than a League Manager takes (%d)", b.name, b.got, b.max)
 		}
 	}
 	return nil

@@ -5,8 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
+	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentleague/agentleague/league/standings"
 )
 
 // Algorithms: the values of scheduling.algorithm.
@@ -32,29 +36,240 @@ const (
 	TieSuddenDeath = "sudden_death"
 )
 
-// Format is the scheduling section of league.yaml. Fields that do not belong to the
-// chosen algorithm are ignored.
+// MaxPlayers is the most players a league schedules, and so the most ids a list of the
+// format (seeding, candidates) may hold.
+const MaxPlayers = 1000
+
+// Bounds of the format's numbers.
+const (
+	maxSwissRounds   = 999
+	maxByePoints     = 1000
+	maxBestOf        = 99
+	maxGamesPerPair  = 100
+	maxRatingSamples = 100000
+)
+
+// IDPattern is the shape of a player id: defs.json's id, which league and referee ids
+// share.
+var IDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// Format is how a league is played and ranked: the scheduling and ranking sections of
+// league.yaml. It is fixed when registration closes (For resolves it for the players,
+// and it is stored with the schedule and in the audit log's SCHEDULE event), so a
+// restart, an export and a replay all use the one the league started with. Its JSON is
+// the stored form: one flat object.
 type Format struct {
+	Scheduling
+	Ranking
+}
+
+// Scheduling is league.yaml's scheduling section: who meets whom, and when.
+type Scheduling struct {
 	// Algorithm is RoundRobin, Swiss, Knockout or Gauntlet.
-	Algorithm string `json:"algorithm"`
-	// Cycles is, for round robin, 1 or 2.
-	Cycles int `json:"cycles"`
-	// Rounds is, for swiss, the number of rounds to play (>= 1).
-	Rounds int `json:"rounds"`
-	// ByePoints is, for swiss, what a bye scores (>= 0).
-	ByePoints int `json:"bye_points"`
-	// BestOf is, for knockout, the number of games per pairing (>= 1).
-	BestOf int `json:"best_of"`
-	// TieRule is, for knockout, how a pairing still level after BestOf games is decided.
-	TieRule string `json:"tie_rule"`
+	Algorithm string `json:"algorithm" yaml:"algorithm"`
+	// Cycles is, for round robin, 1 or 2 (every pair meets twice).
+	Cycles int `json:"cycles" yaml:"cycles"`
+	// Rounds is, for swiss, the number of rounds to play; 0 plays ceil(log2(players))
+	// rounds (For resolves it).
+	Rounds int `json:"rounds" yaml:"rounds"`
+	// ByePoints is what a Swiss bye scores; unset (nil) scores the game's win points
+	// (For resolves it).
+	ByePoints *int `json:"bye_points" yaml:"bye_points"`
+	// BestOf is, for knockout, the number of games per pairing.
+	BestOf int `json:"best_of" yaml:"best_of"`
+	// TieRule is, for knockout, how a pairing still level after BestOf games is decided:
+	// TieHigherSeed, TieCoinToss or TieSuddenDeath.
+	TieRule string `json:"tie_rule" yaml:"tie_rule"`
 	// Seeding is, for knockout and swiss, a given ranking, best first. It may be empty or
 	// partial: players not in it follow in an order drawn from the league seed (never in
 	// registration order). Ids that are not registered players are ignored.
-	Seeding []string `json:"seeding"`
-	// Candidates are, for gauntlet, the players who play everybody (>= 1, each registered).
-	Candidates []string `json:"candidates"`
-	// GamesPerPair is, for gauntlet, how often a candidate meets each other player (>= 1).
-	GamesPerPair int `json:"games_per_pair"`
+	Seeding []string `json:"seeding" yaml:"seeding"`
+	// Candidates are, for gauntlet, the players who play everybody (each registered).
+	Candidates []string `json:"candidates" yaml:"candidates"`
+	// GamesPerPair is, for gauntlet, how often a candidate meets each other player.
+	GamesPerPair int `json:"games_per_pair" yaml:"games_per_pair"`
+	// ConcurrentMatchesPerRound is the seed's key; the matches of a round always run at
+	// once, as far as the referees' capacity goes. It is not stored.
+	ConcurrentMatchesPerRound bool `json:"-" yaml:"concurrent_matches_per_round"`
+	// OverlapRounds lets a match start as soon as its players' earlier matches are over
+	// and a referee is free, instead of waiting for the round's slowest match (see
+	// Overlap). It says how a League Manager runs the rounds, not what they are, so it is
+	// not stored: a restart takes it from the configuration.
+	OverlapRounds *bool `json:"-" yaml:"overlap_rounds"`
+}
+
+// Ranking is league.yaml's ranking section: how the standings are ordered and rated.
+type Ranking struct {
+	// Tiebreaks, when set, replace wins and draws after points in the official order
+	// (any of standings.Tiebreaks); player id stays last.
+	Tiebreaks []string `json:"tiebreaks" yaml:"tiebreaks"`
+	// RatingSamples is the number of bootstrap resamples behind the rating intervals.
+	RatingSamples int `json:"rating_samples" yaml:"rating_samples"`
+}
+
+// Default is the format of a league.yaml that sets none: a single round robin, ranked
+// by points, wins and draws.
+func Default() Format {
+	return Format{
+		Scheduling: Scheduling{Algorithm: RoundRobin, Cycles: 1, BestOf: 1, TieRule: TieHigherSeed,
+			Seeding: []string{}, Candidates: []string{}, GamesPerPair: 2, ConcurrentMatchesPerRound: true},
+		Ranking: Ranking{Tiebreaks: []string{}, RatingSamples: 1000},
+	}
+}
+
+// For is f as a league of players whose game scores winPoints for a win plays it: Swiss
+// rounds 0 become ceil(log2(players)) and an unset bye scores winPoints.
+func (f Format) For(players, winPoints int) Format {
+	if f.ByePoints == nil {
+		f.ByePoints = &winPoints
+	}
+	if f.Algorithm == Swiss && f.Rounds == 0 {
+		f.Rounds = max(1, bits.Len(uint(players-1)))
+	}
+	return f
+}
+
+// ByeScore is what a bye scores: ByePoints in a Swiss, nothing in the other formats,
+// whose byes only fill an odd round.
+func (f Format) ByeScore() int {
+	if f.Algorithm != Swiss || f.ByePoints == nil {
+		return 0
+	}
+	return *f.ByePoints
+}
+
+// Overlap reports whether rounds overlap: OverlapRounds (unset is on) for the formats
+// whose pairings are all known before the first game; Swiss and knockout pair each
+// round from the results before it, so they always wait for the round to end.
+func (f Format) Overlap() bool {
+	return f.fixedPairings() && (f.OverlapRounds == nil || *f.OverlapRounds)
+}
+
+// fixedPairings reports whether every pairing is known before the first game.
+func (f Format) fixedPairings() bool { return f.Algorithm == RoundRobin || f.Algorithm == Gauntlet }
+
+// Problem is one rule a Format breaks: the path of its field as league.yaml spells it
+// ("scheduling.rounds", "ranking.tiebreaks[1]") and what is wrong there.
+type Problem struct {
+	Path, Message string
+}
+
+// Invalid is the error of a Format that breaks rules: every Problem, in field order.
+type Invalid struct {
+	Problems []Problem
+}
+
+func (e *Invalid) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.Path + ": " + p.Message
+	}
+	return strings.Join(lines, "; ")
+}
+
+// Validate returns nil, or an *Invalid listing every rule f breaks. Every field is
+// checked whatever the algorithm, so that a mistake in a field of another format is not
+// silently carried along. Configuration checks, the store, replay and the scheduler
+// (through Schedulable) all judge a format by it.
+func (f Format) Validate() error {
+	var v validation
+	v.oneOf("scheduling.algorithm", f.Algorithm, RoundRobin, Swiss, Knockout, Gauntlet)
+	v.between("scheduling.cycles", f.Cycles, 1, 2)
+	v.between("scheduling.rounds", f.Rounds, 0, maxSwissRounds)
+	if f.ByePoints != nil {
+		v.between("scheduling.bye_points", *f.ByePoints, 0, maxByePoints)
+	}
+	v.between("scheduling.best_of", f.BestOf, 1, maxBestOf)
+	v.oneOf("scheduling.tie_rule", f.TieRule, TieHigherSeed, TieCoinToss, TieSuddenDeath)
+	v.ids("scheduling.seeding", f.Seeding)
+	v.ids("scheduling.candidates", f.Candidates)
+	if f.Algorithm == Gauntlet && len(f.Candidates) == 0 {
+		v.add("scheduling.candidates", "a gauntlet needs at least one candidate")
+	}
+	v.between("scheduling.games_per_pair", f.GamesPerPair, 1, maxGamesPerPair)
+	if f.OverlapRounds != nil && *f.OverlapRounds && !f.fixedPairings() {
+		v.add("scheduling.overlap_rounds", "%s pairs each round from the results before it, so its rounds cannot overlap", f.Algorithm)
+	}
+	for i, tb := range f.Tiebreaks {
+		p := fmt.Sprintf("ranking.tiebreaks[%d]", i)
+		if v.oneOf(p, tb, standings.Tiebreaks...) && slices.Contains(f.Tiebreaks[:i], tb) {
+			v.add(p, "%q is listed twice", tb)
+		}
+	}
+	v.between("ranking.rating_samples", f.RatingSamples, 1, maxRatingSamples)
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &Invalid{Problems: v.problems}
+}
+
+// Schedulable reports why f cannot be scheduled for players, or nil: the rules f breaks
+// (Validate), a Swiss not resolved by For, players that are not a roster (fewer than 2,
+// an empty id, one twice) and gauntlet candidates who are not among them.
+func (f Format) Schedulable(players []string) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	if f.Algorithm == Swiss && (f.Rounds < 1 || f.ByePoints == nil) {
+		return errors.New("a swiss format is scheduled with its rounds and bye_points set (Format.For)")
+	}
+	if err := validatePlayers(players); err != nil {
+		return err
+	}
+	if f.Algorithm == Gauntlet {
+		for i, c := range f.Candidates {
+			if !slices.Contains(players, c) {
+				return &Invalid{Problems: []Problem{{Path: fmt.Sprintf("scheduling.candidates[%d]", i), Message: fmt.Sprintf("%q is not a registered player", c)}}}
+			}
+		}
+	}
+	return nil
+}
+
+// validation collects the problems of a Format.
+type validation struct {
+	problems []Problem
+}
+
+func (v *validation) add(path, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// between checks lo <= n <= hi.
+func (v *validation) between(path string, n, lo, hi int) {
+	if n < lo || n > hi {
+		v.add(path, "must be between %d and %d, got %d", lo, hi, n)
+	}
+}
+
+// oneOf checks that s is one of allowed and reports whether it is.
+func (v *validation) oneOf(path, s string, allowed ...string) bool {
+	if slices.Contains(allowed, s) {
+		return true
+	}
+	quoted := make([]string, len(allowed))
+	for i, a := range allowed {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	v.add(path, "must be one of %s, got %q", strings.Join(quoted, ", "), s)
+	return false
+}
+
+// ids checks a list of player ids: at most MaxPlayers, each of IDPattern, none twice.
+func (v *validation) ids(path string, ids []string) {
+	if len(ids) > MaxPlayers {
+		v.add(path, "must list at most %d players, got %d", MaxPlayers, len(ids))
+		return
+	}
+	for i, id := range ids {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch j := slices.Index(ids[:i], id); {
+		case !IDPattern.MatchString(id):
+			v.add(p, "must match %s, got %q", IDPattern, id)
+		case j >= 0:
+			v.add(p, "%q is already listed as %s[%d]", id, path, j)
+		}
+	}
 }
 
 // Result is what a stored match came to: each player's outcome ("win", "loss" or "draw")
@@ -81,7 +296,7 @@ type Played struct {
 // 2, duplicates, an empty id, a candidate who is not a player) and on played rounds that
 // are not numbered 1, 2, ... or do not follow the format.
 func Next(f Format, players []string, leagueSeed int64, played []Played) ([]Round, error) {
-	if err := f.Validate(players); err != nil {
+	if err := f.Schedulable(players); err != nil {
 		return nil, err
 	}
 	for i, p := range played {
@@ -117,63 +332,6 @@ func Next(f Format, players []string, leagueSeed int64, played []Played) ([]Roun
 	return nil, fmt.Errorf("scheduling.algorithm: unknown algorithm %q", f.Algorithm)
 }
 
-// Validate checks f for players without scheduling anything (used when registration
-// closes and by config checks). Errors are lowercase and name the offending field as
-// "scheduling.<field>".
-func (f Format) Validate(players []string) error {
-	if err := validatePlayers(players); err != nil {
-		return err
-	}
-	switch f.Algorithm {
-	case RoundRobin:
-		if f.Cycles != 1 && f.Cycles != 2 {
-			return fmt.Errorf("scheduling.cycles must be 1 or 2, got %d", f.Cycles)
-		}
-	case Swiss:
-		if f.Rounds < 1 {
-			return fmt.Errorf("scheduling.rounds must be at least 1, got %d", f.Rounds)
-		}
-		if f.ByePoints < 0 {
-			return fmt.Errorf("scheduling.bye_points must not be negative, got %d", f.ByePoints)
-		}
-		if err := validateSeeding(f.Seeding); err != nil {
-			return err
-		}
-	case Knockout:
-		if f.BestOf < 1 {
-			return fmt.Errorf("scheduling.best_of must be at least 1, got %d", f.BestOf)
-		}
-		switch f.TieRule {
-		case TieHigherSeed, TieCoinToss, TieSuddenDeath:
-		default:
-			return fmt.Errorf("scheduling.tie_rule must be %s, %s or %s, got %q",
-				TieHigherSeed, TieCoinToss, TieSuddenDeath, f.TieRule)
-		}
-		if err := validateSeeding(f.Seeding); err != nil {
-			return err
-		}
-	case Gauntlet:
-		if len(f.Candidates) == 0 {
-			return errors.New("scheduling.candidates must name at least 1 player")
-		}
-		for i, c := range f.Candidates {
-			if !slices.Contains(players, c) {
-				return fmt.Errorf("scheduling.candidates: %q is not a registered player", c)
-			}
-			if slices.Contains(f.Candidates[:i], c) {
-				return fmt.Errorf("scheduling.candidates lists %q twice", c)
-			}
-		}
-		if f.GamesPerPair < 1 {
-			return fmt.Errorf("scheduling.games_per_pair must be at least 1, got %d", f.GamesPerPair)
-		}
-	default:
-		return fmt.Errorf("scheduling.algorithm must be %s, %s, %s or %s, got %q",
-			RoundRobin, Swiss, Knockout, Gauntlet, f.Algorithm)
-	}
-	return nil
-}
-
 // validatePlayers rejects what Build rejects, with the same messages.
 func validatePlayers(players []string) error {
 	if len(players) < 2 {
@@ -187,15 +345,6 @@ func validatePlayers(players []string) error {
 		}
 		if i > 0 && sorted[i-1] == p {
 			return fmt.Errorf("duplicate player id %q", p)
-		}
-	}
-	return nil
-}
-
-func validateSeeding(seeding []string) error {
-	for i, s := range seeding {
-		if slices.Contains(seeding[:i], s) {
-			return fmt.Errorf("scheduling.seeding lists %q twice", s)
 		}
 	}
 	return nil

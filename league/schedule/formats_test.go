@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -129,7 +131,7 @@ func TestNextRoundRobinIsBuild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := Format{Algorithm: RoundRobin, Cycles: cycles}
+			f := roundRobinFormat(cycles)
 			got, err := Next(f, players, 99, nil)
 			if err != nil {
 				t.Fatalf("Next: %v", err)
@@ -148,7 +150,89 @@ func TestNextRoundRobinIsBuild(t *testing.T) {
 	}
 }
 
-func TestValidateErrors(t *testing.T) {
+// roundRobin is the default format played over cycles.
+func roundRobinFormat(cycles int) Format {
+	f := Default()
+	f.Cycles = cycles
+	return f
+}
+
+// swiss is a Swiss of rounds rounds whose byes score byePoints, seeded by seeding.
+func swissFormat(rounds, byePoints int, seeding []string) Format {
+	f := Default()
+	f.Algorithm, f.Rounds, f.ByePoints, f.Seeding = Swiss, rounds, &byePoints, seeding
+	return f
+}
+
+// knockout is a knockout of best-of-bestOf pairings decided by tie, seeded by seeding.
+func knockoutFormat(bestOf int, tie string, seeding []string) Format {
+	f := Default()
+	f.Algorithm, f.BestOf, f.TieRule, f.Seeding = Knockout, bestOf, tie, seeding
+	return f
+}
+
+// gauntlet is a gauntlet of candidates, who meet each other player gamesPerPair times.
+func gauntletFormat(candidates []string, gamesPerPair int) Format {
+	f := Default()
+	f.Algorithm, f.Candidates, f.GamesPerPair = Gauntlet, candidates, gamesPerPair
+	return f
+}
+
+// changed is the default format changed by set.
+func changed(set func(f *Format)) Format {
+	f := Default()
+	set(&f)
+	return f
+}
+
+// Validate names every broken rule by its league.yaml path, whatever the algorithm.
+func TestValidateProblems(t *testing.T) {
+	on := true
+	tests := []struct {
+		name string
+		f    Format
+		want []Problem
+	}{
+		{"unknown algorithm", changed(func(f *Format) { f.Algorithm = "ladder" }),
+			[]Problem{{"scheduling.algorithm", `must be one of "round_robin", "swiss", "knockout", "gauntlet", got "ladder"`}}},
+		{"cycles", roundRobinFormat(3), []Problem{{"scheduling.cycles", "must be between 1 and 2, got 3"}}},
+		{"rounds below range", swissFormat(-1, 0, nil), []Problem{{"scheduling.rounds", "must be between 0 and 999, got -1"}}},
+		{"rounds above range", swissFormat(1000, 0, nil), []Problem{{"scheduling.rounds", "must be between 0 and 999, got 1000"}}},
+		{"bye points", swissFormat(3, 1001, nil), []Problem{{"scheduling.bye_points", "must be between 0 and 1000, got 1001"}}},
+		{"fields of another format", changed(func(f *Format) { f.BestOf, f.TieRule, f.GamesPerPair = 0, "replay", 0 }), []Problem{
+			{"scheduling.best_of", "must be between 1 and 99, got 0"},
+			{"scheduling.tie_rule", `must be one of "higher_seed", "coin_toss", "sudden_death", got "replay"`},
+			{"scheduling.games_per_pair", "must be between 1 and 100, got 0"},
+		}},
+		{"seeding", swissFormat(3, 0, []string{"a", "no way", "a"}), []Problem{
+			{"scheduling.seeding[1]", `must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$, got "no way"`},
+			{"scheduling.seeding[2]", `"a" is already listed as scheduling.seeding[0]`},
+		}},
+		{"no candidates", gauntletFormat(nil, 1), []Problem{{"scheduling.candidates", "a gauntlet needs at least one candidate"}}},
+		{"candidate twice", gauntletFormat([]string{"a", "a"}, 1), []Problem{{"scheduling.candidates[1]", `"a" is already listed as scheduling.candidates[0]`}}},
+		{"overlapping knockout", changed(func(f *Format) { f.Algorithm, f.OverlapRounds = Knockout, &on }),
+			[]Problem{{"scheduling.overlap_rounds", "knockout pairs each round from the results before it, so its rounds cannot overlap"}}},
+		{"unknown tiebreak", changed(func(f *Format) { f.Tiebreaks = []string{"head_to_head", "buchholz", "head_to_head"} }), []Problem{
+			{"ranking.tiebreaks[1]", `must be one of "sonneborn_berger", "head_to_head", got "buchholz"`},
+			{"ranking.tiebreaks[2]", `"head_to_head" is listed twice`},
+		}},
+		{"rating samples", changed(func(f *Format) { f.RatingSamples = 0 }), []Problem{{"ranking.rating_samples", "must be between 1 and 100000, got 0"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var inv *Invalid
+			if err := tt.f.Validate(); !errors.As(err, &inv) || !reflect.DeepEqual(inv.Problems, tt.want) {
+				t.Fatalf("Validate: got %v, want the problems %v", err, tt.want)
+			}
+			if _, err := Next(tt.f, []string{"a", "b", "c"}, 1, nil); !errors.As(err, &inv) || !reflect.DeepEqual(inv.Problems, tt.want) {
+				t.Errorf("Next: got %v, want the problems %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// Schedulable adds to Validate what the players decide.
+func TestSchedulableErrors(t *testing.T) {
 	players := []string{"a", "b", "c"}
 	tests := []struct {
 		name    string
@@ -156,43 +240,19 @@ func TestValidateErrors(t *testing.T) {
 		players []string
 		want    string
 	}{
-		{"unknown algorithm", Format{Algorithm: "ladder"}, players,
-			`scheduling.algorithm must be round_robin, swiss, knockout or gauntlet, got "ladder"`},
-		{"no algorithm", Format{}, players,
-			`scheduling.algorithm must be round_robin, swiss, knockout or gauntlet, got ""`},
-		{"cycles", Format{Algorithm: RoundRobin, Cycles: 3}, players, "scheduling.cycles must be 1 or 2, got 3"},
-		{"rounds zero", Format{Algorithm: Swiss}, players, "scheduling.rounds must be at least 1, got 0"},
-		{"rounds negative", Format{Algorithm: Swiss, Rounds: -2}, players, "scheduling.rounds must be at least 1, got -2"},
-		{"bye points", Format{Algorithm: Swiss, Rounds: 3, ByePoints: -1}, players,
-			"scheduling.bye_points must not be negative, got -1"},
-		{"swiss seeding twice", Format{Algorithm: Swiss, Rounds: 3, Seeding: []string{"a", "x", "a"}}, players,
-			`scheduling.seeding lists "a" twice`},
-		{"best of", Format{Algorithm: Knockout, TieRule: TieCoinToss}, players,
-			"scheduling.best_of must be at least 1, got 0"},
-		{"tie rule", Format{Algorithm: Knockout, BestOf: 1, TieRule: "replay"}, players,
-			`scheduling.tie_rule must be higher_seed, coin_toss or sudden_death, got "replay"`},
-		{"no tie rule", Format{Algorithm: Knockout, BestOf: 1}, players,
-			`scheduling.tie_rule must be higher_seed, coin_toss or sudden_death, got ""`},
-		{"knockout seeding twice", Format{Algorithm: Knockout, BestOf: 1, TieRule: TieHigherSeed, Seeding: []string{"b", "b"}},
-			players, `scheduling.seeding lists "b" twice`},
-		{"no candidates", Format{Algorithm: Gauntlet, GamesPerPair: 1}, players,
-			"scheduling.candidates must name at least 1 player"},
-		{"candidate not a player", Format{Algorithm: Gauntlet, Candidates: []string{"a", "z"}, GamesPerPair: 1}, players,
-			`scheduling.candidates: "z" is not a registered player`},
-		{"candidate twice", Format{Algorithm: Gauntlet, Candidates: []string{"a", "a"}, GamesPerPair: 1}, players,
-			`scheduling.candidates lists "a" twice`},
-		{"games per pair", Format{Algorithm: Gauntlet, Candidates: []string{"a"}}, players,
-			"scheduling.games_per_pair must be at least 1, got 0"},
-		{"one player", Format{Algorithm: Swiss, Rounds: 1}, []string{"a"}, "need at least 2 players, got 1"},
-		{"duplicate player", Format{Algorithm: Knockout, BestOf: 1, TieRule: TieHigherSeed}, []string{"a", "b", "a"},
-			`duplicate player id "a"`},
-		{"empty player", Format{Algorithm: Gauntlet, Candidates: []string{"a"}, GamesPerPair: 1}, []string{"a", ""},
-			"empty player id"},
+		{"invalid format", roundRobinFormat(0), players, "scheduling.cycles: must be between 1 and 2, got 0"},
+		{"swiss rounds not resolved", swissFormat(0, 1, nil), players, "a swiss format is scheduled with its rounds and bye_points set (Format.For)"},
+		{"swiss bye not resolved", changed(func(f *Format) { f.Algorithm, f.Rounds = Swiss, 2 }), players,
+			"a swiss format is scheduled with its rounds and bye_points set (Format.For)"},
+		{"candidate not a player", gauntletFormat([]string{"a", "z"}, 1), players, `scheduling.candidates[1]: "z" is not a registered player`},
+		{"one player", swissFormat(1, 0, nil), []string{"a"}, "need at least 2 players, got 1"},
+		{"duplicate player", knockoutFormat(1, TieHigherSeed, nil), []string{"a", "b", "a"}, `duplicate player id "a"`},
+		{"empty player", gauntletFormat([]string{"a"}, 1), []string{"a", ""}, "empty player id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.f.Validate(tt.players); err == nil || err.Error() != tt.want {
-				t.Errorf("Validate: got %v, want %q", err, tt.want)
+			if err := tt.f.Schedulable(tt.players); err == nil || err.Error() != tt.want {
+				t.Errorf("Schedulable: got %v, want %q", err, tt.want)
 			}
 			if _, err := Next(tt.f, tt.players, 1, nil); err == nil || err.Error() != tt.want {
 				t.Errorf("Next: got %v, want %q", err, tt.want)
@@ -201,26 +261,88 @@ func TestValidateErrors(t *testing.T) {
 	}
 }
 
-func TestValidateAccepts(t *testing.T) {
+func TestSchedulableAccepts(t *testing.T) {
 	players := []string{"a", "b", "c"}
 	for _, f := range []Format{
-		{Algorithm: RoundRobin, Cycles: 1},
-		{Algorithm: RoundRobin, Cycles: 2, Rounds: -5}, // other algorithms' fields are ignored
-		{Algorithm: Swiss, Rounds: 1},
-		{Algorithm: Swiss, Rounds: 20, ByePoints: 2, Seeding: []string{"c", "unknown"}},
-		{Algorithm: Knockout, BestOf: 1, TieRule: TieHigherSeed},
-		{Algorithm: Knockout, BestOf: 5, TieRule: TieSuddenDeath, Seeding: []string{"b"}},
-		{Algorithm: Gauntlet, Candidates: []string{"c"}, GamesPerPair: 1},
-		{Algorithm: Gauntlet, Candidates: []string{"a", "b", "c"}, GamesPerPair: 4},
+		roundRobinFormat(1),
+		roundRobinFormat(2),
+		swissFormat(1, 0, nil),
+		swissFormat(20, 2, []string{"c", "unknown"}),
+		knockoutFormat(1, TieHigherSeed, nil),
+		knockoutFormat(5, TieSuddenDeath, []string{"b"}),
+		gauntletFormat([]string{"c"}, 1),
+		gauntletFormat([]string{"a", "b", "c"}, 4),
 	} {
-		if err := f.Validate(players); err != nil {
-			t.Errorf("Validate(%+v): %v", f, err)
+		if err := f.Schedulable(players); err != nil {
+			t.Errorf("Schedulable(%+v): %v", f, err)
 		}
 	}
 }
 
+// For resolves what league.yaml leaves to the players and the game: Swiss rounds and
+// the points of a bye.
+func TestFor(t *testing.T) {
+	for _, tt := range []struct {
+		f                   Format
+		players             int
+		wantRounds, wantBye int
+	}{
+		{swissFormat(0, 0, nil), 2, 1, 0},
+		{swissFormat(0, 0, nil), 5, 3, 0},
+		{swissFormat(0, 0, nil), 8, 3, 0},
+		{swissFormat(0, 0, nil), 9, 4, 0},
+		{swissFormat(7, 1, nil), 9, 7, 1},
+		{changed(func(f *Format) { f.Algorithm = Swiss }), 4, 2, 3},
+		{roundRobinFormat(1), 9, 0, 3},
+	} {
+		got := tt.f.For(tt.players, 3)
+		if got.Rounds != tt.wantRounds || got.ByePoints == nil || *got.ByePoints != tt.wantBye {
+			t.Errorf("%s with rounds %d for %d players: rounds %d, bye points %v; want %d, %d",
+				tt.f.Algorithm, tt.f.Rounds, tt.players, got.Rounds, got.ByePoints, tt.wantRounds, tt.wantBye)
+		}
+	}
+}
+
+func TestOverlapDefaults(t *testing.T) {
+	on, off := true, false
+	for _, c := range []struct {
+		algorithm string
+		set       *bool
+		want      bool
+	}{
+		{RoundRobin, nil, true}, {RoundRobin, &off, false}, {RoundRobin, &on, true},
+		{Gauntlet, nil, true}, {Gauntlet, &off, false},
+		{Swiss, nil, false}, {Knockout, nil, false}, {Knockout, &off, false},
+	} {
+		f := changed(func(f *Format) { f.Algorithm, f.OverlapRounds = c.algorithm, c.set })
+		if got := f.Overlap(); got != c.want {
+			t.Errorf("%s with overlap_rounds %v: Overlap() = %v, want %v", c.algorithm, c.set, got, c.want)
+		}
+	}
+}
+
+// The stored form of a format is the flat JSON object League Managers have always
+// written: a database or an audit log of an earlier version reads back the same.
+func TestFormatJSON(t *testing.T) {
+	stored := `{"algorithm":"swiss","cycles":1,"rounds":3,"bye_points":2,"best_of":1,"tie_rule":"higher_seed",` +
+		`"seeding":["p2"],"candidates":[],"games_per_pair":2,"tiebreaks":["sonneborn_berger"],"rating_samples":50}`
+	var f Format
+	if err := json.Unmarshal([]byte(stored), &f); err != nil {
+		t.Fatal(err)
+	}
+	want := swissFormat(3, 2, []string{"p2"})
+	want.Tiebreaks, want.RatingSamples, want.ConcurrentMatchesPerRound = []string{"sonneborn_berger"}, 50, false
+	if !reflect.DeepEqual(f, want) {
+		t.Errorf("read %+v, want %+v", f, want)
+	}
+	b, err := json.Marshal(f)
+	if err != nil || string(b) != stored {
+		t.Errorf("written %s, %v; want %s", b, err, stored)
+	}
+}
+
 func TestNextRejectsMisnumberedHistory(t *testing.T) {
-	f := Format{Algorithm: Swiss, Rounds: 3}
+	f := swissFormat(3, 0, nil)
 	players := playerIDs(4)
 	rounds, err := Next(f, players, 1, nil)
 	if err != nil {

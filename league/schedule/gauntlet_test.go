@@ -27,7 +27,7 @@ func TestGauntletProperties(t *testing.T) {
 		if rng.IntN(10) == 0 {
 			candidates = shuffled(rng, players) // everybody
 		}
-		f := Format{Algorithm: Gauntlet, Candidates: candidates, GamesPerPair: 1 + rng.IntN(4)}
+		f := gauntletFormat(candidates, 1+rng.IntN(4))
 		seed := rng.Int64()
 		rounds, err := Next(f, shuffled(rng, players), seed, nil)
 		if err != nil {
@@ -141,7 +141,7 @@ func TestGauntletProperties(t *testing.T) {
 func TestGauntletOneCandidateSixOthers(t *testing.T) {
 	players := []string{"cand", "a", "b", "c", "d", "e", "f"}
 	for g := 1; g <= 3; g++ {
-		rounds, err := Next(Format{Algorithm: Gauntlet, Candidates: []string{"cand"}, GamesPerPair: g}, players, 1, nil)
+		rounds, err := Next(gauntletFormat([]string{"cand"}, g), players, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestGauntletOneCandidateSixOthers(t *testing.T) {
 // keeps both candidates busy, so the gauntlet takes the minimum (N-1)·GamesPerPair rounds.
 func TestGauntletTwoCandidates(t *testing.T) {
 	players := playerIDs(6)
-	f := Format{Algorithm: Gauntlet, Candidates: []string{"player-04", "player-02"}, GamesPerPair: 2}
+	f := gauntletFormat([]string{"player-04", "player-02"}, 2)
 	rounds, err := Next(f, players, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestGauntletTwoCandidates(t *testing.T) {
 // games.
 func BenchmarkGauntlet64(b *testing.B) {
 	players := playerIDs(64)
-	f := Format{Algorithm: Gauntlet, Candidates: players, GamesPerPair: 2}
+	f := gauntletFormat(players, 2)
 	for b.Loop() {
 		if _, err := Next(f, players, 1, nil); err != nil {
 			b.Fatal(err)

@@ -65,7 +65,7 @@ const (
 // the final, the ones not reached yet with the players known so far. It fails like Next,
 // and when f is not a knockout.
 func Bracket(f Format, players []string, leagueSeed int64, played []Played) ([]Stage, error) {
-	if err := f.Validate(players); err != nil {
+	if err := f.Schedulable(players); err != nil {
 		return nil, err
 	}
 	if f.Algorithm != Knockout {

@@ -77,7 +77,7 @@ func TestKnockoutProperties(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%d/best_of_%d/%s", n, bestOf, tie), func(t *testing.T) {
 					players := playerIDs(n)
-					f := Format{Algorithm: Knockout, BestOf: bestOf, TieRule: tie}
+					f := knockoutFormat(bestOf, tie, nil)
 					if rng.IntN(2) == 0 {
 						f.Seeding = shuffled(rng, players)[:rng.IntN(n)]
 					}
@@ -296,7 +296,7 @@ func sameSet(a, b []string) bool {
 func TestKnockoutFavouritesMeetInFinal(t *testing.T) {
 	for n := 2; n <= 64; n++ {
 		players := playerIDs(n)
-		f := Format{Algorithm: Knockout, BestOf: 1, TieRule: TieHigherSeed}
+		f := knockoutFormat(1, TieHigherSeed, nil)
 		seeds := seedsOf(f, players, 9)
 		played := playLeague(t, f, players, 9, favouriteWins(seeds), 10, nil)
 		stages, err := Bracket(f, players, 9, played)
@@ -321,7 +321,7 @@ func TestKnockoutFavouritesMeetInFinal(t *testing.T) {
 
 func TestKnockoutStageNames(t *testing.T) {
 	players := playerIDs(40)
-	stages, err := Bracket(Format{Algorithm: Knockout, BestOf: 1, TieRule: TieCoinToss}, players, 1, nil)
+	stages, err := Bracket(knockoutFormat(1, TieCoinToss, nil), players, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestKnockoutTieRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := Format{Algorithm: Knockout, BestOf: 2, TieRule: tt.tie, Seeding: []string{"top"}}
+			f := knockoutFormat(2, tt.tie, []string{"top"})
 			i := 0
 			played := playLeague(t, f, players, 5, func(m Match) (Result, bool) {
 				g := tt.games[i]
@@ -387,7 +387,7 @@ func TestKnockoutTieRules(t *testing.T) {
 	}
 
 	// The toss depends on the league seed and the players, and is the same every time.
-	f := Format{Algorithm: Knockout, BestOf: 1, TieRule: TieCoinToss, Seeding: []string{"top"}}
+	f := knockoutFormat(1, TieCoinToss, []string{"top"})
 	won := map[string]bool{}
 	for seed := range int64(16) {
 		played := playLeague(t, f, players, seed, func(m Match) (Result, bool) { return decisive(m, ""), true }, 1, nil)
@@ -408,7 +408,7 @@ func TestKnockoutTieRules(t *testing.T) {
 
 func TestKnockoutRejectsForeignRounds(t *testing.T) {
 	players := playerIDs(4)
-	f := Format{Algorithm: Knockout, BestOf: 1, TieRule: TieHigherSeed, Seeding: players}
+	f := knockoutFormat(1, TieHigherSeed, players)
 	rounds, err := Next(f, players, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -430,14 +430,14 @@ func TestKnockoutRejectsForeignRounds(t *testing.T) {
 	if _, err := Next(f, players, 1, extra); err == nil || !strings.Contains(err.Error(), "after the knockout final") {
 		t.Errorf("got %v", err)
 	}
-	if _, err := Bracket(Format{Algorithm: Swiss, Rounds: 1}, players, 1, nil); err == nil {
+	if _, err := Bracket(swissFormat(1, 0, nil), players, 1, nil); err == nil {
 		t.Error("Bracket accepted a swiss format")
 	}
 }
 
 func TestBracketJSON(t *testing.T) {
 	players := playerIDs(3)
-	f := Format{Algorithm: Knockout, BestOf: 1, TieRule: TieHigherSeed, Seeding: players}
+	f := knockoutFormat(1, TieHigherSeed, players)
 	stages, err := Bracket(f, players, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +459,7 @@ func TestBracketJSON(t *testing.T) {
 // BenchmarkKnockout64 plays a whole 64-player best-of-3 knockout through Next.
 func BenchmarkKnockout64(b *testing.B) {
 	players := playerIDs(64)
-	f := Format{Algorithm: Knockout, BestOf: 3, TieRule: TieSuddenDeath}
+	f := knockoutFormat(3, TieSuddenDeath, nil)
 	results := randomResults(rand.New(rand.NewPCG(1, 2)), 0.05)
 	for b.Loop() {
 		var played []Played

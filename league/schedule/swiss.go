@@ -108,7 +108,7 @@ func nextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([
 	for _, pr := range played {
 		if i, ok := index[pr.Round.Bye]; ok {
 			ps[i].byes++
-			ps[i].score += f.ByePoints
+			ps[i].score += f.ByeScore()
 		}
 		for _, m := range pr.Round.Matches {
 			a, okA := index[m.Players[0]]

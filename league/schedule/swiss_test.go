@@ -37,7 +37,7 @@ func newSwissModel(f Format, players []string, seed int64, played []Played) *swi
 	for _, p := range played {
 		if p.Round.Bye != "" {
 			m.byes[p.Round.Bye]++
-			m.score[p.Round.Bye] += f.ByePoints
+			m.score[p.Round.Bye] += f.ByeScore()
 		}
 		for _, g := range p.Round.Matches {
 			m.met[pairKey(g.Players[0], g.Players[1])]++
@@ -356,7 +356,7 @@ func TestSwissProperties(t *testing.T) {
 	for range leagues {
 		n := 2 + rng.IntN(39)
 		players := playerIDs(n)
-		f := Format{Algorithm: Swiss, Rounds: 1 + rng.IntN(n+2), ByePoints: rng.IntN(3)}
+		f := swissFormat(1+rng.IntN(n+2), rng.IntN(3), nil)
 		if rng.IntN(3) == 0 {
 			f.Seeding = shuffled(rng, append(playerIDs(n)[:rng.IntN(n)], "ghost"))
 		}
@@ -418,7 +418,7 @@ func TestSwissFirstHalfBalanced(t *testing.T) {
 	for range leagues {
 		n := 2 + rng.IntN(39)
 		players := playerIDs(n)
-		f := Format{Algorithm: Swiss, Rounds: max(1, n/2), ByePoints: rng.IntN(3)}
+		f := swissFormat(max(1, n/2), rng.IntN(3), nil)
 		seed := rng.Int64()
 		abandon := []float64{0, 0.05, 0.3}[rng.IntN(3)]
 		played := playLeague(t, f, players, seed, randomResults(rng, abandon), f.Rounds, func(played []Played, r Round) {
@@ -456,7 +456,7 @@ func TestSwissExhaustiveSmall(t *testing.T) {
 	}
 	for n := 2; n <= largest; n++ {
 		players := playerIDs(n)
-		f := Format{Algorithm: Swiss, Rounds: max(1, n/2), ByePoints: 1}
+		f := swissFormat(max(1, n/2), 1, nil)
 		var st swissStats
 		histories := 0
 		var walk func(played []Played)
@@ -507,7 +507,7 @@ func pow(b, e int) int {
 
 func TestSwissFirstRoundDutch(t *testing.T) {
 	players := playerIDs(8)
-	f := Format{Algorithm: Swiss, Rounds: 3, Seeding: players}
+	f := swissFormat(3, 0, players)
 	rounds, err := Next(f, players, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -541,7 +541,7 @@ func TestSwissFirstRoundDutch(t *testing.T) {
 // TestSwissSecondRound checks score groups, colour-driven transposition and bye points.
 func TestSwissSecondRound(t *testing.T) {
 	players := playerIDs(5)
-	f := Format{Algorithm: Swiss, Rounds: 4, ByePoints: 2, Seeding: players}
+	f := swissFormat(4, 2, players)
 	r1, err := Next(f, players, 1, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -576,7 +576,7 @@ func TestSwissSecondRound(t *testing.T) {
 
 func TestSwissTwoPlayersRepeat(t *testing.T) {
 	players := []string{"a", "b"}
-	f := Format{Algorithm: Swiss, Rounds: 4}
+	f := swissFormat(4, 0, nil)
 	played := playLeague(t, f, players, 3, randomResults(rand.New(rand.NewPCG(1, 1)), 0), 4, nil)
 	if len(played) != 4 {
 		t.Fatalf("%d rounds", len(played))
@@ -592,7 +592,7 @@ func TestSwissTwoPlayersRepeat(t *testing.T) {
 func TestSwissLongLeague(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20, 19))
 	players := playerIDs(20)
-	f := Format{Algorithm: Swiss, Rounds: 19}
+	f := swissFormat(19, 0, nil)
 	var st swissStats
 	played := playLeague(t, f, players, 7, randomResults(rng, 0.05), 19, func(played []Played, r Round) {
 		checkSwissRound(t, f, players, 7, played, r, &st)
@@ -606,7 +606,7 @@ func TestSwissLongLeague(t *testing.T) {
 
 func benchmarkSwiss(b *testing.B, n, rounds int) {
 	players := playerIDs(n)
-	f := Format{Algorithm: Swiss, Rounds: rounds}
+	f := swissFormat(rounds, 0, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	results := randomResults(rng, 0.02)
 	for b.Loop() {
@@ -648,7 +648,7 @@ func TestSwissByePointsRank(t *testing.T) {
 		// 05 (bye) on 0 is last: 01 meets 02 in the group on 1 point; 03 floats down to 05.
 		{0, [][2]string{{"player-02", "player-01"}, {"player-03", "player-05"}}},
 	} {
-		f := Format{Algorithm: Swiss, Rounds: 2, ByePoints: tt.byePoints, Seeding: players}
+		f := swissFormat(2, tt.byePoints, players)
 		played := playLeague(t, f, players, 1, drawAll, 2, nil)
 		if played[0].Round.Bye != "player-05" || played[1].Round.Bye != "player-04" {
 			t.Errorf("bye points %d: byes %q, %q", tt.byePoints, played[0].Round.Bye, played[1].Round.Bye)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
@@ -375,46 +374,23 @@ func byePoints(db *sql.DB, table *standings.Table) error {
 	return nil
 }
 
-// Format is how a league is played and ranked. It is fixed when registration closes
-// (stored with the schedule and in the audit log's SCHEDULE event), so a restart, an
-// export and a replay all use the one the league started with.
-type Format struct {
-	schedule.Format
-	// Tiebreaks replace wins and draws after points in the official order.
-	Tiebreaks []string `json:"tiebreaks"`
-	// RatingSamples is the number of bootstrap resamples of the rating intervals.
-	RatingSamples int `json:"rating_samples"`
-}
-
-// Check refuses a format no League Manager could have stored.
-func (f Format) Check() error {
-	for _, tb := range f.Tiebreaks {
-		if !slices.Contains(standings.Tiebreaks, tb) {
-			return fmt.Errorf("unknown tie-break %q", tb)
-		}
-	}
-	if f.RatingSamples < 0 {
-		return fmt.Errorf("negative rating_samples %d", f.RatingSamples)
-	}
-	return nil
-}
-
 // Format reads the league's format as SaveSchedule stored it; found is false before the
 // schedule, and in a database from before formats (a round robin ranked the seed's way).
-func (s *Store) Format() (f Format, found bool, err error) {
+// A stored format that breaks the format's rules (schedule.Format.Validate) is an error.
+func (s *Store) Format() (f schedule.Format, found bool, err error) {
 	var v string
 	err = s.db.QueryRow(`SELECT value FROM meta WHERE key = ?`, metaFormat).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Format{}, false, nil
+		return schedule.Format{}, false, nil
 	}
 	if err != nil {
-		return Format{}, false, fmt.Errorf("read the format: %w", err)
+		return schedule.Format{}, false, fmt.Errorf("read the format: %w", err)
 	}
 	if err := json.Unmarshal([]byte(v), &f); err != nil {
-		return Format{}, false, fmt.Errorf("read the format: %w", err)
+		return schedule.Format{}, false, fmt.Errorf("read the format: %w", err)
 	}
-	if err := f.Check(); err != nil {
-		return Format{}, false, fmt.Errorf("read the format: %w", err)
+	if err := f.Validate(); err != nil {
+		return schedule.Format{}, false, fmt.Errorf("read the format: %w", err)
 	}
 	return f, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 )
@@ -20,7 +21,7 @@ const (
 // SaveSchedule stores the rounds known when registration closes (every round of a round
 // robin, the first of a Swiss) and the league's format, with the league in status
 // scheduling.
-func (s *Store) SaveSchedule(leagueID, status, gameType, at string, format Format, rounds []Round) error {
+func (s *Store) SaveSchedule(leagueID, status, gameType, at string, format schedule.Format, rounds []Round) error {
 	raw, err := json.Marshal(format)
 	if err != nil {
 		return fmt.Errorf("store the format: %w", err)

@@ -147,7 +147,11 @@ func TestSwissByesRoundsAddedAndFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	format := Format{Format: schedule.Format{Algorithm: schedule.Swiss, Rounds: 2, ByePoints: 3, Seeding: []string{"p2"}}, Tiebreaks: []string{standings.SonnebornBerger}, RatingSamples: 50}
+	format := schedule.Default()
+	byePoints := 3
+	format.Algorithm, format.Rounds, format.ByePoints, format.Seeding = schedule.Swiss, 2, &byePoints, []string{"p2"}
+	format.Tiebreaks, format.RatingSamples = []string{standings.SonnebornBerger}, 50
+	format.ConcurrentMatchesPerRound = false // not stored
 	r1 := Round{ID: "round-1", Number: 1, Cycle: 1, Status: RoundPending, Bye: "p3", ByePoints: 3, Matches: []Match{{ID: "m1", RoundID: "round-1", Status: "PENDING", Players: [2]string{"p1", "p2"}, Seed: 5, Index: 1}}}
 	if err := s.SaveSchedule("l1", "SCHEDULING", "even_odd", "t1", format, []Round{r1}); err != nil {
 		t.Fatal(err)
@@ -189,6 +193,41 @@ func TestSwissByesRoundsAddedAndFormat(t *testing.T) {
 	}
 }
 
+// The format row written by an earlier League Manager reads back as it was; one that
+// breaks the format's rules is refused with the path of the field.
+func TestStoredFormatIsValidated(t *testing.T) {
+	const earlier = `{"algorithm":"knockout","cycles":1,"rounds":0,"bye_points":3,"best_of":3,"tie_rule":"sudden_death",` +
+		`"seeding":["p2"],"candidates":[],"games_per_pair":2,"tiebreaks":[],"rating_samples":1000}`
+	for _, tt := range []struct {
+		name, stored, wantErr string
+	}{
+		{"earlier version", earlier, ""},
+		{"unknown tie rule", strings.Replace(earlier, "sudden_death", "replay", 1), `scheduling.tie_rule: must be one of "higher_seed", "coin_toss", "sudden_death", got "replay"`},
+		{"unknown tiebreak", strings.Replace(earlier, `"tiebreaks":[]`, `"tiebreaks":["buchholz"]`, 1), `ranking.tiebreaks[0]: must be one of`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(filepath.Join(t.TempDir(), "league.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.DB().Exec(`INSERT INTO meta (key, value) VALUES ('format', ?)`, tt.stored); err != nil {
+				t.Fatal(err)
+			}
+			f, found, err := s.Format()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("Format = %+v, %v; want an error containing %q", f, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !found || f.Algorithm != schedule.Knockout || f.BestOf != 3 || f.TieRule != schedule.TieSuddenDeath || *f.ByePoints != 3 {
+				t.Errorf("Format = %+v, %v, %v", f, found, err)
+			}
+		})
+	}
+}
+
 // Live standings are counted from the stored results over every registered player.
 func TestStandingsAreCountedFromResults(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "league.db"))
@@ -206,7 +245,8 @@ func TestStandingsAreCountedFromResults(t *testing.T) {
 		}
 	}
 	rounds := []Round{{ID: "r1", Number: 1, Cycle: 1, Status: RoundPending, Bye: "p3", Matches: []Match{{ID: "m1", RoundID: "r1", Status: "PENDING", Players: [2]string{"p1", "p2"}, Seed: 5}}}}
-	format := Format{Format: schedule.Format{Algorithm: schedule.RoundRobin, Cycles: 1}, Tiebreaks: []string{standings.HeadToHead}, RatingSamples: 10}
+	format := schedule.Default()
+	format.Tiebreaks, format.RatingSamples = []string{standings.HeadToHead}, 10
 	if err := s.SaveSchedule("l1", "SCHEDULING", "even_odd", "t1", format, rounds); err != nil {
 		t.Fatal(err)
 	}

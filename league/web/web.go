@@ -15,7 +15,6 @@ import (
 	"github.com/agentleague/agentleague/league/ratings"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
-	"github.com/agentleague/agentleague/league/store"
 )
 
 //go:embed static
@@ -36,7 +35,7 @@ type LeagueView struct {
 	ByStatus     map[string]int `json:"matches_by_status"`
 	MatchesTotal int            `json:"matches_total"`
 	// Format is how the league is played and ranked.
-	Format store.Format `json:"format"`
+	Format schedule.Format `json:"format"`
 	// Standings are in the official order, with the tie-break columns.
 	Standings  []standings.Row      `json:"standings"`
 	Crosstable standings.Crosstable `json:"crosstable"`

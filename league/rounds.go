@@ -1,48 +1,10 @@
 package league
 
 import (
-	"fmt"
-	"math/bits"
-
-	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 )
-
-// formatFor resolves the configured format for players: Swiss rounds 0 become
-// ceil(log2(players)) and an unset bye scores the game's win points.
-func formatFor(cfg *config.Config, players int, scoring protocol.Scoring) store.Format {
-	s := cfg.Scheduling
-	f := store.Format{
-		Format: schedule.Format{
-			Algorithm: s.Algorithm, Cycles: s.Cycles, Rounds: s.Rounds, ByePoints: scoring.Win,
-			BestOf: s.BestOf, TieRule: s.TieRule, Seeding: s.Seeding, Candidates: s.Candidates, GamesPerPair: s.GamesPerPair,
-		},
-		Tiebreaks:     cfg.Ranking.Tiebreaks,
-		RatingSamples: cfg.Ranking.RatingSamples,
-	}
-	if s.ByePoints != nil {
-		f.ByePoints = *s.ByePoints
-	}
-	if f.Algorithm == schedule.Swiss && f.Rounds == 0 {
-		f.Rounds = max(1, bits.Len(uint(players-1)))
-	}
-	return f
-}
-
-// storedFormat reads the format of a league whose schedule is stored, refusing a
-// configuration of another algorithm.
-func storedFormat(db Storage, cfg *config.Config) (store.Format, bool, error) {
-	f, found, err := db.Format()
-	if err != nil || !found {
-		return store.Format{}, false, err
-	}
-	if f.Algorithm != cfg.Scheduling.Algorithm {
-		return store.Format{}, false, fmt.Errorf("the league in the database is a %s, config says %s: a league keeps the format it started with", f.Algorithm, cfg.Scheduling.Algorithm)
-	}
-	return f, true, nil
-}
 
 // played is the history the formats pair from: every stored round with its results.
 func (f *fixtures) played() []schedule.Played {
@@ -60,14 +22,14 @@ func (f *fixtures) played() []schedule.Played {
 	return out
 }
 
-// storeRounds turns rounds a format decided into pending rounds to store; a Swiss bye
-// scores byePoints, a round-robin bye nothing.
-func storeRounds(f store.Format, rounds []schedule.Round) []store.Round {
+// storeRounds turns rounds a format decided into pending rounds to store, each bye with
+// what it scores in f.
+func storeRounds(f schedule.Format, rounds []schedule.Round) []store.Round {
 	out := make([]store.Round, 0, len(rounds))
 	for _, r := range rounds {
 		sr := store.Round{ID: r.ID, Number: r.Number, Cycle: r.Cycle, Status: store.RoundPending, Bye: r.Bye}
-		if r.Bye != "" && f.Algorithm == schedule.Swiss {
-			sr.ByePoints = f.ByePoints
+		if r.Bye != "" {
+			sr.ByePoints = f.ByeScore()
 		}
 		for _, mt := range r.Matches {
 			sr.Matches = append(sr.Matches, store.Match{ID: mt.ID, RoundID: r.ID, Status: protocol.MatchStatePending, Players: mt.Players, Seed: mt.Seed, Index: mt.Index})
