@@ -48,7 +48,7 @@ func CheckResult(r *ResultReport, players [2]string, scoring *Scoring) error {
 	for _, id := range players {
 		o := Outcome(r.Outcome[id])
 		if pts, due := r.Points[id], scoring.Points(o); pts != due {
-			return fmt.Errorf("points of %s are %d for a %s, the scoring gives %d", id, pts, o, due)
+			return fmt.Errorf("reported %d points for %s, a %s scores %d", pts, id, o, due)
 		}
 	}
 	return nil

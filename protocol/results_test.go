@@ -35,9 +35,9 @@ func TestCheckResult(t *testing.T) {
 		{"a win against a draw", report(map[string]string{"p1": "win", "p2": "draw"}, map[string]int{"p1": 3, "p2": 1}), scoring, "do not fit together"},
 		{"an unknown outcome", report(map[string]string{"p1": "forfeit", "p2": "loss"}, map[string]int{"p1": 3, "p2": 0}), scoring, "do not fit together"},
 		{"a win worth 2", report(map[string]string{"p1": "win", "p2": "loss"}, map[string]int{"p1": 2, "p2": 0}), scoring,
-			"points of p1 are 2 for a win, the scoring gives 3"},
+			"reported 2 points for p1, a win scores 3"},
 		{"a double forfeit with a point", report(map[string]string{"p1": "loss", "p2": "loss"}, map[string]int{"p1": 0, "p2": 1}), scoring,
-			"points of p2 are 1 for a loss, the scoring gives 0"},
+			"reported 1 points for p2, a loss scores 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -171,7 +171,7 @@ func TestMisreportedResultsAreFound(t *testing.T) {
 			o := p["outcome"].(map[string]any)
 			ids := slices.Sorted(maps.Keys(o))
 			o[ids[0]], o[ids[1]] = o[ids[1]], o[ids[0]]
-		}, "the scoring gives"},
+		}, "a loss scores 0"},
 		{"points inflated", func(p map[string]any) {
 			pts := p["points"].(map[string]any)
 			for k := range pts {
