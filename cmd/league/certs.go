@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/internal/netsec"
@@ -20,24 +19,19 @@ func certsCmd(args []string) error {
 	days := fset.Int("days", 30, fmt.Sprintf("validity in days (1 to %d)", netsec.MaxCertDays))
 	force := fset.Bool("force", false, "overwrite files that exist")
 	rest, err := cli.Parse(fset, args)
-	if err != nil {
-		return usageError{err}
-	}
 	switch {
+	case err != nil:
+		return usageError{err}
 	case len(rest) > 0:
 		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
 	case *out == "":
 		return usageError{errors.New("--out is required: the folder to write the certificates into")}
-	case strings.TrimSpace(*hosts) == "":
+	case *hosts == "":
 		return usageError{errors.New("--hosts is required: the DNS names and IPs of the machines, e.g. localhost,127.0.0.1,10.0.0.2")}
 	}
-	var list []string
-	for h := range strings.SplitSeq(*hosts, ",") {
-		h = strings.TrimSpace(h)
-		if h == "" {
-			return usageError{fmt.Errorf("--hosts %q names an empty host", *hosts)}
-		}
-		list = append(list, h)
+	list, err := netsec.ParseHosts(*hosts)
+	if err != nil {
+		return usageError{fmt.Errorf("--hosts %w", err)}
 	}
 	if err := netsec.CheckCertRequest(*out, list, *days); err != nil {
 		return usageError{err}

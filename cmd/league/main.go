@@ -11,6 +11,9 @@ import (
 	"syscall"
 
 	"github.com/agentleague/agentleague/internal/bench"
+	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/internal/demo"
+	"github.com/agentleague/agentleague/league/replay"
 )
 
 const usage = `usage: league <command> [flags]
@@ -50,7 +53,7 @@ func run(ctx context.Context, args []string) int {
 	case "standings":
 		err = standingsCmd(ctx, args[1:])
 	case "demo":
-		err = demo(ctx, args[1:])
+		err = demo.Run(ctx, args[1:], os.Stdout)
 	case "bench":
 		err = bench.Run(ctx, args[1:])
 	case "replay":
@@ -72,20 +75,21 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "league: unknown command %q\n%s\n", args[0], usage)
 		return 2
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "league %s: %v\n", args[0], err)
-		if _, ok := err.(usageError); ok {
-			return 2
-		}
-		// An outcome with a code of its own (verify's and replay's torn tail).
-		var coded interface{ ExitCode() int }
-		if errors.As(err, &coded) {
-			return coded.ExitCode()
-		}
-		return 1
+	if err == nil {
+		return 0
 	}
-	return 0
+	fmt.Fprintf(os.Stderr, "league %s: %v\n", args[0], err)
+	var usageErr cli.UsageError
+	var torn replay.TornTailError
+	switch {
+	case errors.As(err, &usageError{}), errors.As(err, &usageErr):
+		return 2
+	case errors.As(err, &torn):
+		return 3 // see logExitCodes
+	}
+	return 1
 }
 
-// usageError marks a bad command line (exit code 2).
+// usageError marks a bad command line of this package's commands; demo and bench, in
+// packages of their own, return a cli.UsageError.
 type usageError struct{ error }

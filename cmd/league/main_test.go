@@ -2,33 +2,24 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
+	"slices"
+	"strings"
 	"testing"
-	"time"
 
-	"github.com/agentleague/agentleague/protocol"
-	"github.com/rs/zerolog"
+	"github.com/agentleague/agentleague/internal/bench"
+	"github.com/agentleague/agentleague/internal/proctest"
 	"go.uber.org/goleak"
 )
 
 // The tests of this package run the built `league` binary where the process is the
-// point: signals, exit codes, stdout and the command line. The League Manager's own
-// end-to-end tests run it in-process (league/server).
+// point: its command line, exit codes and stdout. What a command does is tested in the
+// package that does it (league/server, league/replay, internal/demo, internal/bench ...).
 
 // leagueBin is the `league` binary built once for every test of this package.
 var leagueBin string
-
-const e2eAdminToken = "e2e-admin-token-7f3c9a1b5d"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "league-e2e-")
@@ -37,11 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	leagueBin = filepath.Join(dir, "league")
-	root, _ := filepath.Abs("../..")
-	build := exec.Command("go", "build", "-o", leagueBin, "./cmd/league")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build league: %v\n%s", err, out)
+	if err := proctest.Build(dir, "league"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -56,221 +44,58 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ---- the League Manager process ----
-
-// syncBuffer collects a child's output; first is closed at the first newline.
-type syncBuffer struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	first chan struct{}
-	once  sync.Once
-}
-
-func newSyncBuffer() *syncBuffer { return &syncBuffer{first: make(chan struct{})} }
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	if bytes.IndexByte(b.buf.Bytes(), '\n') >= 0 {
-		b.once.Do(func() { close(b.first) })
-	}
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lmProc is a running `league serve`.
-type lmProc struct {
-	t              *testing.T
-	cmd            *exec.Cmd
-	url, base      string
-	stdout, stderr *syncBuffer
-	done           chan error
-	stopped        bool
-}
-
-func configPath(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../config/league.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// runLeague runs the binary to completion (for commands that must fail).
+// runLeague runs the binary to completion.
 func runLeague(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, leagueBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String()
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String(), errb.String()
-	}
-	t.Fatalf("run league: %v", err)
-	return 0, "", ""
+	return proctest.Run(t, leagueBin, env, args...)
 }
 
-func (p *lmProc) status(t *testing.T) map[string]any {
+// startServe starts `league serve` with its files in dir and extra flags.
+func startServe(t *testing.T, dir string, extra ...string) *proctest.LM {
 	t.Helper()
-	res, err := http.Get(p.base + "/status")
+	return proctest.Serve(t, leagueBin, dir, extra...)
+}
+
+// Each outcome has its exit code: 0 for success, 2 for a bad command line (-h too), and
+// for verify and replay 3 for a torn tail (the last line cut mid-write, every line
+// before it good) and 1 for a log damaged in its middle; their usage lists the codes.
+// bench-echo is internal: the usage does not offer it. (What the commands do is tested
+// in their packages: league/replay, internal/demo, internal/bench, league/export.)
+func TestExitCodes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "league", "replay", "testdata", "golden", "tic_tac_toe_4.audit.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var s map[string]any
-	if err := json.NewDecoder(res.Body).Decode(&s); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /status: %d %v", res.StatusCode, err)
-	}
-	return s
-}
-
-func matchesIn(s map[string]any, status string) int {
-	by, _ := s["matches_by_status"].(map[string]any)
-	n, _ := by[status].(float64)
-	return int(n)
-}
-
-// waitStatus polls GET /status until cond holds or a deadline passes.
-func (p *lmProc) waitStatus(t *testing.T, what string, cond func(map[string]any) bool) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s := p.status(t)
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; status %v", what, s)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// ---- a client acting as referees, players and admin ----
-
-// wire sends messages to one League Manager; secrets are what must never be written
-// to its files.
-type wire struct {
-	t       *testing.T
-	lm      *lmProc
-	client  *protocol.Client
-	v       *protocol.Validator
-	secrets map[string]bool
-}
-
-func newWire(t *testing.T, lm *lmProc) *wire {
-	v, err := protocol.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.SelfCheck = true // the client checks what it sends; answers are always checked
-	c := protocol.NewClient(v, nil)
-	t.Cleanup(c.Close)
-	return &wire{t: t, lm: lm, client: c, v: v, secrets: map[string]bool{e2eAdminToken: true}}
-}
-
-func (w *wire) noSecretIn(what string, b []byte) {
-	w.t.Helper()
-	for s := range w.secrets {
-		if bytes.Contains(b, []byte(s)) {
-			w.t.Errorf("%s holds secret %s", what, s)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	dir := t.TempDir()
+	logs := map[string][]byte{"whole": data, "torn": data[:len(data)-20], "garbled": bytes.Join(append([][]byte{lines[0], lines[1][:10], {'\n'}}, lines[2:]...), nil)}
+	for name, log := range logs {
+		if err := os.WriteFile(filepath.Join(dir, name), log, 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
-}
-
-// ok sends a valid message and fails the test unless it is accepted.
-func (w *wire) ok(msg *protocol.Message) *protocol.Message {
-	w.t.Helper()
-	ans, err := w.client.Call(context.Background(), w.lm.url, msg, protocol.CallOptions{Timeout: 10 * time.Second})
-	if err != nil {
-		w.t.Fatalf("%s from %s: %v", msg.Envelope.MessageType, msg.Envelope.Sender, err)
-	}
-	if ans.Envelope.ConversationID != msg.Envelope.ConversationID {
-		w.t.Errorf("answer conversation_id %s, want %s", ans.Envelope.ConversationID, msg.Envelope.ConversationID)
-	}
-	return ans
-}
-
-func openRO(t *testing.T, path string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-// ---- fake referee ----
-
-// fakeRef acknowledges every assignment and remembers it.
-type fakeRef struct {
-	id  string
-	srv *httptest.Server
-	mu  sync.Mutex
-	got []*protocol.Message
-}
-
-func newFakeRef(t *testing.T, v *protocol.Validator, id string) *fakeRef {
-	f := &fakeRef{id: id}
-	h := protocol.HandlerFunc(func(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
-		if msg.Envelope.MessageType != protocol.MatchAssignment {
-			return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "assignments only")
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{nil, 2, "usage: league <command>"}, {[]string{"nope"}, 2, `unknown command "nope"`}, {[]string{"help"}, 0, ""},
+		{[]string{"demo", "--grace", "0s"}, 2, "--grace must be positive"}, {[]string{"bench", "--runs", "0"}, 2, "--runs must be at least 1"},
+		{[]string{"export", "--format", "xml"}, 2, `unknown format "xml"`},
+		{[]string{"verify", "whole"}, 0, ""}, {[]string{"replay", "whole"}, 0, ""},
+		{[]string{"verify", "torn"}, 3, "torn last line"}, {[]string{"replay", "torn"}, 3, "torn last line"},
+		{[]string{"verify", "garbled"}, 1, "line 2: not a JSON audit entry"}, {[]string{"replay", "garbled"}, 1, "line 2: not a JSON audit entry"},
+		{[]string{"verify", "-h"}, 2, "usage: league verify AUDIT"}, {[]string{"replay", "-h"}, 2, "exit codes:\n  0  every check passed"},
+	} {
+		args := slices.Clone(tc.args)
+		if len(args) == 2 && logs[args[1]] != nil {
+			args[1] = filepath.Join(dir, args[1])
 		}
-		f.mu.Lock()
-		f.got = append(f.got, msg)
-		f.mu.Unlock()
-		ack, err := msg.Reply(protocol.MatchAssignmentAck, protocol.RefereeSender(id), map[string]string{"status": "acknowledged", "match_id": msg.Envelope.MatchID})
-		if err != nil {
-			return nil, err
+		if code, _, stderr := runLeague(t, nil, args...); code != tc.code || !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("league %v: exit %d, want %d and %q on stderr:\n%s", tc.args, code, tc.code, tc.stderr, stderr)
 		}
-		ack.Envelope.MatchID = msg.Envelope.MatchID
-		return ack, nil
-	})
-	f.srv = httptest.NewServer(protocol.NewServer(h, v, nil, zerolog.Nop()))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeRef) url() string { return f.srv.URL + "/mcp" }
-
-// ---- messages ----
-
-func msgOf(t *testing.T, typ, sender string, payload any) *protocol.Message {
-	t.Helper()
-	m, err := protocol.NewMessage(typ, sender, payload)
-	if err != nil {
-		t.Fatal(err)
 	}
-	return m
-}
-
-func playerURL(id string) string { return "http://127.0.0.1:9/" + id + "/mcp" }
-
-func regReferee(t *testing.T, id, endpoint string) *protocol.Message {
-	return msgOf(t, protocol.RegisterRefereeRequest, protocol.RefereeSender(id), map[string]any{"referee_id": id, "endpoint_url": endpoint})
-}
-
-func regPlayer(t *testing.T, id string) *protocol.Message {
-	return msgOf(t, protocol.RegisterPlayerRequest, protocol.PlayerSender(id), map[string]any{"player_id": id, "endpoint_url": playerURL(id)})
-}
-
-func adminStartMsg(t *testing.T, token string) *protocol.Message {
-	m := msgOf(t, protocol.AdminStartLeagueRequest, protocol.SenderAdmin, map[string]any{})
-	m.Envelope.AuthToken = token
-	return m
+	if strings.Contains(usage, bench.EchoCommand) {
+		t.Errorf("the usage names %s:\n%s", bench.EchoCommand, usage)
+	}
 }

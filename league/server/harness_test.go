@@ -20,6 +20,7 @@ import (
 
 // The tests of this package run whole League Managers in-process, with real HTTP on
 // 127.0.0.1:0 and a real SQLite file; what they leave running when they end is a leak.
+// Those of process_test.go run the league binary, for what only a process shows.
 
 const e2eAdminToken = "e2e-admin-token-7f3c9a1b5d"
 
@@ -30,6 +31,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
 			code = 1
 		}
+	}
+	if binDir != "" {
+		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }

@@ -18,9 +18,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// inFlight starts a League Manager on clock with the drain given, registers ref1 (a fake
-// referee that acknowledges and never reports), p01 and p02, starts the league and waits
-// for its one match to be in progress.
+// inFlight starts a League Manager on clock with the drain given, with one match in
+// flight (oneMatchInFlight).
 func inFlight(t *testing.T, dir string, clock *fakeClock, drain time.Duration, edit func(*server.Options)) (*lmRun, *wire, *fakeRef) {
 	t.Helper()
 	lm := startServer(t, dir, func(o *server.Options) {
@@ -29,6 +28,14 @@ func inFlight(t *testing.T, dir string, clock *fakeClock, drain time.Duration, e
 			edit(o)
 		}
 	})
+	w, ref := oneMatchInFlight(t, lm)
+	return lm, w, ref
+}
+
+// oneMatchInFlight registers ref1 (a fake referee that acknowledges and never reports),
+// p01 and p02 with lm, starts the league and waits for its one match to be in progress.
+func oneMatchInFlight(t *testing.T, lm *lmRun) (*wire, *fakeRef) {
+	t.Helper()
 	w := newWire(t, lm)
 	ref := newFakeRef(t, w.v, "ref1")
 	w.ok(regReferee(t, "ref1", ref.url()))
@@ -36,7 +43,7 @@ func inFlight(t *testing.T, dir string, clock *fakeClock, drain time.Duration, e
 	w.ok(regPlayer(t, "p02"))
 	w.ok(adminStartMsg(t, e2eAdminToken))
 	lm.waitStatus(t, "the match in progress", func(s map[string]any) bool { return matchesIn(s, "IN_PROGRESS") == 1 })
-	return lm, w, ref
+	return w, ref
 }
 
 // drains checks that the League Manager is shutting down and does not end while the
@@ -108,7 +115,7 @@ func resumes(t *testing.T, dir string, w *wire, ref *fakeRef) {
 // An authenticated ADMIN_SHUTDOWN_REQUEST shuts the League Manager down gracefully: it
 // tells the agents, waits the drain for the match in flight, cancels it, Wait returns
 // nil, and a restart on the same database plays the match again. (Moved from the
-// `league serve` binary test; SIGTERM stays there.)
+// `league serve` binary test; SIGTERM is in process_test.go.)
 func TestShutdownOnAdminRequest(t *testing.T) {
 	const drain = 45 * time.Second
 	dir, clock := t.TempDir(), newFakeClock()
@@ -248,25 +255,33 @@ func TestStartFailsCleanly(t *testing.T) {
 	})
 	t.Run("database of another schema version", func(t *testing.T) {
 		dir := t.TempDir()
-		path := filepath.Join(dir, "league.db")
-		db, err := sql.Open("sqlite3", "file:"+path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range []string{"CREATE TABLE leagues (league_id TEXT)", "PRAGMA user_version = 7"} {
-			if _, err := db.ExecContext(context.Background(), q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		db.Close()
-		_, err = server.Start(context.Background(), baseOptions(t, dir, &syncBuffer{}))
-		for _, want := range []string{"schema version mismatch", "user_version 7", "needs 4"} {
+		oldSchemaDB(t, dir)
+		_, err := server.Start(context.Background(), baseOptions(t, dir, &syncBuffer{}))
+		for _, want := range oldSchemaRefused {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("error %v does not say %q", err, want)
 			}
 		}
 	})
 }
+
+// oldSchemaDB writes dir/league.db as a database of schema version 7, which the League
+// Manager refuses, saying oldSchemaRefused.
+func oldSchemaDB(t *testing.T, dir string) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "league.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{"CREATE TABLE leagues (league_id TEXT)", "PRAGMA user_version = 7"} {
+		if _, err := db.ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var oldSchemaRefused = []string{"schema version mismatch", "user_version 7", "needs 4"}
 
 // A Config given whole is used with the overrides applied to a copy; a Log given is used
 // instead of the application log file.

@@ -1,9 +1,10 @@
-package main
+package demo
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,39 +14,39 @@ import (
 )
 
 // waitExtra prints how to start the example players and waits up to wait for n players
-// besides ours to register. Those that did are handed to procs, which reports how they
-// left; it cannot stop them, as it did not start them.
-func waitExtra(ctx context.Context, procs *localleague.Procs, base, lmURL string, ours map[string]bool, n int, wait time.Duration, gameType string) error {
-	fmt.Printf("\nwaiting up to %s for %d more %s to register; start %s from another terminal:\n", wait, n, pick(n == 1, "player", "players"), pick(n == 1, "it", "them"))
+// besides ours to register. Those that did are handed to ll.Procs, which reports how
+// they left; it cannot stop them, as it did not start them.
+func waitExtra(ctx context.Context, out io.Writer, ll *localleague.League, n int, wait time.Duration, gameType string) error {
+	fmt.Fprintf(out, "\nwaiting up to %s for %d more %s to register; start %s from another terminal:\n", wait, n, pick(n == 1, "player", "players"), pick(n == 1, "it", "them"))
 	if gameType == "tic_tac_toe" {
 		for i := 1; i <= n; i++ {
-			fmt.Println("  " + exampleCommand(i, lmURL))
+			fmt.Fprintln(out, "  "+exampleCommand(i, ll.LMURL))
 		}
-		fmt.Printf("  (or any agent of yours, with --league %s; README: \"Write your own agent\")\n", lmURL)
+		fmt.Fprintf(out, "  (or any agent of yours, with --league %s; README: \"Write your own agent\")\n", ll.LMURL)
 	} else {
-		fmt.Printf("  the example players play tic_tac_toe only: start players of your own for %s with --league %s\n", gameType, lmURL)
+		fmt.Fprintf(out, "  the example players play tic_tac_toe only: start players of your own for %s with --league %s\n", gameType, ll.LMURL)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var seen []string
 	endpoints := map[string]string{}
-	err := localleague.WaitFor(wctx, procs, func() bool {
-		s, err := localleague.Status(base)
+	err := localleague.WaitFor(wctx, ll.Procs, func() bool {
+		s, err := localleague.Status(ll.Base)
 		if err != nil {
 			return false
 		}
 		for _, a := range s.Agents {
 			endpoints[a.ID] = a.Endpoint
 		}
-		for _, id := range localleague.RegisteredPlayers(s, ours, false) {
+		for _, id := range localleague.RegisteredPlayers(s, ll.Ours, false) {
 			if !slices.Contains(seen, id) {
 				seen = append(seen, id)
-				fmt.Printf("extra player %s registered (%d of %d)\n", id, len(seen), n)
+				fmt.Fprintf(out, "extra player %s registered (%d of %d)\n", id, len(seen), n)
 			}
 		}
 		return len(seen) >= n
 	})
-	procs.AddExtras(endpoints, seen...)
+	ll.Procs.AddExtras(endpoints, seen...)
 	switch {
 	case err == nil:
 		return nil
@@ -68,7 +69,7 @@ func exampleCommand(i int, lmURL string) string {
 // repository's root (as make demo does), else beside the folder of the binary (bin/..).
 func examplePath(rel string) string {
 	local := filepath.Join("examples", rel)
-	if _, err := os.Stat(local); err == nil {
+	if fileExists(local) {
 		return local
 	}
 	if exe, err := os.Executable(); err == nil {
@@ -77,11 +78,6 @@ func examplePath(rel string) string {
 		}
 	}
 	return local
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 func pick(cond bool, yes, no string) string {

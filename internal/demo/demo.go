@@ -1,21 +1,26 @@
-package main
+// Package demo is league demo: a whole local league (internal/localleague) with every
+// role its own process, its progress, the final standings and how every process left.
+package demo
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/internal/localleague"
 	"github.com/agentleague/agentleague/league"
+	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// demo runs a complete local league with every role as its own OS process.
-func demo(ctx context.Context, args []string) error {
+// Run is league demo: it parses args, runs the league to its end and prints to out. A
+// bad command line is a cli.UsageError.
+func Run(ctx context.Context, args []string, out io.Writer) error {
 	fset := flag.NewFlagSet("league demo", flag.ContinueOnError)
 	players := fset.Int("players", 8, "number of player processes")
 	referees := fset.Int("referees", 3, "number of referee processes")
@@ -31,16 +36,15 @@ func demo(ctx context.Context, args []string) error {
 	extra := fset.Int("extra", 0, "before starting the league, wait for this many more players, started by hand from another terminal with --league <the League Manager's URL> (the demo prints the command lines of the examples)")
 	extraWait := fset.Duration("extra-wait", 5*time.Minute, "how long to wait for the --extra players")
 	if _, err := cli.Parse(fset, args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
-	if *players < 2 || *referees < 1 {
-		return usageError{errors.New("need at least 2 players and 1 referee")}
-	}
-	if *grace <= 0 {
-		return usageError{fmt.Errorf("--grace must be positive, got %s", *grace)}
-	}
-	if *extra < 0 || *extraWait <= 0 {
-		return usageError{fmt.Errorf("--extra must not be negative and --extra-wait must be positive, got %d and %s", *extra, *extraWait)}
+	switch {
+	case *players < 2 || *referees < 1:
+		return cli.UsageError{Err: errors.New("need at least 2 players and 1 referee")}
+	case *grace <= 0:
+		return cli.UsageError{Err: fmt.Errorf("--grace must be positive, got %s", *grace)}
+	case *extra < 0 || *extraWait <= 0:
+		return cli.UsageError{Err: fmt.Errorf("--extra must not be negative and --extra-wait must be positive, got %d and %s", *extra, *extraWait)}
 	}
 	wait := time.Duration(0) // for the extra players, which --timeout does not count
 	if *extra > 0 {
@@ -58,7 +62,7 @@ func demo(ctx context.Context, args []string) error {
 
 	ll, err := localleague.Start(ctx, localleague.Setup{
 		BinDir: binDir, CfgPath: *cfgPath, DataDir: *dataDir, LogDir: *logDir, GameType: *gameType, Strategy: *strategy,
-		Players: *players, Referees: *referees, Seed: *seed, Window: wait, Out: os.Stdout,
+		Players: *players, Referees: *referees, Seed: *seed, Window: wait, Out: out,
 		// The demo's usual ports, so its live view is always at the same address.
 		Ports: [3]int{8000, 8001, 9001},
 	})
@@ -69,12 +73,23 @@ func demo(ctx context.Context, args []string) error {
 		return err
 	}
 	if *extra > 0 {
-		if err := waitExtra(ctx, ll.Procs, ll.Base, ll.LMURL, ll.Ours, *extra, *extraWait, *gameType); err != nil {
+		if err := waitExtra(ctx, out, ll, *extra, *extraWait, *gameType); err != nil {
 			return err
 		}
 	}
+	return play(ctx, out, ll, *gameType)
+}
+
+// play starts the league, shows its progress until it completes and prints the final
+// standings.
+func play(ctx context.Context, out io.Writer, ll *localleague.League, gameType string) error {
+	admin, err := localleague.NewAdmin(protocol.ClientOptions{})
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
 	started := time.Now()
-	if _, err := adminCall(ctx, ll.LMURL, ll.AdminToken, protocol.AdminStartLeagueRequest, map[string]any{}); err != nil {
+	if _, err := admin.StartLeague(ctx, ll.LMURL, ll.AdminToken); err != nil {
 		return fmt.Errorf("start league: %w", err)
 	}
 	var last league.Status
@@ -87,7 +102,7 @@ func demo(ctx context.Context, args []string) error {
 		last = s
 		if done := s.MatchesByStatus[protocol.MatchStateCompleted]; done != lastShown {
 			lastShown = done
-			fmt.Printf("round %d/%d  matches %d/%d\n", s.CurrentRound, s.TotalRounds, done, s.MatchesTotal)
+			fmt.Fprintf(out, "round %d/%d  matches %d/%d\n", s.CurrentRound, s.TotalRounds, done, s.MatchesTotal)
 		}
 		return s.State == league.StateCompleted
 	})
@@ -95,7 +110,7 @@ func demo(ctx context.Context, args []string) error {
 		return fmt.Errorf("league did not complete (%d of %d matches): %w", last.MatchesByStatus[protocol.MatchStateCompleted], last.MatchesTotal, err)
 	}
 	wall := time.Since(started)
-	ans, err := adminCall(ctx, ll.LMURL, ll.AdminToken, protocol.QueryStandings, map[string]any{})
+	ans, err := admin.Call(ctx, ll.LMURL, ll.AdminToken, protocol.QueryStandings, map[string]any{})
 	if err != nil {
 		return fmt.Errorf("query standings: %w", err)
 	}
@@ -103,10 +118,16 @@ func demo(ctx context.Context, args []string) error {
 		Standings []protocol.StandingsRow `json:"standings"`
 	}
 	if err := ans.Decode(&p); err != nil {
-		return err
+		return fmt.Errorf("read standings: %w", err)
 	}
-	fmt.Printf("\nFinal standings (%s, %d players, %d matches):\n", *gameType, len(p.Standings), last.MatchesTotal)
-	PrintTable(os.Stdout, p.Standings)
-	fmt.Printf("\nleague time %.3fs, %.1f matches/s\ndatabase %s, audit log %s\n", wall.Seconds(), float64(last.MatchesTotal)/wall.Seconds(), ll.DBPath, ll.AuditPath)
+	fmt.Fprintf(out, "\nFinal standings (%s, %d players, %d matches):\n", gameType, len(p.Standings), last.MatchesTotal)
+	standings.WriteTable(out, p.Standings)
+	fmt.Fprintf(out, "\nleague time %.3fs, %.1f matches/s\ndatabase %s, audit log %s\n", wall.Seconds(), float64(last.MatchesTotal)/wall.Seconds(), ll.DBPath, ll.AuditPath)
 	return nil
+}
+
+// fileExists reports whether p names something that exists.
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

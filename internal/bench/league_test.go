@@ -1,7 +1,8 @@
-package main
+package bench
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,27 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentleague/agentleague/internal/cli"
+	"github.com/agentleague/agentleague/internal/proctest"
 	"github.com/agentleague/agentleague/internal/testtools"
-
-	"github.com/agentleague/agentleague/internal/bench"
 )
-
-// buildAgents builds referee and player beside leagueBin, where league bench looks for
-// them.
-func buildAgents(t *testing.T) {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"referee", "player"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(leagueBin), name), "./cmd/"+name)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", name, err, out)
-		}
-	}
-}
 
 // A real bench of one small league prints every row with sane figures, and --profile
 // leaves a CPU profile of every process.
@@ -39,13 +23,15 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a league of processes")
 	}
-	buildAgents(t)
-	root, _ := filepath.Abs("../..")
+	bin := t.TempDir()
+	if err := proctest.Build(bin, "league", "referee", "player"); err != nil {
+		t.Fatal(err)
+	}
 	profiles := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, leagueBin, "bench", "--players", "4", "--referees", "2", "--runs", "1",
-		"--config", filepath.Join(root, "config", "league.yaml"), "--timeout", "60s", "--profile", profiles)
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "league"), "bench", "--players", "4", "--referees", "2", "--runs", "1",
+		"--config", proctest.ConfigPath(), "--timeout", "60s", "--profile", profiles)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -127,20 +113,14 @@ func atoi(t *testing.T, s string) int {
 	return n
 }
 
-// Bad settings are refused before any process starts.
+// Bad settings are a bad command line, refused before any process starts.
 func TestBenchRefusesBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"--runs", "0"}, {"--players", "1"}, {"--players", "4990", "--referees", "11"}, {"--think", "-1s"}, {"--against", "/tmp/x"}, {"--against-config", "x.yaml"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			if code := run(context.Background(), append([]string{"bench"}, args...)); code != 2 {
-				t.Errorf("league bench %v exited %d, want 2 (a bad command line)", args, code)
+			var usage cli.UsageError
+			if err := Run(context.Background(), args); !errors.As(err, &usage) {
+				t.Errorf("league bench %v: %v, want a bad command line", args, err)
 			}
 		})
-	}
-}
-
-// bench-echo is internal: the usage does not offer it.
-func TestBenchEchoHidden(t *testing.T) {
-	if strings.Contains(usage, bench.EchoCommand) {
-		t.Errorf("the usage names %s:\n%s", bench.EchoCommand, usage)
 	}
 }
