@@ -57,6 +57,7 @@ type Validator struct {
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
 	envelope func() (*jsonschema.Schema, error)
+	metadata func() (*jsonschema.Schema, error)
 	messages map[string]func() (*jsonschema.Schema, error)
 	// SelfCheck makes servers check their own answers and clients their own requests
 	// before sending. Receivers always check what they receive, so this only moves the
@@ -90,11 +91,13 @@ func NewValidator() (*Validator, error) {
 		if err := c.AddResource(schemas.BaseURI+name, bytes.NewReader(b)); err != nil {
 			return nil, fmt.Errorf("add schema %s: %w", name, err)
 		}
-		if name != "defs.json" {
+		// Every file but these two is a message type's.
+		if name != "defs.json" && name != gameMetadataSchema {
 			v.messages[strings.ToUpper(strings.TrimSuffix(name, ".json"))] = v.lazy(schemas.BaseURI + name)
 		}
 	}
 	v.envelope = v.lazy(schemas.BaseURI + "defs.json#/$defs/envelope")
+	v.metadata = v.lazy(schemas.BaseURI + gameMetadataSchema)
 	return v, nil
 }
 
@@ -142,6 +145,9 @@ var (
 // CompileAll compiles every schema now and returns the first failure.
 func (v *Validator) CompileAll() error {
 	if _, err := v.envelope(); err != nil {
+		return err
+	}
+	if _, err := v.metadata(); err != nil {
 		return err
 	}
 	for _, t := range v.MessageTypes() {
@@ -192,6 +198,29 @@ func (v *Validator) ValidateParams(params any) []Violation {
 		return vs
 	}
 	return []Violation{{Path: "/envelope/message_type", Message: fmt.Sprintf("no schema for message type %q", mt)}}
+}
+
+// gameMetadataSchema is the schema of what the League Manager reads of game_metadata.
+const gameMetadataSchema = "game_metadata.json"
+
+// GameMetadataPath is where game_metadata sits in MATCH_RESULT_REPORT: the paths of its
+// violations start with it.
+const GameMetadataPath = "/payload/game_metadata"
+
+// ValidateGameMetadata checks a decoded game_metadata (decoded with UseNumber) against
+// schemas/game_metadata.json, after the generic bounds as they apply to it inside a
+// message. Violation paths start with GameMetadataPath. ReadGameMetadata is its reader.
+func (v *Validator) ValidateGameMetadata(md any) []Violation {
+	// game_metadata is two levels down in params (payload, then it).
+	if vs := checkBounds(md, GameMetadataPath, 2); vs != nil {
+		return vs
+	}
+	s, err := v.metadata()
+	if err != nil {
+		// Our defect: CompileAll reports the details.
+		return []Violation{{Path: GameMetadataPath, Message: "no usable game_metadata schema"}}
+	}
+	return collect(s.Validate(md), GameMetadataPath)
 }
 
 // ValidateMessage checks a message this process built or received as a result, as

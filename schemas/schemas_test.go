@@ -22,6 +22,7 @@ import (
 const (
 	draft2020    = "https://json-schema.org/draft/2020-12/schema"
 	defsFile     = "defs.json"
+	metadataFile = "game_metadata.json"
 	examplesDir  = "testdata/examples"
 	capturesDir  = "testdata/python-peer-wire"
 	exampleToken = "b77e536c-2949-41e4-852f-2a0c6fa5c510"
@@ -193,7 +194,7 @@ func TestOneFilePerMessageType(t *testing.T) {
 		}
 	}
 	for name := range compiled {
-		if name != defsFile && !seen[strings.ToUpper(strings.TrimSuffix(name, ".json"))] {
+		if name != defsFile && name != metadataFile && !seen[strings.ToUpper(strings.TrimSuffix(name, ".json"))] {
 			t.Errorf("%s names no message type of the envelope", name)
 		}
 	}
@@ -453,6 +454,56 @@ func walkSchemas(v any, loc string, fn func(loc string, s map[string]any)) {
 	case []any:
 		for i, child := range v {
 			walkSchemas(child, path.Join(loc, fmt.Sprint(i)), fn)
+		}
+	}
+}
+
+// TestGameMetadata checks schemas/game_metadata.json, what the League Manager reads of a
+// MATCH_RESULT_REPORT's game_metadata: the examples' and the Python implementation's
+// records are valid, every member is optional, the referee's own members are allowed,
+// and a member of the wrong type or out of bounds is a violation at its path.
+func TestGameMetadata(t *testing.T) {
+	s := compileAll(t)[metadataFile]
+	records := map[string]any{
+		"example":         lookup(example(t, "MATCH_RESULT_REPORT"), "payload", "game_metadata"),
+		"python capture":  lookup(readJSON(t, filepath.Join(capturesDir, "match_result_report.wire.json")), "request", "params", "payload", "game_metadata"),
+		"empty":           map[string]any{},
+		"forfeit":         decode(t, []byte(`{"forfeit":"suspended","suspended":["p01"]}`)),
+		"nulls":           decode(t, []byte(`{"match_seed":null,"game_params":null,"moves":null,"violations":null,"suspended":null,"final_state":null}`)),
+		"referee's own":   decode(t, []byte(`{"termination":"checkmate","x_engine":{"depth":12},"moves":[{"player":"p01","x_eval":0.3}]}`)),
+		"any RFC 3339":    decode(t, []byte(`{"started_at":"2026-11-22T03:21:50.5+02:00"}`)),
+		"integral floats": decode(t, []byte(`{"steps":3.0,"moves":[{"player":"p01","elapsed_ms":1e3}]}`)),
+	}
+	for name, md := range records {
+		if md == nil {
+			t.Fatalf("%s: no game_metadata", name)
+		}
+		if locs := violations(t, s, md); locs != nil {
+			t.Errorf("%s: violations at %q", name, locs)
+		}
+	}
+	for _, tt := range []struct{ record, want string }{
+		{`{"steps":"3"}`, "/steps"},
+		{`{"steps":-1}`, "/steps"},
+		{`{"total_moves":1.5}`, "/total_moves"},
+		{`{"match_seed":9223372036854775808}`, "/match_seed"},
+		{`{"termination":3}`, "/termination"},
+		{`{"loser":"p 1"}`, "/loser"},
+		{`{"game_params":[1]}`, "/game_params"},
+		{`{"moves":{"player":"p01"}}`, "/moves"},
+		{`{"moves":[{"step":1}]}`, "/moves/0"},
+		{`{"moves":[{"player":"p01","elapsed_ms":"4"}]}`, "/moves/0/elapsed_ms"},
+		{`{"moves":[{"player":"p01","elapsed_ms":-1}]}`, "/moves/0/elapsed_ms"},
+		{`{"moves":[{"player":"p01","outcome":"OK"}]}`, "/moves/0/outcome"},
+		{`{"violations":[{"player":"p01"}]}`, "/violations/0"},
+		{`{"violations":[{"player":"p01","kind":7}]}`, "/violations/0/kind"},
+		{`{"suspended":["p01","p01"]}`, "/suspended"},
+		{`{"finished_at":"yesterday"}`, "/finished_at"},
+		{`{"x":"` + strings.Repeat("x", 8193) + `"}`, "/x"},
+		{`[]`, ""},
+	} {
+		if locs := violations(t, s, decode(t, []byte(tt.record))); !slices.Contains(locs, tt.want) {
+			t.Errorf("%s: violations at %q, want one at %q", tt.record, locs, tt.want)
 		}
 	}
 }
