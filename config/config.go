@@ -186,9 +186,12 @@ type TimeoutPolicy struct {
 // LeagueLevelTimeouts are the League Manager's timeouts, in milliseconds. Registration
 // and ResultReport must equal the matching values of league.yaml.
 type LeagueLevelTimeouts struct {
-	Registration        int `yaml:"registration"`
-	ResultReport        int `yaml:"result_report"`
-	HeartbeatIntervalMS int `yaml:"heartbeat_interval_ms"`
+	Registration int `yaml:"registration"`
+	ResultReport int `yaml:"result_report"`
+	// MatchAssignmentResponseMS is how long a referee has to answer each attempt of a
+	// MATCH_ASSIGNMENT.
+	MatchAssignmentResponseMS int `yaml:"match_assignment_response_ms"`
+	HeartbeatIntervalMS       int `yaml:"heartbeat_interval_ms"`
 	// LeaseMS must be at least twice HeartbeatIntervalMS, so that one lost heartbeat
 	// does not expire a lease.
 	LeaseMS int `yaml:"lease_ms"`
@@ -309,7 +312,7 @@ func defaults() *Config {
 			},
 		},
 		Timeouts: TimeoutPolicy{
-			LeagueLevel: LeagueLevelTimeouts{Registration: unset, ResultReport: unset, HeartbeatIntervalMS: 2000, LeaseMS: 6000},
+			LeagueLevel: LeagueLevelTimeouts{Registration: unset, ResultReport: unset, MatchAssignmentResponseMS: 5000, HeartbeatIntervalMS: 2000, LeaseMS: 6000},
 			MatchLevel:  MatchLevelTimeouts{GameJoinAck: unset, MoveResponse: unset, MoveWarnings: 1, ForcedMoves: 1},
 			Enforcement: Enforcement{SuspendAfterViolations: 3, SuspensionDurationSeconds: 300},
 		},
@@ -430,11 +433,6 @@ func (c *Config) RegistrationWindow() time.Duration {
 	return time.Duration(c.Registration.WindowSeconds * float64(time.Second))
 }
 
-// RegistrationResponseTimeout is timeouts.registration_response_ms.
-func (c *Config) RegistrationResponseTimeout() time.Duration {
-	return ms(c.LeagueTimeouts.RegistrationResponseMS)
-}
-
 // MatchJoinAckTimeout is timeouts.match_join_ack_ms.
 func (c *Config) MatchJoinAckTimeout() time.Duration { return ms(c.LeagueTimeouts.MatchJoinAckMS) }
 
@@ -444,13 +442,14 @@ func (c *Config) MoveTimeout() time.Duration { return ms(c.LeagueTimeouts.MoveRe
 // ResultReportTimeout is timeouts.result_report_ms.
 func (c *Config) ResultReportTimeout() time.Duration { return ms(c.LeagueTimeouts.ResultReportMS) }
 
+// MatchAssignmentTimeout is timeout_policy's
+// timeouts.league_level.match_assignment_response_ms.
+func (c *Config) MatchAssignmentTimeout() time.Duration {
+	return ms(c.Timeouts.LeagueLevel.MatchAssignmentResponseMS)
+}
+
 // RetryBackoff is retries.backoff_ms.
 func (c *Config) RetryBackoff() time.Duration { return ms(c.Retries.BackoffMS) }
-
-// HeartbeatInterval is timeout_policy's timeouts.league_level.heartbeat_interval_ms.
-func (c *Config) HeartbeatInterval() time.Duration {
-	return ms(c.Timeouts.LeagueLevel.HeartbeatIntervalMS)
-}
 
 // LeaseDuration is timeout_policy's timeouts.league_level.lease_ms.
 func (c *Config) LeaseDuration() time.Duration { return ms(c.Timeouts.LeagueLevel.LeaseMS) }

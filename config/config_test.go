@@ -360,7 +360,7 @@ func TestDurations(t *testing.T) {
 	c.Registration.WindowSeconds = 1.25
 	c.LeagueTimeouts = LeagueTimeouts{RegistrationResponseMS: 1, MatchJoinAckMS: 2, MoveResponseMS: 3, ResultReportMS: 4}
 	c.Retries.BackoffMS = 5
-	c.Timeouts.LeagueLevel.HeartbeatIntervalMS = 6
+	c.Timeouts.LeagueLevel.MatchAssignmentResponseMS = 6
 	c.Timeouts.LeagueLevel.LeaseMS = 7
 	c.Timeouts.Enforcement.SuspensionDurationSeconds = 8
 	tests := []struct {
@@ -369,12 +369,11 @@ func TestDurations(t *testing.T) {
 		want time.Duration
 	}{
 		{"RegistrationWindow", c.RegistrationWindow(), 1250 * time.Millisecond},
-		{"RegistrationResponseTimeout", c.RegistrationResponseTimeout(), time.Millisecond},
 		{"MatchJoinAckTimeout", c.MatchJoinAckTimeout(), 2 * time.Millisecond},
 		{"MoveTimeout", c.MoveTimeout(), 3 * time.Millisecond},
 		{"ResultReportTimeout", c.ResultReportTimeout(), 4 * time.Millisecond},
 		{"RetryBackoff", c.RetryBackoff(), 5 * time.Millisecond},
-		{"HeartbeatInterval", c.HeartbeatInterval(), 6 * time.Millisecond},
+		{"MatchAssignmentTimeout", c.MatchAssignmentTimeout(), 6 * time.Millisecond},
 		{"LeaseDuration", c.LeaseDuration(), 7 * time.Millisecond},
 		{"SuspensionDuration", c.SuspensionDuration(), 8 * time.Second},
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
@@ -74,8 +75,10 @@ func FuzzLoad(f *testing.F) {
 		if _, ok := cfg.Game(cfg.League.GameType); !ok {
 			t.Fatalf("the league's game %q is not in the registry", cfg.League.GameType)
 		}
-		if cfg.MoveTimeout() <= 0 || cfg.RegistrationWindow() < 0 || cfg.LeaseDuration() <= cfg.HeartbeatInterval() {
-			t.Fatalf("timeouts out of range: move %v, window %v, lease %v, heartbeat %v", cfg.MoveTimeout(), cfg.RegistrationWindow(), cfg.LeaseDuration(), cfg.HeartbeatInterval())
+		heartbeat := time.Duration(cfg.Timeouts.LeagueLevel.HeartbeatIntervalMS) * time.Millisecond
+		if cfg.MoveTimeout() <= 0 || cfg.MatchAssignmentTimeout() <= 0 || cfg.RegistrationWindow() < 0 || cfg.LeaseDuration() <= heartbeat {
+			t.Fatalf("timeouts out of range: move %v, assignment %v, window %v, lease %v, heartbeat %v",
+				cfg.MoveTimeout(), cfg.MatchAssignmentTimeout(), cfg.RegistrationWindow(), cfg.LeaseDuration(), heartbeat)
 		}
 	})
 }

@@ -408,6 +408,7 @@ func (c *Config) checkPolicy(k *checker) {
 	}
 	same("timeouts.league_level.registration", l.Registration, "timeouts.registration_response_ms", lt.RegistrationResponseMS)
 	same("timeouts.league_level.result_report", l.ResultReport, "timeouts.result_report_ms", lt.ResultReportMS)
+	k.between(f, "timeouts.league_level.match_assignment_response_ms", l.MatchAssignmentResponseMS, 1, maxTimeoutMS)
 	if k.between(f, "timeouts.league_level.heartbeat_interval_ms", l.HeartbeatIntervalMS, 1, maxTimeoutMS/leaseHeartbeats) {
 		k.atLeast(f, "timeouts.league_level.lease_ms", l.LeaseMS, "2 × heartbeat_interval_ms", leaseHeartbeats*l.HeartbeatIntervalMS, maxTimeoutMS)
 	}

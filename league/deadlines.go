@@ -174,7 +174,7 @@ func (e *engine) matchDue(mt *match, now time.Time) bool {
 // does not hold the match fails it at once.
 func (e *engine) sendReminder(mt *match, ref *agent) {
 	msg, err := e.notices.message(ref, mt, protocol.ResultReminder, protocol.Reminder{
-		MatchID: mt.id, Attempt: mt.reminders, Reason: fmt.Sprintf("play ended and no result came within %d ms", e.cfg.Timeouts.LeagueLevel.ResultReport),
+		MatchID: mt.id, Attempt: mt.reminders, Reason: fmt.Sprintf("play ended and no result came within %v", e.cfg.ResultReportTimeout()),
 	})
 	if err != nil {
 		e.log.Error().Err(err).Str("match_id", mt.id).Msg("build RESULT_REMINDER")

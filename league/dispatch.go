@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -70,13 +71,7 @@ func (e *engine) assign(mt *match, ref *agent) error {
 	mt.progress, mt.reminders = progress{since: e.opt.Now()}, 0
 	e.setDeadline(mt)
 	e.publish(events.MatchAssigned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "referee_id": ref.id})
-	opt := protocol.CallOptions{
-		Timeout: time.Duration(e.cfg.LeagueTimeouts.RegistrationResponseMS) * time.Millisecond,
-		Retry: protocol.RetryPolicy{
-			Attempts: e.cfg.Retries.MaxAttempts,
-			Backoff:  time.Duration(e.cfg.Retries.BackoffMS) * time.Millisecond,
-		},
-	}
+	opt := assignmentCall(e.cfg)
 	e.notices.goCall(func(ctx context.Context) {
 		ans, err := e.notices.call(ctx, ref, msg, opt)
 		e.notices.lock.Lock()
@@ -84,6 +79,15 @@ func (e *engine) assign(mt *match, ref *agent) error {
 		e.assignmentAnswered(mt, now, ref, msg, ans, err)
 	})
 	return nil
+}
+
+// assignmentCall is how MATCH_ASSIGNMENT is sent: each attempt has the assignment's own
+// deadline, and retries.max_attempts attempts are made.
+func assignmentCall(cfg *config.Config) protocol.CallOptions {
+	return protocol.CallOptions{
+		Timeout: cfg.MatchAssignmentTimeout(),
+		Retry:   protocol.RetryPolicy{Attempts: cfg.Retries.MaxAttempts, Backoff: cfg.RetryBackoff()},
+	}
 }
 
 func (e *engine) assignmentMessage(mt *match, ref *agent) (*protocol.Message, error) {
@@ -96,7 +100,7 @@ func (e *engine) assignmentMessage(mt *match, ref *agent) (*protocol.Message, er
 		MatchCredentials:  map[string]string{},
 		GameParams:        e.params,
 		Scoring:           &scoring,
-		Deadlines:         &protocol.Deadlines{JoinAckMS: ml.GameJoinAck, MoveMS: ml.MoveResponse},
+		Deadlines:         &protocol.Deadlines{JoinAckMS: int(e.cfg.MatchJoinAckTimeout().Milliseconds()), MoveMS: int(e.cfg.MoveTimeout().Milliseconds())},
 		IllegalMovePolicy: e.cfg.IllegalMovePolicy,
 		Penalties:         &protocol.Penalties{MoveWarnings: ml.MoveWarnings, ForcedMoves: ml.ForcedMoves},
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -101,6 +102,9 @@ type harnessOptions struct {
 	flakyAudit bool
 	// beforeStart runs on the opened store before the Manager loads the league.
 	beforeStart func(*store.Store)
+	// transport, when set, carries the League Manager's calls instead of the network
+	// (a test on fake time, where nothing may block on a socket).
+	transport http.RoundTripper
 }
 
 // harness is an in-process League Manager: a Manager on a temporary database and audit
@@ -170,6 +174,9 @@ func (h *harness) start() {
 		rec = h.flaky
 	}
 	client := protocol.NewClient(v, rec)
+	if h.opt.transport != nil {
+		client = protocol.NewClientOver(&http.Client{Transport: h.opt.transport}, v, rec, false)
+	}
 	opt := Options{Config: h.cfg, Store: store, Audit: rec, Client: client, AdminToken: h.adminToken,
 		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch, NotifyTimeout: h.opt.notifyTimeout, Insecure: h.opt.insecure}
 	if c := h.opt.clock; c != nil {
