@@ -122,15 +122,18 @@ var lmChecks = []checkDef{
 
 // lmAgent is one of the tool's referees or players.
 type lmAgent struct {
+	r        *lmRun
 	id, kind string
 	// url is the endpoint it registers.
 	url      string
 	features []string
-	// rng picks a player's moves and games holds a player's game of each match it was
-	// invited to; guarded by the board's lock, like token.
-	rng   *rand.Rand
-	games map[string]game.Game
-	token string
+	// Guarded by the board's lock: rng picks a player's moves, games holds a player's
+	// game of each match it was invited to, progress where a referee's matches stand
+	// (for heartbeats).
+	rng      *rand.Rand
+	games    map[string]game.Game
+	progress map[string]protocol.MatchProgress
+	token    string
 }
 
 func (a *lmAgent) sender() string {
@@ -195,8 +198,6 @@ type lmRun struct {
 	reportsSent int
 	ackProblems []string
 	dupAcked    string
-	// progress is where each referee's matches stand (referee, then match), for heartbeats.
-	progress map[string]map[string]protocol.MatchProgress
 	// inbound are the schema violations of what the agents got, by message type;
 	// unexpected the extension messages sent to an agent that did not announce them;
 	// shutdowns the agents that got LEAGUE_SHUTDOWN.
@@ -228,7 +229,7 @@ func runLeagueManager(ctx context.Context, opt Options, rep *Report) error {
 	s.log = s.log.With().Str("subject", "league-manager").Logger()
 	r := &lmRun{s: s, v: newVerdicts(lmChecks), b: newBoard(), client: protocol.NewClientOver(s.http, s.v, nil, opt.Insecure),
 		tag: uuid.NewString()[:6], agents: map[string]*lmAgent{}, taken: map[string]bool{}, results: map[string]protocol.ResultReport{},
-		progress: map[string]map[string]protocol.MatchProgress{}, inbound: map[string][]string{}}
+		inbound: map[string][]string{}}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	mux := http.NewServeMux()
 	base, stop, err := s.serve(opt.Listen, mux)
@@ -238,15 +239,12 @@ func runLeagueManager(ctx context.Context, opt Options, rep *Report) error {
 	}
 	base = strings.TrimSuffix(base, "/mcp")
 	for i := range r.refs {
-		a := r.newAgent(mux, base, "referee", i, r.refereeHandle)
-		if i == 0 {
-			a.features = lmRefereeFeatures
-		}
-		r.refs[i] = a
+		r.refs[i] = r.newAgent(mux, base, "referee", fmt.Sprintf("ref%d", i+1))
 	}
+	r.refs[0].features = lmRefereeFeatures
 	for i := range r.players {
-		r.players[i] = r.newAgent(mux, base, "player", i, r.playerHandle)
-		r.players[i].rng, r.players[i].games = rand.New(rand.NewPCG(uint64(i+1), 7)), map[string]game.Game{}
+		r.players[i] = r.newAgent(mux, base, "player", fmt.Sprintf("p%d", i+1))
+		r.players[i].rng = rand.New(rand.NewPCG(uint64(i+1), 7))
 	}
 	s.log.Info().Str("league_manager", opt.URL).Str("listen", base).Str("game", opt.Game).Msg("league-manager conformance starting")
 	r.run(ctx)
@@ -266,15 +264,13 @@ func runLeagueManager(ctx context.Context, opt Options, rep *Report) error {
 	return nil
 }
 
-// newAgent makes one of the tool's agents, served at base/kind/id/mcp by handle.
-func (r *lmRun) newAgent(mux *http.ServeMux, base, kind string, i int, handle func(*lmAgent, *protocol.Message) (*protocol.Message, error)) *lmAgent {
-	a := &lmAgent{id: fmt.Sprintf("conform-%s-%s%d", r.tag, map[string]string{"referee": "ref", "player": "p"}[kind], i+1), kind: kind}
+// newAgent makes one of the tool's agents, served at base/kind/conform-<tag>-id/mcp.
+func (r *lmRun) newAgent(mux *http.ServeMux, base, kind, id string) *lmAgent {
+	a := &lmAgent{r: r, id: "conform-" + r.tag + "-" + id, kind: kind, games: map[string]game.Game{}, progress: map[string]protocol.MatchProgress{}}
 	path := "/" + kind + "/" + a.id + "/mcp"
 	a.url = base + path
 	r.agents[a.id] = a
-	mux.Handle("POST "+path, r.s.serveRPC(protocol.HandlerFunc(func(_ context.Context, m *protocol.Message) (*protocol.Message, error) {
-		return handle(a, m)
-	}), func(rc received) {
+	mux.Handle("POST "+path, r.s.serveRPC(a, func(rc received) {
 		switch mt := rc.msg.Envelope.MessageType; {
 		case rc.notRequest != "":
 			r.note(r.inbound, "", fmt.Sprintf("%s got a request that is not a JSON-RPC request: %s", a.id, rc.notRequest))
@@ -333,15 +329,6 @@ func locked[T any](r *lmRun, f func() T) T {
 	r.b.mu.Lock()
 	defer r.b.mu.Unlock()
 	return f()
-}
-
-// message builds a request from agent a, carrying its token when it has one.
-func (r *lmRun) message(a *lmAgent, messageType string, payload any) *protocol.Message {
-	m := message(messageType, a.sender(), payload)
-	r.b.mu.Lock()
-	m.Envelope.AuthToken, m.Envelope.LeagueID = a.token, r.leagueID
-	r.b.mu.Unlock()
-	return m
 }
 
 // send sends msg to the League Manager with the protocol client and judges how it was
@@ -435,24 +422,9 @@ func payloadOf(a *answer, want string, v any) error {
 	return nil
 }
 
-// registration builds the registration request of a, naming endpoint. Like seed 004 §3.1
-// says, it carries no auth_token.
-func (r *lmRun) registration(a *lmAgent, endpoint string) *protocol.Message {
-	p := map[string]any{a.kind + "_id": a.id, "endpoint_url": endpoint, "game_types": []string{r.s.opt.Game}}
-	mt := protocol.RegisterPlayerRequest
-	if a.kind == "referee" {
-		mt = protocol.RegisterRefereeRequest
-		p["max_concurrent_matches"] = lmMaxMatches
-	}
-	if len(a.features) > 0 {
-		p["features"] = a.features
-	}
-	return message(mt, a.sender(), p)
-}
-
 // register sends a's registration and judges the answer; on success a holds its token.
 func (r *lmRun) register(ctx context.Context, a *lmAgent) error {
-	msg := r.registration(a, a.url)
+	msg := a.registration(a.url)
 	return r.registered(r.send(ctx, msg.Envelope.MessageType+" of "+a.id, msg, 1), a)
 }
 
@@ -498,7 +470,7 @@ func (r *lmRun) lmHas(feature string) bool {
 // referees and the first player.
 func (r *lmRun) registerFirst(ctx context.Context) error {
 	p1 := r.players[0]
-	a := r.send(ctx, "REGISTER_PLAYER_REQUEST before any referee", r.registration(p1, p1.url), 1)
+	a := r.send(ctx, "REGISTER_PLAYER_REQUEST before any referee", p1.registration(p1.url), 1)
 	if a.err != nil {
 		r.v.fail(ckOrder, a.describe())
 		return fmt.Errorf("the League Manager at %s does not answer: %s", r.s.opt.URL, a.describe())
@@ -538,7 +510,7 @@ func (r *lmRun) registerFirst(ctx context.Context) error {
 func (r *lmRun) duplicates(ctx context.Context) error {
 	var refused, problems []string
 	for _, ag := range []*lmAgent{r.refs[0], r.players[0]} {
-		msg := r.registration(ag, ag.url+"?again=1")
+		msg := ag.registration(ag.url + "?again=1")
 		a := r.send(ctx, "second "+msg.Envelope.MessageType+" of "+ag.id, msg, 1)
 		if why := refusal(a); why != "" {
 			problems = append(problems, fmt.Sprintf("the second registration of %s: %s", ag.id, a.describe()))
@@ -554,7 +526,7 @@ func (r *lmRun) duplicates(ctx context.Context) error {
 
 // standingsQuery is a QUERY_STANDINGS of the first player.
 func (r *lmRun) standingsQuery() *protocol.Message {
-	return r.message(r.players[0], protocol.QueryStandings, map[string]any{})
+	return r.players[0].message(protocol.QueryStandings, map[string]any{})
 }
 
 // badRequests sends one good standings query, then bad requests, each followed by a good
@@ -588,7 +560,7 @@ func (r *lmRun) badRequests(ctx context.Context) error {
 				lmBadRequest{"QUERY_STANDINGS of " + p1.id + " with " + ref1.id + "'s token", other})
 		}},
 		{"an unknown message type", func(ctx context.Context) {
-			r.refusedAll(ctx, ckBadType, lmBadRequest{"message_type CONFORM_NO_SUCH_MESSAGE", r.message(p1, "CONFORM_NO_SUCH_MESSAGE", map[string]any{})})
+			r.refusedAll(ctx, ckBadType, lmBadRequest{"message_type CONFORM_NO_SUCH_MESSAGE", p1.message("CONFORM_NO_SUCH_MESSAGE", map[string]any{})})
 		}},
 		{"envelopes that break seed 004 §4.4", func(ctx context.Context) { r.refusedAll(ctx, ckBadEnvelope, envelopes...) }},
 		{"a registration without player_id", func(ctx context.Context) {
@@ -715,36 +687,40 @@ func (r *lmRun) registerRest(ctx context.Context) error {
 	return nil
 }
 
-// refereeHandle answers what the League Manager sends one of the tool's referees.
-func (r *lmRun) refereeHandle(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
-	switch mt := msg.Envelope.MessageType; mt {
-	case protocol.MatchAssignment:
-		return r.assignment(a, msg)
-	case protocol.ResultReminder:
-		if slices.Contains(a.features, protocol.FeatureResultReminders) {
-			return r.resultReminder(a, msg)
+// Handle implements protocol.Handler: what the League Manager and the tool's referees
+// send one of the tool's agents. A referee plays every match assigned; a player joins
+// every match and plays a random legal move by the game's rules.
+func (a *lmAgent) Handle(_ context.Context, msg *protocol.Message) (*protocol.Message, error) {
+	r, env := a.r, &msg.Envelope
+	switch mt := env.MessageType; {
+	case mt == protocol.LeagueShutdown:
+		r.b.mu.Lock()
+		if !slices.Contains(r.shutdowns, a.id) {
+			r.shutdowns = append(r.shutdowns, a.id)
 		}
-	case protocol.LeagueShutdown:
-		return r.shutdown(a, msg)
-	}
-	return r.refuse(a, msg)
-}
-
-// playerHandle answers what a referee or the League Manager sends one of the tool's
-// players: it joins every match and plays a random legal move by the game's rules.
-func (r *lmRun) playerHandle(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
-	env := &msg.Envelope
-	switch env.MessageType {
-	case protocol.GameInvitation:
+		r.b.mu.Unlock()
+		return a.reply(msg, protocol.LeagueShutdownAck, protocol.Ack{Status: protocol.StatusAcknowledged})
+	case a.kind == "referee" && mt == protocol.MatchAssignment:
+		return a.assignment(msg)
+	case a.kind == "referee" && mt == protocol.ResultReminder && slices.Contains(a.features, protocol.FeatureResultReminders):
+		return a.resultReminder(msg)
+	case mt == protocol.MatchCancelled, a.kind == "referee" && mt == protocol.ResultReminder:
+		r.b.mu.Lock()
+		if len(r.unexpected) < maxNotes {
+			r.unexpected = append(r.unexpected, mt+" to "+a.id)
+		}
+		r.b.mu.Unlock()
+		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "%s did not announce the feature %s needs", a.id, mt)
+	case a.kind == "player" && mt == protocol.GameInvitation:
 		var inv protocol.Invitation
 		decode(msg.Payload, &inv)
 		g, err := game.Default().New(env.GameType, inv.GameParams)
 		if err != nil {
-			return reply(a, msg, protocol.GameJoinAck, protocol.JoinAck{Status: protocol.StatusDeclined, MatchID: env.MatchID, Reason: "unknown game"})
+			return a.reply(msg, protocol.GameJoinAck, protocol.JoinAck{Status: protocol.StatusDeclined, MatchID: env.MatchID, Reason: "unknown game"})
 		}
 		locked(r, func() bool { a.games[env.MatchID] = g; return true })
-		return reply(a, msg, protocol.GameJoinAck, protocol.JoinAck{Status: protocol.StatusAccepted, MatchID: env.MatchID})
-	case protocol.RequestMove:
+		return a.reply(msg, protocol.GameJoinAck, protocol.JoinAck{Status: protocol.StatusAccepted, MatchID: env.MatchID})
+	case a.kind == "player" && mt == protocol.RequestMove:
 		var req protocol.MoveRequest
 		decode(msg.Payload, &req)
 		g := locked(r, func() game.Game { return a.games[env.MatchID] })
@@ -757,18 +733,16 @@ func (r *lmRun) playerHandle(a *lmAgent, msg *protocol.Message) (*protocol.Messa
 		}
 		mv := locked(r, func() json.RawMessage { return legal[a.rng.IntN(len(legal))] })
 		step := req.StepNumber
-		return reply(a, msg, protocol.MoveResponse, protocol.MoveAnswer{MovePayload: mv, StepNumber: &step, ContextHash: req.ContextHash})
-	case protocol.GameOver:
+		return a.reply(msg, protocol.MoveResponse, protocol.MoveAnswer{MovePayload: mv, StepNumber: &step, ContextHash: req.ContextHash})
+	case a.kind == "player" && mt == protocol.GameOver:
 		locked(r, func() bool { delete(a.games, env.MatchID); return true })
-		return reply(a, msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
-	case protocol.LeagueShutdown:
-		return r.shutdown(a, msg)
+		return a.reply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	}
-	return r.refuse(a, msg)
+	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a %s does not accept %s", a.kind, env.MessageType)
 }
 
 // reply answers msg as agent a, naming the match when msg did.
-func reply(a *lmAgent, msg *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
+func (a *lmAgent) reply(msg *protocol.Message, messageType string, payload any) (*protocol.Message, error) {
 	out, err := msg.Reply(messageType, a.sender(), payload)
 	if err != nil {
 		return nil, fmt.Errorf("reply to %s: %w", msg.Envelope.MessageType, err)
@@ -777,34 +751,34 @@ func reply(a *lmAgent, msg *protocol.Message, messageType string, payload any) (
 	return out, nil
 }
 
-// shutdown acknowledges LEAGUE_SHUTDOWN and keeps that a got it.
-func (r *lmRun) shutdown(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
-	r.b.mu.Lock()
-	if !slices.Contains(r.shutdowns, a.id) {
-		r.shutdowns = append(r.shutdowns, a.id)
-	}
-	r.b.mu.Unlock()
-	return reply(a, msg, protocol.LeagueShutdownAck, protocol.Ack{Status: protocol.StatusAcknowledged})
+// message builds a request from agent a, carrying its token when it has one.
+func (a *lmAgent) message(messageType string, payload any) *protocol.Message {
+	m := message(messageType, a.sender(), payload)
+	a.r.b.mu.Lock()
+	m.Envelope.AuthToken, m.Envelope.LeagueID = a.token, a.r.leagueID
+	a.r.b.mu.Unlock()
+	return m
 }
 
-// refuse refuses a message the agent does not take, and keeps an extension message
-// sent to an agent that did not announce it.
-func (r *lmRun) refuse(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
-	mt := msg.Envelope.MessageType
-	if mt != protocol.ResultReminder && mt != protocol.MatchCancelled {
-		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a %s does not accept %s", a.kind, mt)
+// registration builds the registration request of a, naming endpoint. Like seed 004 §3.1
+// says, it carries no auth_token.
+func (a *lmAgent) registration(endpoint string) *protocol.Message {
+	p := map[string]any{a.kind + "_id": a.id, "endpoint_url": endpoint, "game_types": []string{a.r.s.opt.Game}}
+	mt := protocol.RegisterPlayerRequest
+	if a.kind == "referee" {
+		mt = protocol.RegisterRefereeRequest
+		p["max_concurrent_matches"] = lmMaxMatches
 	}
-	r.b.mu.Lock()
-	if len(r.unexpected) < maxNotes {
-		r.unexpected = append(r.unexpected, mt+" to "+a.id)
+	if len(a.features) > 0 {
+		p["features"] = a.features
 	}
-	r.b.mu.Unlock()
-	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "%s did not announce the feature %s needs", a.id, mt)
+	return message(mt, a.sender(), p)
 }
 
 // assignment acknowledges a MATCH_ASSIGNMENT and plays the match in the background; a
 // repeated assignment of a match the referee took is acknowledged again.
-func (r *lmRun) assignment(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
+func (a *lmAgent) assignment(msg *protocol.Message) (*protocol.Message, error) {
+	r := a.r
 	var as protocol.Assignment
 	if err := msg.Decode(&as); err != nil {
 		r.note(r.inbound, protocol.MatchAssignment, fmt.Sprintf("MATCH_ASSIGNMENT to %s cannot be read: %v", a.id, err))
@@ -829,7 +803,26 @@ func (r *lmRun) assignment(a *lmAgent, msg *protocol.Message) (*protocol.Message
 	}
 	r.s.log.Info().Str("conversation_id", msg.Envelope.ConversationID).Str("referee_id", a.id).Str("match_id", as.MatchID).
 		Strs("players", as.Players).Msg("match assigned")
-	return reply(a, msg, protocol.MatchAssignmentAck, protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: as.MatchID})
+	return a.reply(msg, protocol.MatchAssignmentAck, protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: as.MatchID})
+}
+
+// setProgress keeps where a match stands for heartbeats; an empty phase forgets it.
+func (a *lmAgent) setProgress(matchID, phase string, step int) {
+	a.r.b.mu.Lock()
+	defer a.r.b.mu.Unlock()
+	if phase == "" {
+		delete(a.progress, matchID)
+		return
+	}
+	a.progress[matchID] = protocol.MatchProgress{MatchID: matchID, Step: step, Phase: phase}
+}
+
+// resultMessage is a MATCH_RESULT_REPORT of as from referee a.
+func (a *lmAgent) resultMessage(as protocol.Assignment, outcome map[string]string, points map[string]int, meta any) *protocol.Message {
+	m := a.message(protocol.MatchResultReport, map[string]any{"game_type": as.GameType, "players": as.Players, "outcome": outcome,
+		"points": points, "game_metadata": meta, "match_id": as.MatchID, "round_id": as.RoundID})
+	m.Envelope.RoundID, m.Envelope.MatchID, m.Envelope.GameType = as.RoundID, as.MatchID, as.GameType
+	return m
 }
 
 // playMatch plays one assigned match by the rules and reports it. The first match of the
@@ -846,9 +839,9 @@ func (r *lmRun) playMatch(a *lmAgent, as protocol.Assignment, g game.Game) {
 	runner := &referee.MatchRunner{
 		RefereeID: a.id, LeagueID: locked(r, func() string { return r.leagueID }), Game: g, A: as, Caller: r.client, Log: log,
 		JoinTimeout: r.s.opt.MoveTimeout, MoveTimeout: r.s.opt.MoveTimeout,
-		Progress: func(phase string, step int) { r.setProgress(a, as.MatchID, phase, step) },
+		Progress: func(phase string, step int) { a.setProgress(as.MatchID, phase, step) },
 	}
-	defer r.setProgress(a, as.MatchID, "", 0)
+	defer a.setProgress(as.MatchID, "", 0)
 	rep, err := runner.Run(ctx)
 	if err != nil {
 		log.Info().Err(err).Msg("match not finished")
@@ -858,14 +851,6 @@ func (r *lmRun) playMatch(a *lmAgent, as protocol.Assignment, g game.Game) {
 		r.holdForReminder(ctx, a, h, rep.Metadata.Steps)
 	}
 	r.report(ctx, a, as, rep, probe)
-}
-
-// resultMessage is a MATCH_RESULT_REPORT of as from referee a.
-func (r *lmRun) resultMessage(a *lmAgent, as protocol.Assignment, outcome map[string]string, points map[string]int, meta any) *protocol.Message {
-	m := r.message(a, protocol.MatchResultReport, map[string]any{"game_type": as.GameType, "players": as.Players, "outcome": outcome,
-		"points": points, "game_metadata": meta, "match_id": as.MatchID, "round_id": as.RoundID})
-	m.Envelope.RoundID, m.Envelope.MatchID, m.Envelope.GameType = as.RoundID, as.MatchID, as.GameType
-	return m
 }
 
 // probeResults sends two reports of a match that must be refused, both players drawn:
@@ -889,7 +874,7 @@ func (r *lmRun) probeResults(ctx context.Context, a *lmAgent, as protocol.Assign
 		{ckResultToken, "with a wrong auth_token", a, uuid.NewString()},
 		{ckResultOwner, "from " + other.id + ", which it is not assigned to", other, ""},
 	} {
-		msg := r.resultMessage(p.from, as, outcome, points, map[string]any{"conform_probe": "a result no referee played"})
+		msg := p.from.resultMessage(as, outcome, points, map[string]any{"conform_probe": "a result no referee played"})
 		if p.token != "" {
 			msg.Envelope.AuthToken = p.token
 		}
@@ -918,7 +903,7 @@ func (r *lmRun) probeQueryMatch(ctx context.Context, a *lmAgent, as protocol.Ass
 		r.v.failf(ckQueryMatch, "match %s names %q, not a player of the tool", as.MatchID, as.Players[0])
 		return
 	}
-	msg := r.message(p, protocol.QueryMatch, protocol.MatchQuery{MatchID: as.MatchID})
+	msg := p.message(protocol.QueryMatch, protocol.MatchQuery{MatchID: as.MatchID})
 	msg.Envelope.MatchID = as.MatchID
 	ans := r.send(ctx, "QUERY_MATCH of "+as.MatchID, msg, 1)
 	if ctx.Err() != nil {
@@ -957,7 +942,7 @@ func (r *lmRun) report(ctx context.Context, a *lmAgent, as protocol.Assignment, 
 		if try == 1 {
 			attempts = 1
 		}
-		ans := r.send(ctx, label, r.resultMessage(a, as, rep.Outcome, rep.Points, rep.Metadata), attempts)
+		ans := r.send(ctx, label, a.resultMessage(as, rep.Outcome, rep.Points, rep.Metadata), attempts)
 		if ctx.Err() != nil {
 			return
 		}
@@ -1005,22 +990,6 @@ func (r *lmRun) accept(as protocol.Assignment, outcome map[string]string, points
 	r.b.notify()
 }
 
-// setProgress keeps where a match stands for heartbeats; an empty phase forgets it.
-func (r *lmRun) setProgress(a *lmAgent, matchID, phase string, step int) {
-	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
-	held := r.progress[a.id]
-	if held == nil {
-		held = map[string]protocol.MatchProgress{}
-		r.progress[a.id] = held
-	}
-	if phase == "" {
-		delete(held, matchID)
-		return
-	}
-	held[matchID] = protocol.MatchProgress{MatchID: matchID, Step: step, Phase: phase}
-}
-
 // reminderReady says why the League Manager or the run does not allow the reminder
 // check, "" when they do.
 func (r *lmRun) reminderReady() string {
@@ -1052,7 +1021,7 @@ func (r *lmRun) claimHold(a *lmAgent, matchID string) *lmReminder {
 
 // holdForReminder says play is over (phase reporting) and waits for the RESULT_REMINDER.
 func (r *lmRun) holdForReminder(ctx context.Context, a *lmAgent, h *lmReminder, steps int) {
-	r.setProgress(a, h.matchID, protocol.PhaseReporting, steps)
+	a.setProgress(h.matchID, protocol.PhaseReporting, steps)
 	r.heartbeat(ctx, a)
 	t := time.NewTimer(r.s.opt.ReminderWait)
 	defer t.Stop()
@@ -1073,13 +1042,14 @@ func (r *lmRun) holdForReminder(ctx context.Context, a *lmAgent, h *lmReminder, 
 
 // resultReminder answers RESULT_REMINDER with where the match stands and lets the held
 // report go.
-func (r *lmRun) resultReminder(a *lmAgent, msg *protocol.Message) (*protocol.Message, error) {
+func (a *lmAgent) resultReminder(msg *protocol.Message) (*protocol.Message, error) {
+	r := a.r
 	var p protocol.Reminder
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "reminder payload cannot be read")
 	}
 	r.b.mu.Lock()
-	prog, held := r.progress[a.id][p.MatchID]
+	prog, held := a.progress[p.MatchID]
 	h := r.reminder
 	signed := slices.Contains(r.lmFeatures, protocol.FeatureSignedAssignments)
 	tokenOK := protocol.TokenEqual(msg.Envelope.AuthToken, a.token)
@@ -1099,7 +1069,7 @@ func (r *lmRun) resultReminder(a *lmAgent, msg *protocol.Message) (*protocol.Mes
 		default:
 		}
 	}
-	return reply(a, msg, protocol.ResultReminderAck, protocol.ReminderAck{Status: protocol.StatusAcknowledged, MatchID: p.MatchID, Phase: phase, Resent: held && phase == protocol.PhaseReporting})
+	return a.reply(msg, protocol.ResultReminderAck, protocol.ReminderAck{Status: protocol.StatusAcknowledged, MatchID: p.MatchID, Phase: phase, Resent: held && phase == protocol.PhaseReporting})
 }
 
 // startHeartbeats sends the first referee's heartbeats when both sides announced them.
@@ -1127,7 +1097,7 @@ func (r *lmRun) startHeartbeats() {
 // heartbeat sends one HEARTBEAT_REQUEST listing where a's matches stand and judges the answer.
 func (r *lmRun) heartbeat(ctx context.Context, a *lmAgent) {
 	r.b.mu.Lock()
-	progress := slices.SortedFunc(maps.Values(r.progress[a.id]), func(x, y protocol.MatchProgress) int { return strings.Compare(x.MatchID, y.MatchID) })
+	progress := slices.SortedFunc(maps.Values(a.progress), func(x, y protocol.MatchProgress) int { return strings.Compare(x.MatchID, y.MatchID) })
 	withProgress := slices.Contains(r.lmFeatures, protocol.FeatureMatchProgress)
 	r.b.mu.Unlock()
 	payload := protocol.Heartbeat{ActiveMatches: []string{}}
@@ -1139,7 +1109,7 @@ func (r *lmRun) heartbeat(ctx context.Context, a *lmAgent) {
 	if withProgress {
 		payload.MatchProgress = progress
 	}
-	ans := r.send(ctx, "HEARTBEAT_REQUEST of "+a.id, r.message(a, protocol.HeartbeatRequest, payload), 1)
+	ans := r.send(ctx, "HEARTBEAT_REQUEST of "+a.id, a.message(protocol.HeartbeatRequest, payload), 1)
 	if ctx.Err() != nil {
 		return
 	}
@@ -1226,11 +1196,11 @@ func (r *lmRun) playLeague(ctx context.Context) error {
 	return nil
 }
 
-// pairs lists every pair of the tool's players, each sorted.
-func (r *lmRun) pairs() [][2]string {
+// pairs lists every pair of players, each sorted.
+func pairs(players []*lmAgent) [][2]string {
 	var out [][2]string
-	for i, a := range r.players {
-		for _, b := range r.players[i+1:] {
+	for i, a := range players {
+		for _, b := range players[i+1:] {
 			out = append(out, pairOf(a.id, b.id))
 		}
 	}
@@ -1251,7 +1221,7 @@ func (r *lmRun) missingPairs() [][2]string {
 			done[pairOf(res.Players[0], res.Players[1])] = true
 		}
 	}
-	return slices.DeleteFunc(r.pairs(), func(p [2]string) bool { return done[p] })
+	return slices.DeleteFunc(pairs(r.players[:]), func(p [2]string) bool { return done[p] })
 }
 
 // judgeAssignments checks every MATCH_ASSIGNMENT against its schema and what it must
@@ -1335,7 +1305,7 @@ func (r *lmRun) judgeSchedule() {
 		count[p]++
 	}
 	var missing, twice []string
-	for _, p := range r.pairs() {
+	for _, p := range pairs(r.players[:]) {
 		switch n := count[p]; {
 		case n == 0:
 			missing = append(missing, p[0]+"-"+p[1])
@@ -1352,7 +1322,7 @@ func (r *lmRun) judgeSchedule() {
 	case len(twice) > 0:
 		err = fmt.Errorf("paired more than once: %s", strings.Join(twice, ", "))
 	}
-	r.v.check(ckRoundRobin, err, fmt.Sprintf("all %d pairs of the %d players met exactly once", len(r.pairs()), len(r.players)))
+	r.v.check(ckRoundRobin, err, fmt.Sprintf("all %d pairs of the %d players met exactly once", len(pairs(r.players[:])), len(r.players)))
 }
 
 // standingsTries and standingsPause bound how long the standings may lag the last

@@ -874,31 +874,10 @@ func (r *refereeRun) reportProblems(m *refMatch, rep reportSeen) []string {
 	if p.GameType != r.s.opt.Game {
 		out = append(out, fmt.Sprintf("game_type %q, not %s", p.GameType, r.s.opt.Game))
 	}
-	if !sameSet(p.Players, toolPlayers[:]) {
-		out = append(out, fmt.Sprintf("players %v, not %v", p.Players, toolPlayers))
-	}
-	a, b := p.Outcome[toolPlayers[0]], p.Outcome[toolPlayers[1]]
-	switch {
-	case len(p.Outcome) != 2 || a == "" || b == "":
-		out = append(out, fmt.Sprintf("outcome %v does not name both players", p.Outcome))
-	case !protocol.Consistent(protocol.Outcome(a), protocol.Outcome(b)):
-		out = append(out, fmt.Sprintf("outcomes %s and %s cannot both hold", a, b))
-	}
-	for _, id := range toolPlayers {
-		o, ok := p.Outcome[id]
-		if !ok {
-			continue
-		}
-		if pts, given := p.Points[id]; !given || pts != scoring.Points(protocol.Outcome(o)) {
-			out = append(out, fmt.Sprintf("points of %s are %v for a %s, the scoring says %d", id, p.Points[id], o, scoring.Points(protocol.Outcome(o))))
-		}
+	if err := protocol.CheckResult(&p, toolPlayers, &scoring); err != nil {
+		out = append(out, err.Error())
 	}
 	return out
-}
-
-func sameSet(a, b []string) bool {
-	return len(a) == len(b) && !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) }) &&
-		!slices.ContainsFunc(b, func(s string) bool { return !slices.Contains(a, s) })
 }
 
 // forgedAssignment sends an assignment carrying a token that is not the referee's.
