@@ -83,10 +83,6 @@ func TestServeOverTLS(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "certificate") {
 		t.Errorf("standings without --tls-ca: exit %d, stderr %q; want 1 and a certificate error", code, stderr)
 	}
-	code, _, stderr = runLeague(t, env, "start", "--league", "http://10.0.0.1:8000/mcp")
-	if code != 2 || !strings.Contains(stderr, "plain http off loopback") || !strings.Contains(stderr, "--insecure") {
-		t.Errorf("start on plain http off loopback: exit %d, stderr %q", code, stderr)
-	}
 	p.Stop(syscall.SIGTERM)
 
 	// Behind a proxy, the advertised endpoint is the one printed.
@@ -95,28 +91,6 @@ func TestServeOverTLS(t *testing.T) {
 		t.Errorf("endpoint %s, want the advertised one", p.URL)
 	}
 	p.Stop(syscall.SIGTERM)
-}
-
-func TestServeRefusesPlainHTTPOffLoopback(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--addr", "10.0.0.1:8000"}, "--addr 10.0.0.1:8000 serves plain http off loopback"},
-		{[]string{"--addr", "0.0.0.0:8000", "--insecure"}, "set --advertise"},
-		{[]string{"--advertise", "league:8000"}, `--advertise "league:8000" is not an absolute http(s) url`},
-		{[]string{"--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
-	} {
-		dir := t.TempDir()
-		args := append([]string{"serve", "--config", proctest.ConfigPath(), "--db", filepath.Join(dir, "league.db"), "--log", filepath.Join(dir, "league.log")}, tc.args...)
-		code, stdout, stderr := runLeague(t, nil, args...)
-		if code != 2 || strings.Contains(stdout, "listening") || !strings.Contains(stderr, tc.want) {
-			t.Errorf("serve %v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, stdout, stderr, tc.want)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "league.db")); err == nil {
-			t.Errorf("serve %v created a database", tc.args)
-		}
-	}
 }
 
 // league conform league-manager checks a League Manager served over TLS with a private
@@ -161,23 +135,34 @@ func conformReport(t *testing.T, stdout string) map[string]conformResult {
 	return out
 }
 
-// league conform calls nothing over plain HTTP off loopback, and serves nothing there,
-// without --insecure.
-func TestConformRefusesPlainHTTPOffLoopback(t *testing.T) {
+// league serve serves nothing, and league conform and start call nothing, over plain
+// HTTP off loopback without --insecure: a bad command line (2), refused before anything
+// is written; an unreadable --tls-ca is an error (1).
+func TestRefusesPlainHTTPOffLoopback(t *testing.T) {
+	dir := t.TempDir()
+	serve := []string{"serve", "--config", proctest.ConfigPath(), "--db", filepath.Join(dir, "league.db"), "--log", filepath.Join(dir, "league.log")}
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"league-manager", "--url", "http://10.0.0.1:8000/mcp"}, 2,
+		{append(serve, "--addr", "10.0.0.1:8000"), 2, "--addr 10.0.0.1:8000 serves plain http off loopback"},
+		{append(serve, "--addr", "0.0.0.0:8000", "--insecure"), 2, "set --advertise"},
+		{append(serve, "--advertise", "league:8000"), 2, `--advertise "league:8000" is not an absolute http(s) url`},
+		{append(serve, "--tls-cert", "c.pem"), 2, "--tls-cert and --tls-key go together"},
+		{[]string{"start", "--league", "http://10.0.0.1:8000/mcp"}, 2, "plain http off loopback: 10.0.0.1 is not loopback, so tokens would cross the network in clear; use an https:// url (the other side with --tls-cert and --tls-key) or pass --insecure"},
+		{[]string{"conform", "league-manager", "--url", "http://10.0.0.1:8000/mcp"}, 2,
 			"--url http://10.0.0.1:8000/mcp is plain http off loopback: 10.0.0.1 is not loopback, so tokens would cross the network in clear; use an https:// url"},
-		{[]string{"player", "--listen", "10.0.0.1:8900"}, 2, "--listen 10.0.0.1:8900 serves plain http off loopback"},
-		{[]string{"league-manager", "--url", "lm:8000"}, 2, `--url "lm:8000" is not an absolute http(s) url`},
-		{[]string{"league-manager", "--url", "https://127.0.0.1:1/mcp", "--tls-ca", "/nonexistent/ca.pem"}, 1, "read tls ca"},
+		{[]string{"conform", "player", "--listen", "10.0.0.1:8900"}, 2, "--listen 10.0.0.1:8900 serves plain http off loopback"},
+		{[]string{"conform", "league-manager", "--url", "lm:8000"}, 2, `--url "lm:8000" is not an absolute http(s) url`},
+		{[]string{"conform", "league-manager", "--url", "https://127.0.0.1:1/mcp", "--tls-ca", "/nonexistent/ca.pem"}, 1, "read tls ca"},
 	} {
-		code, stdout, stderr := runLeague(t, nil, append([]string{"conform"}, tc.args...)...)
+		code, stdout, stderr := runLeague(t, []string{"LEAGUE_ADMIN_TOKEN=" + proctest.AdminToken}, tc.args...)
 		if code != tc.code || stdout != "" || !strings.Contains(stderr, tc.want) {
-			t.Errorf("conform %v: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, stdout, stderr, tc.code, tc.want)
+			t.Errorf("league %v: exit %d, stdout %q, stderr %q; want %d and %q", tc.args, code, stdout, stderr, tc.code, tc.want)
 		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("refused command lines wrote %d files", len(entries))
 	}
 }
