@@ -139,7 +139,7 @@ func (e *engine) load() error {
 		for _, sm := range r.Matches {
 			if sm.Result != nil {
 				e.fx.updatedAt = max(e.fx.updatedAt, sm.Result.ReportedAt)
-				e.stats.count(e.fx.matches[sm.ID], readFacts(sm.Players, protocol.ReadGameMetadata(sm.Result.Metadata)))
+				e.stats.count(e.fx.matches[sm.ID], readFacts(sm.Players, storedMetadata(sm.Result.Metadata)))
 			}
 		}
 	}

@@ -68,7 +68,7 @@ func (f *fixtures) add(rounds []store.Round) error {
 			mt := &match{id: sm.ID, roundID: sm.RoundID, referee: sm.Referee, status: sm.Status, assignedAt: sm.AssignedAt, players: sm.Players,
 				seed: sm.Seed, index: sm.Index, order: len(f.matches), failures: sm.Failures, previousReferees: map[string]bool{}}
 			if sm.Result != nil {
-				mt.result = newResultRecord(sm.Result.Outcome, sm.Result.Points, protocol.ReadGameMetadata(sm.Result.Metadata))
+				mt.result = newResultRecord(sm.Result.Outcome, sm.Result.Points, storedMetadata(sm.Result.Metadata))
 				if err := f.table.Apply(mt.result.outcome, mt.result.points); err != nil {
 					return fmt.Errorf("recount standings: %w", err)
 				}

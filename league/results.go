@@ -96,16 +96,26 @@ func checkResult(env *protocol.Envelope, mt *match, p *protocol.ResultReport, ga
 }
 
 // recordResult is the one route by which a match gets its result: a referee's report
-// (refereeID set) or a forfeit the League Manager decided ("" referee). It writes the
-// result, the match status and the players' violations in one transaction, then applies
-// them in memory (standings, statistics, suspensions) and publishes move_made for the
-// moves the live view missed, match_finished and standings_changed. The caller settles.
+// (refereeID set) or a forfeit the League Manager decided ("" referee). A game_metadata
+// that violates schemas/game_metadata.json is refused (SCHEMA_VIOLATION, each violation
+// with its path) and nothing is stored. Else it writes the result, the match status and
+// the players' violations in one transaction, then applies them in memory (standings,
+// statistics, suspensions) and publishes move_made for the moves the live view missed,
+// match_finished and standings_changed. The caller settles.
 func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultReport) error {
+	md, vs := protocol.ReadGameMetadata(p.GameMetadata) // read once: facts, ratings, live view
+	if vs != nil {
+		// Taken, it would be read in part ever after: refused, saying where it is wrong.
+		perr := protocol.Errorf(protocol.ReasonSchemaViolation, "game_metadata violates schemas/game_metadata.json: %s", vs[0])
+		for _, v := range vs {
+			perr.Data.Violations = append(perr.Data.Violations, v.String())
+		}
+		return perr
+	}
 	if err := e.fx.table.Check(p.Outcome, p.Points); err != nil {
 		return protocol.Errorf(protocol.ReasonInvalidResult, "result does not fit the standings")
 	}
 	now := e.opt.Now()
-	md := protocol.ReadGameMetadata(p.GameMetadata) // read once: facts, ratings, live view
 	facts := readFacts(mt.players, md)
 	var changes []agentChange
 	var records []store.AgentChange

@@ -3,6 +3,8 @@ package league
 import (
 	"encoding/json"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentleague/agentleague/protocol"
@@ -191,5 +193,44 @@ func TestResultIsAtomic(t *testing.T) {
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM match_results`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d results stored (%v), want 1", n, err)
+	}
+}
+
+// A foreign referee's report whose game_metadata violates schemas/game_metadata.json is
+// refused with the path of each violation and changes nothing; mended, it is taken.
+func TestResultReportWithMalformedMetadata(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	l := h.register([]string{"ref1"}, nil, playerIDs(2))
+	l.start()
+	h.settle()
+	_, ms := h.round()
+	mt := ms[0]
+	r := decided(mt, 0)
+	report := func(meta map[string]any) *protocol.Message {
+		p := resultPayload(mt, r)
+		p["game_metadata"] = meta
+		return withPayload(t, h.report(mt.Referee, l.refTokens[mt.Referee], mt, r), p)
+	}
+	// As a referee written from the seeds alone might send it: the steps as a string,
+	// a time in fractional milliseconds, beside what the schema leaves to it.
+	meta := map[string]any{
+		"steps": "3", "total_moves": 1, "x_engine": map[string]any{"name": "foreign"},
+		"moves":       []any{map[string]any{"step": 1, "player": mt.Players[0], "move": map[string]int{"row": 0, "col": 0}, "elapsed_ms": 12.5}},
+		"final_state": map[string]any{"board": [][]string{{"X", "", ""}, {"", "", ""}, {"", "", ""}}},
+	}
+	h.unchanged("malformed game_metadata", func() {
+		perr := h.refused(report(meta), protocol.ReasonSchemaViolation)
+		want := []string{
+			"/payload/game_metadata/moves/0/elapsed_ms: expected integer, but got number",
+			"/payload/game_metadata/steps: expected integer, but got string",
+		}
+		if !slices.Equal(perr.Data.Violations, want) || !strings.Contains(perr.Message, want[0]) {
+			t.Errorf("got %q, violations %q; want the violations %q", perr.Message, perr.Data.Violations, want)
+		}
+	})
+	meta["steps"] = 3
+	meta["moves"].([]any)[0].(map[string]any)["elapsed_ms"] = 12
+	if ans := h.ok(report(meta)); ans.Envelope.MessageType != protocol.MatchResultAck {
+		t.Fatalf("got %s, want %s", ans.Envelope.MessageType, protocol.MatchResultAck)
 	}
 }

@@ -20,6 +20,7 @@ package league
 // disagree with the results they come from.
 
 import (
+	"encoding/json"
 	"maps"
 
 	"github.com/agentleague/agentleague/protocol"
@@ -41,9 +42,8 @@ type PlayerStats struct {
 	totalMS int64
 }
 
-// resultFacts is what the League Manager reads in a result's game_metadata, per player
-// of the match. The metadata is the referee's own record, so anything unexpected in it is
-// ignored rather than refused; keys are matched exactly.
+// resultFacts is what the League Manager reads in a result's game_metadata
+// (protocol.ReadGameMetadata), per player of the match.
 type resultFacts struct {
 	violations map[string]map[string]int // player -> kind -> count, known kinds only
 	elapsed    map[string][]int64        // player -> elapsed_ms of each of its moves
@@ -55,8 +55,15 @@ type llmFacts struct {
 	tokensIn, tokensOut, errors int64
 }
 
-// readFacts reads what a result's game_metadata, read leniently
-// (protocol.ReadGameMetadata), says of the two players of a match.
+// storedMetadata reads the game_metadata of a stored result. One stored before the
+// League Manager refused what violates schemas/game_metadata.json may hold some: what
+// cannot be read is left out (the match page says what).
+func storedMetadata(raw json.RawMessage) protocol.GameMetadata {
+	md, _ := protocol.ReadGameMetadata(raw)
+	return md
+}
+
+// readFacts reads what a result's game_metadata says of the two players of a match.
 func readFacts(players [2]string, md protocol.GameMetadata) resultFacts {
 	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}, llm: map[string]llmFacts{}}
 	inMatch := func(p string) bool { return p == players[0] || p == players[1] }

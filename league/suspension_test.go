@@ -39,7 +39,7 @@ func TestReportedViolations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := readFacts(mt.players, protocol.ReadGameMetadata(json.RawMessage(tc.meta)))
+			f := readFacts(mt.players, storedMetadata(json.RawMessage(tc.meta)))
 			got := map[string]int{}
 			for _, p := range mt.players {
 				if n := f.count(p); n > 0 {

@@ -147,7 +147,7 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 	// A stored result never changes, so it is read and re-played outside the lock.
 	if finished {
 		if err := m.replayView(&v, params, seed); err != nil {
-			m.log.Warn().Err(err).Str("match_id", id).Msg("match view: cannot re-play the stored moves")
+			m.log.Warn().Err(err).Str("match_id", id).Msg("match view: cannot read the stored result")
 			return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
 		}
 		return v, nil
@@ -164,39 +164,55 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 }
 
 // replayView fills the initial view, the steps and the termination of a finished match
-// from its stored game_metadata. Forfeits and no-shows have no moves and no steps.
-// It reads only the stored result, which never changes, so it runs without Manager.mu.
+// from its stored game_metadata. Forfeits and no-shows have no moves and no steps. It
+// fails only when the result cannot be read from storage: a result stored before the
+// League Manager refused malformed game_metadata is shown as far as it reads and
+// re-plays, and Unreadable says what does not. It reads only the stored result, which
+// never changes, so it runs without Manager.mu.
 func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64) error {
 	e := m.e
 	meta, err := e.store.GameMetadata(v.MatchID)
 	if err != nil {
 		return err
 	}
-	md, err := protocol.ParseGameMetadata(meta)
-	if err != nil {
-		return fmt.Errorf("read game_metadata: %w", err)
+	md, vs := protocol.ReadGameMetadata(meta)
+	for _, x := range vs {
+		v.Unreadable = append(v.Unreadable, x.String())
 	}
 	v.Termination = string(md.Ending())
 	if e.external {
-		// Without rules the stored moves are shown as recorded, step by step.
-		for _, mv := range md.Moves {
-			if n := len(v.Steps); n == 0 || v.Steps[n-1].Step != mv.Step {
-				v.Steps = append(v.Steps, web.Step{Step: mv.Step})
-			}
-			last := &v.Steps[len(v.Steps)-1]
-			last.Moves = append(last.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
-		}
+		v.Steps = append(v.Steps, recordedSteps(md.Moves)...) // no rules, no board
 		return nil
 	}
 	if md.GameParams != nil {
 		params = md.GameParams
 	}
+	replayed := 0 // moves re-played
 	g, err := e.games.New(v.GameType, params)
-	if err != nil {
-		return err
+	if err == nil {
+		v.Initial, err = replaySteps(g, seed, v.Players, md.Moves, func(first, n int, s web.Step) {
+			v.Steps, replayed = append(v.Steps, s), first+n
+		})
 	}
-	v.Initial, err = replaySteps(g, seed, v.Players, md.Moves, func(_, _ int, s web.Step) { v.Steps = append(v.Steps, s) })
-	return err
+	if err != nil {
+		m.log.Warn().Err(err).Str("match_id", v.MatchID).Msg("match view: stored moves the rules refuse are listed as recorded")
+		v.Unreadable = append(v.Unreadable, fmt.Sprintf("the stored moves do not re-play through the rules of %s from move %d on: listed as recorded", v.GameType, replayed+1))
+		v.Steps = append(v.Steps, recordedSteps(md.Moves[replayed:])...)
+	}
+	return nil
+}
+
+// recordedSteps lists moves step by step as the referee recorded them, without views.
+func recordedSteps(moves []protocol.MoveRecord) []web.Step {
+	var steps []web.Step
+	for _, mv := range moves {
+		if n := len(steps); n == 0 || steps[n-1].Step != mv.Step {
+			steps = append(steps, web.Step{Step: mv.Step})
+		}
+		last := &steps[len(steps)-1]
+		last.Moves = append(last.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
+	}
+	return steps
 }
 
 // moveEvent takes applied moves of a running match from its referee: one, or a batch

@@ -199,8 +199,8 @@ func BenchmarkReadGameMetadata(b *testing.B) {
 	raw := json.RawMessage(benchMetadata)
 	b.ReportAllocs()
 	for b.Loop() {
-		if md := protocol.ReadGameMetadata(raw); len(md.Moves) != 8 {
-			b.Fatalf("read %d moves", len(md.Moves))
+		if md, vs := protocol.ReadGameMetadata(raw); len(md.Moves) != 8 || vs != nil {
+			b.Fatalf("read %d moves, violations %v", len(md.Moves), vs)
 		}
 	}
 }

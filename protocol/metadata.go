@@ -1,6 +1,14 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
 
 // Termination is how a match ended (game_metadata.termination).
 type Termination string
@@ -82,9 +90,8 @@ const ForfeitSuspended = "suspended"
 
 // GameMetadata is the game_metadata of MATCH_RESULT_REPORT as our referee writes it
 // (enough to re-play the match), and as the League Manager writes a forfeit it decided
-// (ForfeitMetadata). Decode it strictly with ParseGameMetadata, where an unreadable
-// record is a problem, or leniently with ReadGameMetadata, where it is a foreign
-// referee's business.
+// (ForfeitMetadata). schemas/game_metadata.json says what of it the League Manager
+// reads; ReadGameMetadata is the one way to read it.
 type GameMetadata struct {
 	// MatchSeed is nil when the record does not say.
 	MatchSeed  *int64          `json:"match_seed"`
@@ -112,11 +119,22 @@ type MoveRecord struct {
 	Player  string          `json:"player"`
 	Move    json.RawMessage `json:"move"`
 	Outcome MoveOutcome     `json:"outcome"`
-	// ElapsedMS is the time the player took. ReadGameMetadata sets it to -1 when the
-	// record has no non-negative number there.
+	// ElapsedMS is the time the player took, -1 when the record does not say.
 	ElapsedMS int64 `json:"elapsed_ms"`
 	// Metadata is what the player sent beside the move, e.g. a model's reasoning.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// UnmarshalJSON decodes a move record, its ElapsedMS -1 when elapsed_ms is absent (0 is
+// a time: a move answered within the millisecond).
+func (m *MoveRecord) UnmarshalJSON(b []byte) error {
+	type plain MoveRecord // without this method
+	rec := plain{ElapsedMS: -1}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return err
+	}
+	*m = MoveRecord(rec)
+	return nil
 }
 
 // LLMNote is what the "llm" note an LLM player sends beside a move (MoveRecord.Metadata's
@@ -175,122 +193,188 @@ func (md GameMetadata) Ending() Termination {
 	return md.Termination
 }
 
-// ParseGameMetadata decodes raw strictly (json.Unmarshal): a member of the wrong type
-// fails the whole. An absent game_metadata (the member is optional) is an empty one.
-func ParseGameMetadata(raw json.RawMessage) (GameMetadata, error) {
-	var md GameMetadata
-	if len(raw) == 0 {
+// metadataValidator validates what ReadGameMetadata reads; built on its first use.
+var metadataValidator = sync.OnceValues(NewValidator)
+
+// ReadGameMetadata is the one reader of game_metadata: raw is validated against
+// schemas/game_metadata.json (Validator.ValidateGameMetadata), then decoded into md by
+// encoding/json. It never fails: violations say what of raw could not be read, with
+// paths under GameMetadataPath, and md holds the rest. The League Manager refuses a
+// report with violations; a result stored before the schema (by a version that took
+// anything) is read as far as it goes, for the match page, statistics, ratings and
+// replay.
+//
+// What could not be read is left out of md: the top-level member a violation is in or,
+// in moves, violations and suspended, the entry's member (an entry then without its
+// player or kind goes whole). A violation of the record as a whole (not an object, too
+// many members) leaves md empty. An absent game_metadata (the member is optional) or
+// null is an empty record. Members are matched exactly: one named in another case
+// ("Steps") is the referee's own, not ours.
+func ReadGameMetadata(raw json.RawMessage) (md GameMetadata, violations []Violation) {
+	if len(raw) == 0 || string(raw) == "null" {
 		return md, nil
 	}
-	err := json.Unmarshal(raw, &md)
-	return md, err
+	v, err := metadataValidator()
+	if err != nil {
+		return md, []Violation{{Path: GameMetadataPath, Message: "no usable game_metadata schema"}}
+	}
+	value, err := decodeValue(raw)
+	if err != nil {
+		return md, []Violation{{Path: GameMetadataPath, Message: "not a JSON value"}}
+	}
+	violations = v.ValidateGameMetadata(value)
+	// Each pass leaves out at least one value, so this ends.
+	for vs := violations; len(vs) > 0; vs = v.ValidateGameMetadata(value) {
+		if !leaveOut(value, vs) {
+			return GameMetadata{}, violations
+		}
+	}
+	// encoding/json reads raw as the schema does, keeping moves and states byte for byte,
+	// unless a value was left out, a member is named in another case, or an integer is
+	// written 3.0 or 3e0 (which it refuses for an int): then it reads the value, mended.
+	src := []byte(raw)
+	cased, rewritten := otherCase(value), integral(value)
+	if cased || rewritten || violations != nil {
+		src, err = json.Marshal(value)
+	}
+	if err == nil {
+		err = json.Unmarshal(src, &md)
+	}
+	if err != nil {
+		// Cannot happen to a value the schema took; said rather than hidden.
+		return GameMetadata{}, append(violations, Violation{Path: GameMetadataPath, Message: "cannot be decoded"})
+	}
+	return md, violations
 }
 
-// ReadGameMetadata reads what it can of raw and never fails: game_metadata is the
-// referee's own record, so anything unexpected in it is passed over rather than
-// refused. Members are matched exactly (case counts) and each is read on its own: one
-// of the wrong type is left zero. In moves, violations and suspended an entry that does
-// not fit is skipped and the others kept; a list that is not a list is none. A move
-// entry fits when it is an object whose player is a string; its elapsed_ms is -1 unless
-// it is a non-negative number (below 2^63, truncated). A violation entry fits when it is
-// an object whose player and kind are strings.
-func ReadGameMetadata(raw json.RawMessage) GameMetadata {
-	var md GameMetadata
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil {
-		return md
-	}
-	member(top["match_seed"], &md.MatchSeed)
-	member(top["game_params"], &md.GameParams)
-	md.FinalState = top["final_state"]
-	md.Termination = Termination(str(top["termination"]))
-	md.Loser = str(top["loser"])
-	member(top["steps"], &md.Steps)
-	member(top["total_moves"], &md.TotalMoves)
-	md.RefereeID = str(top["referee_id"])
-	md.StartedAt = str(top["started_at"])
-	md.FinishedAt = str(top["finished_at"])
-	md.Forfeit = str(top["forfeit"])
-	md.Moves = entries(top["moves"], readMove)
-	md.Violations = entries(top["violations"], readViolation)
-	md.Suspended = entries(top["suspended"], asString)
-	return md
-}
+// metadataLists are the lists of game_metadata whose entries are left out one by one.
+var metadataLists = []string{"moves", "violations", "suspended"}
 
-// maxElapsed bounds elapsed_ms so that its conversion to int64 is defined.
-const maxElapsed = 1 << 63
-
-func readMove(e json.RawMessage) (MoveRecord, bool) {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(e, &obj) != nil || obj == nil {
-		return MoveRecord{}, false
-	}
-	player, ok := asString(obj["player"])
+// leaveOut removes from the game_metadata value what vs are about (see ReadGameMetadata)
+// and reports whether it removed anything; false for a violation of the whole.
+func leaveOut(value any, vs []Violation) bool {
+	obj, ok := value.(map[string]any)
 	if !ok {
-		return MoveRecord{}, false
+		return false
 	}
-	rec := MoveRecord{Player: player, Move: obj["move"], Outcome: MoveOutcome(str(obj["outcome"])), ElapsedMS: -1, Metadata: obj["metadata"]}
-	member(obj["step"], &rec.Step)
-	var v any
-	if json.Unmarshal(obj["elapsed_ms"], &v) == nil {
-		if ms, isNum := v.(float64); isNum && ms >= 0 && ms < maxElapsed {
-			rec.ElapsedMS = int64(ms)
+	removed := false
+	drop := map[string][]int{} // entries to drop, by list
+	for _, v := range vs {
+		rel, _ := strings.CutPrefix(v.Path, GameMetadataPath)
+		if rel == "" {
+			return false
+		}
+		tok := strings.Split(rel[1:], "/")
+		for i, t := range tok {
+			tok[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+		}
+		member, ok := obj[tok[0]]
+		if !ok {
+			continue // left out already
+		}
+		list, isList := member.([]any)
+		i := -1
+		if isList && len(tok) > 1 && slices.Contains(metadataLists, tok[0]) {
+			i, _ = strconv.Atoi(tok[1])
+		}
+		if i < 0 || i >= len(list) {
+			delete(obj, tok[0])
+			removed = true
+			continue
+		}
+		if entry, isObj := list[i].(map[string]any); isObj && len(tok) > 2 {
+			if _, ok := entry[tok[2]]; ok {
+				delete(entry, tok[2])
+				removed = true
+			}
+			continue
+		}
+		drop[tok[0]] = append(drop[tok[0]], i)
+		removed = true
+	}
+	for name, idx := range drop {
+		list, ok := obj[name].([]any)
+		if !ok {
+			continue // the whole list went
+		}
+		slices.Sort(idx)
+		for _, i := range slices.Backward(slices.Compact(idx)) {
+			list = slices.Delete(list, i, i+1)
+		}
+		obj[name] = list
+	}
+	return removed
+}
+
+// otherCase removes from a valid game_metadata value the members that encoding/json
+// would take for GameMetadata's, MoveRecord's or MatchViolation's but are named in
+// another case, and reports whether there were any.
+func otherCase(value any) bool {
+	// The schema makes the record and the entries of its lists objects.
+	obj, _ := value.(map[string]any)
+	found := dropOtherCase(obj, reflect.TypeFor[GameMetadata]())
+	for name, t := range map[string]reflect.Type{"moves": reflect.TypeFor[MoveRecord](), "violations": reflect.TypeFor[MatchViolation]()} {
+		list, _ := obj[name].([]any)
+		for _, e := range list {
+			entry, _ := e.(map[string]any)
+			found = dropOtherCase(entry, t) || found
 		}
 	}
-	return rec, true
+	return found
 }
 
-func readViolation(e json.RawMessage) (MatchViolation, bool) {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(e, &obj) != nil || obj == nil {
-		return MatchViolation{}, false
-	}
-	player, okPlayer := asString(obj["player"])
-	kind, okKind := asString(obj["kind"])
-	if !okPlayer || !okKind {
-		return MatchViolation{}, false
-	}
-	v := MatchViolation{Player: player, Kind: ViolationKind(kind), Action: ViolationAction(str(obj["action"])), Detail: str(obj["detail"])}
-	member(obj["step"], &v.Step)
-	return v, true
-}
-
-// entries reads the list raw entry by entry, keeping those read accepts; nil when raw
-// is absent, null or not a list.
-func entries[T any](raw json.RawMessage, read func(json.RawMessage) (T, bool)) []T {
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil || list == nil {
-		return nil
-	}
-	out := make([]T, 0, len(list))
-	for _, e := range list {
-		if v, ok := read(e); ok {
-			out = append(out, v)
+// dropOtherCase removes the members of obj named like a json tag of struct type t in
+// another case, and reports whether there were any.
+func dropOtherCase(obj map[string]any, t reflect.Type) bool {
+	found := false
+	for k := range obj {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if k != name && strings.EqualFold(k, name) {
+				delete(obj, k)
+				found = true
+			}
 		}
 	}
-	return out
+	return found
 }
 
-// member decodes raw into *into when it fits its type, else leaves *into alone.
-func member[T any](raw json.RawMessage, into *T) {
-	var v T
-	if len(raw) > 0 && json.Unmarshal(raw, &v) == nil {
-		*into = v
+// integral writes as integers the integral numbers of a decoded value written with a
+// fraction or an exponent, and reports whether there were any: the schema takes 3.0
+// and 3e0 for integers, encoding/json does not.
+func integral(v any) bool {
+	found := false
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if n, ok := integer(e); ok {
+				x[i], found = n, true
+			} else {
+				found = integral(e) || found
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := integer(e); ok {
+				x[k], found = n, true
+			} else {
+				found = integral(e) || found
+			}
+		}
 	}
+	return found
 }
 
-// asString reads raw when it is a JSON string (null is not).
-func asString(raw json.RawMessage) (string, bool) {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
+// integer is v written as an integer when it is an integral json.Number in int64
+// written otherwise.
+func integer(v any) (json.Number, bool) {
+	n, ok := v.(json.Number)
+	if !ok || !strings.ContainsAny(string(n), ".eE") {
 		return "", false
 	}
-	s, ok := v.(string)
-	return s, ok
-}
-
-// str is asString's string, "" when raw is not a string.
-func str(raw json.RawMessage) string {
-	s, _ := asString(raw)
-	return s
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return "", false
+	}
+	return json.Number(r.Num().String()), true
 }

@@ -3,134 +3,183 @@ package protocol_test
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentleague/agentleague/protocol"
 )
 
-func TestParseGameMetadata(t *testing.T) {
-	t.Run("absent", func(t *testing.T) {
-		md, err := protocol.ParseGameMetadata(nil)
-		if err != nil || !reflect.DeepEqual(md, protocol.GameMetadata{}) {
-			t.Errorf("got %+v, %v; want an empty record", md, err)
+// refereeRecord is game_metadata as our referee writes it.
+const refereeRecord = `{"match_seed":5,"game_params":{},"moves":[{"step":1,"player":"p1","move":{"row":0,"col":0},"outcome":"SUCCESS","elapsed_ms":4,"metadata":{"llm":{}}}],` +
+	`"final_state":{"board":[]},"termination":"illegal_move","loser":"p2","violations":[{"step":2,"player":"p2","kind":"invalid_move","action":"technical_loss","detail":"x"}],` +
+	`"steps":1,"total_moves":1,"referee_id":"ref1","started_at":"2026-11-23T07:00:29.467492Z","finished_at":"2026-11-23T07:00:29.475492Z"}`
+
+func read(t *testing.T, raw string) protocol.GameMetadata {
+	t.Helper()
+	md, vs := protocol.ReadGameMetadata(json.RawMessage(raw))
+	if vs != nil {
+		t.Fatalf("%s: violations %v", raw, vs)
+	}
+	return md
+}
+
+func TestReadGameMetadata(t *testing.T) {
+	t.Run("absent or null", func(t *testing.T) {
+		for _, raw := range []string{``, `null`} {
+			if md := read(t, raw); !reflect.DeepEqual(md, protocol.GameMetadata{}) {
+				t.Errorf("%q: got %+v, want an empty record", raw, md)
+			}
 		}
 	})
 	t.Run("referee record", func(t *testing.T) {
-		raw := `{"match_seed":5,"game_params":{},"moves":[{"step":1,"player":"p1","move":{"row":0,"col":0},"outcome":"SUCCESS","elapsed_ms":4,"metadata":{"llm":{}}}],` +
-			`"final_state":{"board":[]},"termination":"illegal_move","loser":"p2","violations":[{"step":2,"player":"p2","kind":"invalid_move","action":"technical_loss","detail":"x"}],` +
-			`"steps":1,"total_moves":1,"referee_id":"ref1","started_at":"a","finished_at":"b"}`
-		md, err := protocol.ParseGameMetadata(json.RawMessage(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
+		md := read(t, refereeRecord)
 		if md.MatchSeed == nil || *md.MatchSeed != 5 || len(md.Moves) != 1 || md.Moves[0].ElapsedMS != 4 || md.Moves[0].Outcome != protocol.MoveSuccess ||
 			md.Termination != protocol.TerminationIllegalMove || md.Loser != "p2" || md.Violations[0].Kind != protocol.ViolationInvalidMove ||
 			md.Violations[0].Action != protocol.ActionTechnicalLoss || md.RefereeID != "ref1" || string(md.FinalState) != `{"board":[]}` {
 			t.Errorf("got %+v", md)
 		}
 		again, _ := json.Marshal(md)
-		if string(again) != raw {
-			t.Errorf("re-encoded as\n%s\nwant\n%s", again, raw)
+		if string(again) != refereeRecord {
+			t.Errorf("re-encoded as\n%s\nwant\n%s", again, refereeRecord)
 		}
 	})
 	t.Run("forfeit", func(t *testing.T) {
-		md, err := protocol.ParseGameMetadata(json.RawMessage(`{"forfeit":"suspended","suspended":["p1"]}`))
-		if err != nil || md.Forfeit != protocol.ForfeitSuspended || !reflect.DeepEqual(md.Suspended, []string{"p1"}) || md.Moves != nil ||
-			md.Ending() != protocol.TerminationForfeit {
-			t.Errorf("got %+v, %v", md, err)
+		md := read(t, `{"forfeit":"suspended","suspended":["p1"]}`)
+		if md.Forfeit != protocol.ForfeitSuspended || !reflect.DeepEqual(md.Suspended, []string{"p1"}) || md.Moves != nil || md.Ending() != protocol.TerminationForfeit {
+			t.Errorf("got %+v", md)
+		}
+	})
+	t.Run("a foreign referee's record", func(t *testing.T) {
+		// As the Python implementation sends it (schemas/testdata/python-peer-wire).
+		md := read(t, `{"final_state":{"board":[["X","",""],["O","X",""],["","O","X"]],"current_player":"p04","move_count":5,"outcome":"X_WINS"},"total_moves":5}`)
+		if md.TotalMoves != 5 || md.Moves != nil || md.Termination != "" || len(md.FinalState) == 0 {
+			t.Errorf("got %+v", md)
 		}
 	})
 	t.Run("moves null, none, empty", func(t *testing.T) {
 		for raw, recorded := range map[string]bool{`{}`: false, `{"moves":null}`: false, `{"moves":[]}`: true} {
-			md, err := protocol.ParseGameMetadata(json.RawMessage(raw))
-			if err != nil || (md.Moves != nil) != recorded {
-				t.Errorf("%s: got moves %#v, %v", raw, md.Moves, err)
+			if md := read(t, raw); (md.Moves != nil) != recorded {
+				t.Errorf("%s: got moves %#v", raw, md.Moves)
 			}
 		}
 	})
-	t.Run("final_state null is kept", func(t *testing.T) {
-		md, err := protocol.ParseGameMetadata(json.RawMessage(`{"final_state":null}`))
-		if err != nil || string(md.FinalState) != "null" {
-			t.Errorf("got %q, %v", md.FinalState, err)
+	t.Run("nulls where our encoding writes them", func(t *testing.T) {
+		md := read(t, `{"match_seed":null,"game_params":null,"final_state":null,"violations":null,"suspended":null}`)
+		if md.MatchSeed != nil || md.GameParams != nil || string(md.FinalState) != "null" || md.Violations != nil || md.Suspended != nil {
+			t.Errorf("got %+v", md)
 		}
 	})
-	for name, raw := range map[string]string{
-		"not JSON":                `{"moves":`,
-		"not an object":           `[1,2]`,
-		"violations not a list":   `{"violations":{"kind":"timeout"}}`,
-		"entry of the wrong type": `{"moves":["e2e4"]}`,
-		"elapsed not a number":    `{"moves":[{"player":"p1","elapsed_ms":"4"}]}`,
-		"seed too large":          `{"match_seed":1e400}`,
-		"termination a number":    `{"termination":3}`,
-	} {
-		t.Run("refuses "+name, func(t *testing.T) {
-			if _, err := protocol.ParseGameMetadata(json.RawMessage(raw)); err == nil {
-				t.Errorf("%s: no error", raw)
+	t.Run("elapsed_ms absent is -1", func(t *testing.T) {
+		md := read(t, `{"moves":[{"player":"p1"},{"player":"p2","elapsed_ms":0}]}`)
+		if md.Moves[0].ElapsedMS != -1 || md.Moves[1].ElapsedMS != 0 {
+			t.Errorf("got %+v", md.Moves)
+		}
+	})
+	t.Run("integers written with a fraction or an exponent", func(t *testing.T) {
+		md := read(t, `{"steps":3.0,"match_seed":-2E0,"moves":[{"player":"p1","step":1.00,"elapsed_ms":2e1}]}`)
+		if md.Steps != 3 || *md.MatchSeed != -2 || md.Moves[0].Step != 1 || md.Moves[0].ElapsedMS != 20 {
+			t.Errorf("got %+v", md)
+		}
+	})
+	t.Run("members are matched exactly", func(t *testing.T) {
+		md := read(t, `{"Termination":"normal","FORFEIT":"suspended","Steps":"x","moves":[{"player":"p1","Player":"p2","STEP":"y"}]}`)
+		if md.Termination != "" || md.Forfeit != "" || md.Steps != 0 || len(md.Moves) != 1 || md.Moves[0].Player != "p1" || md.Moves[0].Step != 0 {
+			t.Errorf("got %+v", md)
+		}
+	})
+	t.Run("the referee's own members are allowed", func(t *testing.T) {
+		md := read(t, `{"termination":"checkmate","x_engine":{"name":"e","depth":[1,2]},"moves":[{"player":"p1","x_eval":0.3}],"violations":[{"player":"p1","kind":"mystery"}]}`)
+		if md.Termination != "checkmate" || len(md.Moves) != 1 || md.Violations[0].Kind.Known() {
+			t.Errorf("got %+v", md)
+		}
+	})
+}
+
+// A record that violates schemas/game_metadata.json is read as far as it goes: the
+// violations name what was left out.
+func TestReadGameMetadataViolations(t *testing.T) {
+	moved := func(player string, elapsed int64) protocol.MoveRecord {
+		return protocol.MoveRecord{Player: player, ElapsedMS: elapsed}
+	}
+	tests := []struct {
+		name, raw string
+		want      []string // the violations, without GameMetadataPath
+		kept      protocol.GameMetadata
+	}{
+		{"steps a string", `{"steps":"3","termination":"normal"}`,
+			[]string{"/steps: expected integer, but got string"}, protocol.GameMetadata{Termination: protocol.TerminationNormal}},
+		{"scalars of the wrong type", `{"match_seed":"3","termination":7,"loser":null,"game_params":[1],"referee_id":{},"total_moves":2.5,"forfeit":true}`,
+			[]string{"/forfeit: expected string, but got boolean", "/game_params: expected object or null, but got array", "/loser: expected string, but got null",
+				"/match_seed: expected integer or null, but got string", "/referee_id: expected string, but got object",
+				"/termination: expected string, but got number", "/total_moves: expected integer, but got number"},
+			protocol.GameMetadata{}},
+		{"out of bounds", `{"steps":-1,"total_moves":1000000001,"match_seed":92233720368547758070,"loser":"p 1","termination":"normal"}`,
+			[]string{"/loser: does not match pattern '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'", "/match_seed: must be <= 9.223372036854776e+18 but found 92233720368547758070",
+				"/steps: must be >= 0 but found -1", "/total_moves: must be <= 1e+09 but found 1000000001"},
+			protocol.GameMetadata{Termination: protocol.TerminationNormal}},
+		{"times that are not RFC 3339", `{"started_at":"yesterday","finished_at":"2026-11-23T07:00:29+02:00"}`,
+			[]string{"/started_at: 'yesterday' is not valid 'date-time'"}, protocol.GameMetadata{FinishedAt: "2026-11-23T07:00:29+02:00"}},
+		{"moves not a list, violations still read", `{"moves":"e2e4","violations":[{"player":"p2","kind":"no_join","action":"technical_loss"}]}`,
+			[]string{"/moves: expected array or null, but got string"},
+			protocol.GameMetadata{Violations: []protocol.MatchViolation{{Player: "p2", Kind: protocol.ViolationNoJoin, Action: protocol.ActionTechnicalLoss}}}},
+		{"move entries: a bad member is left out, an entry without its player whole",
+			`{"moves":["e4",{"player":5},{"step":1},{"player":"p1","elapsed_ms":"4"},{"player":"p2","outcome":"OK","elapsed_ms":86400001},{"player":"p3","elapsed_ms":-1},{"player":"p4","elapsed_ms":7}]}`,
+			[]string{"/moves/0: expected object, but got string", "/moves/1/player: expected string, but got number", "/moves/2: missing properties: 'player'",
+				"/moves/3/elapsed_ms: expected integer, but got string", "/moves/4/elapsed_ms: must be <= 8.64e+07 but found 86400001",
+				"/moves/4/outcome: value must be one of \"SUCCESS\", \"INVALID\", \"TIMEOUT\", \"FORCED\"", "/moves/5/elapsed_ms: must be >= 0 but found -1"},
+			protocol.GameMetadata{Moves: []protocol.MoveRecord{moved("p1", -1), moved("p2", -1), moved("p3", -1), moved("p4", 7)}}},
+		{"violation entries without player or kind are left out",
+			`{"violations":[3,{"player":"p1"},{"kind":"timeout"},{"player":"p1","kind":null},{"player":"p1","kind":"refused","step":"2","detail":"d"}]}`,
+			[]string{"/violations/0: expected object, but got number", "/violations/1: missing properties: 'kind'", "/violations/2: missing properties: 'player'",
+				"/violations/3/kind: expected string, but got null", "/violations/4/step: expected integer, but got string"},
+			protocol.GameMetadata{Violations: []protocol.MatchViolation{{Player: "p1", Kind: protocol.ViolationRefused, Detail: "d"}}}},
+		{"suspended twice", `{"forfeit":"suspended","suspended":["p1","p1"]}`,
+			[]string{"/suspended: items at index 0 and 1 are equal"}, protocol.GameMetadata{Forfeit: protocol.ForfeitSuspended}},
+		{"nested too deep", `{"termination":"normal","final_state":` + strings.Repeat("[", protocol.MaxDepth) + strings.Repeat("]", protocol.MaxDepth) + `}`,
+			[]string{"/final_state" + strings.Repeat("/0", protocol.MaxDepth-2) + ": nesting deeper than 32 levels"},
+			protocol.GameMetadata{Termination: protocol.TerminationNormal}},
+		{"an unknown member too large", `{"termination":"normal","x":"` + strings.Repeat("x", 8193) + `"}`,
+			[]string{"/x: length must be <= 8192, but got 8193"}, protocol.GameMetadata{Termination: protocol.TerminationNormal}},
+		{"not an object", `[{"termination":"normal"}]`, []string{": expected object, but got array"}, protocol.GameMetadata{}},
+		{"a string", `"normal"`, []string{": expected object, but got string"}, protocol.GameMetadata{}},
+		{"not JSON", `{"moves":[`, []string{": not a JSON value"}, protocol.GameMetadata{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			md, vs := protocol.ReadGameMetadata(json.RawMessage(tc.raw))
+			var got []string
+			for _, v := range vs {
+				rel, ok := strings.CutPrefix(v.Path, protocol.GameMetadataPath)
+				if !ok {
+					t.Errorf("violation %s is not under %s", v, protocol.GameMetadataPath)
+				}
+				got = append(got, rel+": "+v.Message)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("violations\n%q\nwant\n%q", got, tc.want)
+			}
+			if !reflect.DeepEqual(md, tc.kept) {
+				t.Errorf("kept  %+v\nwant %+v", md, tc.kept)
 			}
 		})
 	}
 }
 
-func TestReadGameMetadata(t *testing.T) {
-	seed := func(n int64) *int64 { return &n }
-	mv := func(step int, player string, elapsed int64) protocol.MoveRecord {
-		return protocol.MoveRecord{Step: step, Player: player, ElapsedMS: elapsed}
+func TestGameMetadataIsNotAMessageType(t *testing.T) {
+	v := validator(t)
+	if err := v.CompileAll(); err != nil {
+		t.Fatal(err)
 	}
-	tests := []struct {
-		name, raw string
-		want      protocol.GameMetadata
-	}{
-		{"empty", ``, protocol.GameMetadata{}},
-		{"not JSON", `{"moves":[`, protocol.GameMetadata{}},
-		{"not an object", `[{"termination":"normal"}]`, protocol.GameMetadata{}},
-		{"null", `null`, protocol.GameMetadata{}},
-		{"a string", `"normal"`, protocol.GameMetadata{}},
-		{"scalars", `{"match_seed":-3,"steps":2,"total_moves":4,"termination":"timeout","loser":"p1","referee_id":"r","started_at":"s","finished_at":"f","game_params":{"n":1}}`,
-			protocol.GameMetadata{MatchSeed: seed(-3), Steps: 2, TotalMoves: 4, Termination: protocol.TerminationTimeout, Loser: "p1", RefereeID: "r",
-				StartedAt: "s", FinishedAt: "f", GameParams: map[string]any{"n": 1.0}}},
-		{"scalars of the wrong type are left zero", `{"match_seed":"3","steps":2.5,"total_moves":-1e400,"termination":7,"loser":null,"game_params":[1],"referee_id":{}}`,
-			protocol.GameMetadata{}},
-		{"huge seed", `{"match_seed":92233720368547758070}`, protocol.GameMetadata{}},
-		{"members are matched exactly", `{"Termination":"normal","FORFEIT":"suspended","Moves":[{"player":"p1"}]}`, protocol.GameMetadata{}},
-		{"violations not a list, moves still read", `{"violations":{"player":"p1","kind":"timeout"},"moves":[{"player":"p1","elapsed_ms":5}]}`,
-			protocol.GameMetadata{Moves: []protocol.MoveRecord{mv(0, "p1", 5)}}},
-		{"moves not a list, violations still read", `{"moves":"e2e4","violations":[{"player":"p2","kind":"no_join","action":"technical_loss"}]}`,
-			protocol.GameMetadata{Violations: []protocol.MatchViolation{{Player: "p2", Kind: protocol.ViolationNoJoin, Action: protocol.ActionTechnicalLoss}}}},
-		{"null lists", `{"moves":null,"violations":null,"suspended":null}`, protocol.GameMetadata{}},
-		{"empty lists", `{"moves":[],"violations":[]}`, protocol.GameMetadata{Moves: []protocol.MoveRecord{}, Violations: []protocol.MatchViolation{}}},
-		{"violation entries that do not fit are skipped",
-			`{"violations":["timeout",3,null,[],{"player":1,"kind":"timeout"},{"player":"p1"},{"kind":"timeout"},{"player":"p1","kind":null},` +
-				`{"player":"p1","kind":"refused","step":"2","action":5,"detail":"d"},{"player":"p2","kind":"mystery","step":3,"action":"warning"}]}`,
-			protocol.GameMetadata{Violations: []protocol.MatchViolation{
-				{Player: "p1", Kind: protocol.ViolationRefused, Detail: "d"},
-				{Step: 3, Player: "p2", Kind: "mystery", Action: protocol.ActionWarning}}}},
-		{"move entries that do not fit are skipped",
-			`{"moves":["e4",null,7,{"player":null},{"step":1},{"player":"p1","step":"one","move":"e4","outcome":"SUCCESS","elapsed_ms":3,"metadata":{"llm":{"tokens_in":2}}}]}`,
-			protocol.GameMetadata{Moves: []protocol.MoveRecord{{Player: "p1", Move: json.RawMessage(`"e4"`), Outcome: protocol.MoveSuccess, ElapsedMS: 3,
-				Metadata: json.RawMessage(`{"llm":{"tokens_in":2}}`)}}}},
-		{"elapsed_ms must be a non-negative number",
-			`{"moves":[{"player":"a","elapsed_ms":-1},{"player":"b","elapsed_ms":"5"},{"player":"c","elapsed_ms":null},{"player":"d"},` +
-				`{"player":"e","elapsed_ms":0},{"player":"f","elapsed_ms":1.9},{"player":"g","elapsed_ms":-0.5},{"player":"h","elapsed_ms":true}]}`,
-			protocol.GameMetadata{Moves: []protocol.MoveRecord{mv(0, "a", -1), mv(0, "b", -1), mv(0, "c", -1), mv(0, "d", -1),
-				mv(0, "e", 0), mv(0, "f", 1), mv(0, "g", -1), mv(0, "h", -1)}}},
-		{"huge elapsed_ms",
-			`{"moves":[{"player":"a","elapsed_ms":1e300},{"player":"b","elapsed_ms":1e400},{"player":"c","elapsed_ms":9223372036854775807},` +
-				`{"player":"d","elapsed_ms":9223372036854774784},{"player":"e","elapsed_ms":123456789012}]}`,
-			protocol.GameMetadata{Moves: []protocol.MoveRecord{mv(0, "a", -1), mv(0, "b", -1), mv(0, "c", -1),
-				mv(0, "d", 9223372036854774784), mv(0, "e", 123456789012)}}},
-		{"forfeit", `{"forfeit":"suspended","suspended":["p1",2,null,"p2"],"termination":"normal"}`,
-			protocol.GameMetadata{Forfeit: protocol.ForfeitSuspended, Suspended: []string{"p1", "p2"}, Termination: protocol.TerminationNormal}},
-		{"forfeit of the wrong type", `{"forfeit":true,"termination":"no_show"}`, protocol.GameMetadata{Termination: protocol.TerminationNoShow}},
-		{"final_state kept as sent", `{"final_state": {"a" : 1}}`, protocol.GameMetadata{FinalState: json.RawMessage(`{"a" : 1}`)}},
+	if slices.Contains(v.MessageTypes(), "GAME_METADATA") {
+		t.Errorf("GAME_METADATA is listed as a message type: %v", v.MessageTypes())
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := protocol.ReadGameMetadata(json.RawMessage(tc.raw))
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got  %+v\nwant %+v", got, tc.want)
-			}
-		})
+	var md any
+	if err := json.Unmarshal([]byte(refereeRecord), &md); err != nil {
+		t.Fatal(err)
+	}
+	if vs := v.ValidateGameMetadata(md); vs != nil {
+		t.Errorf("our referee's record: %v", vs)
 	}
 }
 
@@ -146,11 +195,8 @@ func TestEnding(t *testing.T) {
 		`{"termination":"normal",`:                         "",
 		`{"termination":"double_no_show","loser":{"a":1}}`: protocol.TerminationDoubleNoShow,
 	} {
-		if got := protocol.ReadGameMetadata(json.RawMessage(raw)).Ending(); got != want {
-			t.Errorf("%s: got %q, want %q", raw, got, want)
-		}
-		if got := resultTermination(json.RawMessage(raw)); got != string(want) {
-			t.Errorf("%s: the League Manager's reading gives %q, want %q", raw, got, want)
+		if md, _ := protocol.ReadGameMetadata(json.RawMessage(raw)); md.Ending() != want {
+			t.Errorf("%s: got %q, want %q", raw, md.Ending(), want)
 		}
 	}
 }
@@ -183,169 +229,60 @@ func TestTerminationAndKinds(t *testing.T) {
 	}
 }
 
-// The League Manager's statistics read game_metadata with readFacts (league/stats.go)
-// and its match view with resultTermination (league/handlers.go). What follows are
-// copies of both as they read the raw record, and the same facts computed from
-// ReadGameMetadata: the two must agree on every input.
-
-var violationKinds = map[string]bool{
-	"timeout": true, "invalid_move": true, "malformed_move": true, "stale_answer": true,
-	"unreachable": true, "malformed_answer": true, "refused": true, "no_join": true,
-}
-
-type resultFacts struct {
-	violations map[string]map[string]int
-	elapsed    map[string][]int64
-	llm        map[string]llmFacts
-}
-
-type llmFacts struct{ tokensIn, tokensOut, errors int64 }
-
-func readFacts(players [2]string, meta json.RawMessage) resultFacts {
-	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}, llm: map[string]llmFacts{}}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(meta, &top) != nil {
-		return f
-	}
-	var violations, moves []any
-	_ = json.Unmarshal(top["violations"], &violations)
-	_ = json.Unmarshal(top["moves"], &moves)
-	inMatch := func(obj map[string]any) (string, bool) {
-		p, _ := obj["player"].(string)
-		return p, p == players[0] || p == players[1]
-	}
-	for _, e := range violations {
-		obj, _ := e.(map[string]any)
-		kind, _ := obj["kind"].(string)
-		if p, ok := inMatch(obj); ok && violationKinds[kind] {
-			if f.violations[p] == nil {
-				f.violations[p] = map[string]int{}
-			}
-			f.violations[p][kind]++
-		}
-	}
-	for _, e := range moves {
-		obj, _ := e.(map[string]any)
-		p, ok := inMatch(obj)
-		if !ok {
-			continue
-		}
-		// Garbage beyond int64 (which readFacts converts with an undefined result) is
-		// left out; ReadGameMetadata's bound makes it so.
-		if ms, isNum := obj["elapsed_ms"].(float64); isNum && ms >= 0 && ms < 1<<63 {
-			f.elapsed[p] = append(f.elapsed[p], int64(ms))
-		}
-		md, _ := obj["metadata"].(map[string]any)
-		if note, isNote := md["llm"].(map[string]any); isNote {
-			sum := f.llm[p]
-			sum.tokensIn += noteCount(note["tokens_in"])
-			sum.tokensOut += noteCount(note["tokens_out"])
-			sum.errors += noteCount(note["rethinks"]) + noteCount(note["call_retries"])
-			f.llm[p] = sum
-		}
-	}
-	return f
-}
-
-func noteCount(v any) int64 {
-	n, ok := v.(float64)
-	if !ok || n < 0 || n > 1<<40 || n != float64(int64(n)) {
-		return 0
-	}
-	return int64(n)
-}
-
-func resultTermination(meta json.RawMessage) string {
-	var md struct {
-		Termination string `json:"termination"`
-		Forfeit     string `json:"forfeit"`
-	}
-	_ = json.Unmarshal(meta, &md)
-	if md.Forfeit != "" {
-		return "forfeit"
-	}
-	return md.Termination
-}
-
-// factsOf is readFacts on top of ReadGameMetadata, the llm note read from the typed
-// MoveRecord.Metadata.
-func factsOf(players [2]string, meta json.RawMessage) resultFacts {
-	f := resultFacts{violations: map[string]map[string]int{}, elapsed: map[string][]int64{}, llm: map[string]llmFacts{}}
-	md := protocol.ReadGameMetadata(meta)
-	inMatch := func(p string) bool { return p == players[0] || p == players[1] }
-	for _, v := range md.Violations {
-		if inMatch(v.Player) && v.Kind.Known() {
-			if f.violations[v.Player] == nil {
-				f.violations[v.Player] = map[string]int{}
-			}
-			f.violations[v.Player][string(v.Kind)]++
-		}
-	}
-	for _, mv := range md.Moves {
-		if !inMatch(mv.Player) {
-			continue
-		}
-		if mv.ElapsedMS >= 0 {
-			f.elapsed[mv.Player] = append(f.elapsed[mv.Player], mv.ElapsedMS)
-		}
-		if note, ok := mv.LLMNote(); ok {
-			sum := f.llm[mv.Player]
-			sum.tokensIn += note.TokensIn
-			sum.tokensOut += note.TokensOut
-			sum.errors += note.Errors
-			f.llm[mv.Player] = sum
-		}
-	}
-	return f
-}
-
-var factsCorpus = []string{
-	``, `null`, `[]`, `{}`, `"x"`, `{"moves":`,
-	`{"moves":[{"step":1,"player":"p1","move":0,"outcome":"SUCCESS","elapsed_ms":12,"metadata":{"llm":{"tokens_in":100,"tokens_out":20,"rethinks":1,"call_retries":2}}},` +
-		`{"step":2,"player":"p2","move":1,"outcome":"FORCED","elapsed_ms":30001}],` +
-		`"violations":[{"step":2,"player":"p2","kind":"timeout","action":"warning"},{"step":2,"player":"p2","kind":"timeout","action":"forced_move"}]}`,
-	`{"violations":{"player":"p1","kind":"timeout"},"moves":[{"player":"p1","elapsed_ms":5}]}`,
-	`{"moves":"x","violations":[{"player":"p1","kind":"refused"},{"player":"p3","kind":"refused"},{"player":"p1","kind":"internal"},{"player":"p2","kind":7}]}`,
-	`{"moves":[null,1,"a",[],{"player":"p1","elapsed_ms":-4,"metadata":{"llm":{"tokens_in":7}}},{"player":"p2","elapsed_ms":"4"},{"player":"p1","elapsed_ms":1e400}]}`,
-	`{"moves":[{"player":"p1","elapsed_ms":1e300},{"player":"p1","elapsed_ms":2.7},{"player":"p1","metadata":{"llm":{"tokens_in":-1,"tokens_out":1e20,"rethinks":1.5}}}]}`,
-	`{"moves":[{"player":"p1","metadata":"llm"},{"player":"p1","metadata":{"llm":"note"}},{"player":"p1","metadata":{"llm":null}},{"player":"p1","metadata":null}]}`,
-	`{"moves":[{"player":"p1","metadata":{"llm":{"tokens_in":1099511627776,"tokens_out":1099511627777}}}]}`,
-	`{"violations":[{"player":"p1","kind":"no_join","step":"x"},{"player":"p1","kind":"no_join","step":1e400}],"moves":[{"player":"p2","step":1e400,"elapsed_ms":3}]}`,
-	`{"Moves":[{"player":"p1","elapsed_ms":1}],"violations":[{"Player":"p1","kind":"timeout"},{"player":"p1","Kind":"timeout"}]}`,
-	`{"moves":[{"player":"p1","player":"p2","elapsed_ms":1}],"violations":[{"player":"p1","kind":"timeout","kind":"refused"}]}`,
-	// A number beyond float64 in the note (found by fuzzing), repeated and case-varied members.
-	`{"moves":[{"player":"p1","metadata":{"llm":{"":1E700}}},{"player":"p2","metadata":{"x":1e700,"llm":{"tokens_in":1e700,"tokens_out":3}}}]}`,
-	`{"moves":[{"player":"p1","metadata":{"llm":{"tokens_in":1},"llm":{"tokens_out":2}}},{"player":"p2","metadata":{"LLM":{"tokens_in":5},"llm":{"Tokens_in":6,"tokens_in":4,"tokens_in":"7"}}}]}`,
-}
-
-func TestReadGameMetadataKeepsStatistics(t *testing.T) {
-	players := [2]string{"p1", "p2"}
-	for _, raw := range factsCorpus {
-		if got, want := factsOf(players, json.RawMessage(raw)), readFacts(players, json.RawMessage(raw)); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s:\ngot  %+v\nwant %+v", raw, got, want)
+func TestLLMNote(t *testing.T) {
+	for meta, want := range map[string]*protocol.LLMNote{
+		`{"llm":{"tokens_in":100,"tokens_out":20,"rethinks":1,"call_retries":2}}`: {TokensIn: 100, TokensOut: 20, Errors: 3},
+		`{"llm":{}}`: {},
+		// A careless count reads as 0, so it neither hides the note nor overflows a sum.
+		`{"llm":{"tokens_in":-1,"tokens_out":1e20,"rethinks":1.5,"call_retries":"2"}}`: {},
+		`{"llm":{"tokens_in":1099511627776,"tokens_out":1099511627777}}`:               {TokensIn: 1 << 40},
+		// Members matched exactly, the last of a repeated one wins.
+		`{"LLM":{"tokens_in":5},"llm":{"Tokens_in":6,"tokens_in":4,"tokens_in":7}}`: {TokensIn: 7},
+		``: nil, `"llm"`: nil, `{"llm":"note"}`: nil, `{"llm":null}`: nil, `{"x":{"tokens_in":1}}`: nil,
+	} {
+		note, ok := protocol.MoveRecord{Metadata: json.RawMessage(meta)}.LLMNote()
+		if ok != (want != nil) || (want != nil && note != *want) {
+			t.Errorf("%s: got %+v, %v; want %+v", meta, note, ok, want)
 		}
 	}
 }
 
 func FuzzReadGameMetadata(f *testing.F) {
-	for _, raw := range factsCorpus {
+	for _, raw := range []string{``, `null`, `[]`, `{}`, `"x"`, `{"moves":`, refereeRecord, `{"forfeit":"suspended","suspended":["p1"]}`,
+		`{"steps":"3","moves":[{"player":"p1","elapsed_ms":"4"},{"step":1}],"violations":[{"player":"p1"}]}`,
+		`{"steps":3.0,"Steps":"x","moves":[{"player":"p1","elapsed_ms":2e1,"metadata":{"llm":{"tokens_in":1e700}}}]}`,
+	} {
 		f.Add(raw)
 	}
-	players := [2]string{"p1", "p2"}
 	f.Fuzz(func(t *testing.T, raw string) {
-		md := protocol.ReadGameMetadata(json.RawMessage(raw))
-		for _, mv := range md.Moves {
-			if mv.ElapsedMS < -1 {
-				t.Fatalf("elapsed %d", mv.ElapsedMS)
+		md, vs := protocol.ReadGameMetadata(json.RawMessage(raw))
+		for _, v := range vs {
+			if !strings.HasPrefix(v.Path, protocol.GameMetadataPath) || v.Message == "" {
+				t.Fatalf("violation %q", v)
 			}
 		}
-		if got, want := factsOf(players, json.RawMessage(raw)), readFacts(players, json.RawMessage(raw)); !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s:\ngot  %+v\nwant %+v", raw, got, want)
+		for _, mv := range md.Moves {
+			if mv.ElapsedMS < -1 || mv.Player == "" {
+				t.Fatalf("move %+v", mv)
+			}
 		}
-		// Case-insensitive members aside, the League Manager's termination is Ending's.
-		if !strings.ContainsFunc(raw, func(r rune) bool { return r >= 'A' && r <= 'Z' || r > 0x7f || r == '\\' }) {
-			if got, want := string(md.Ending()), resultTermination(json.RawMessage(raw)); got != want {
-				t.Fatalf("%s: Ending %q, resultTermination %q", raw, got, want)
+		for _, v := range md.Violations {
+			if v.Player == "" {
+				t.Fatalf("violation entry %+v", v)
+			}
+		}
+		again, vsAgain := protocol.ReadGameMetadata(json.RawMessage(raw))
+		if !reflect.DeepEqual(md, again) || !slices.Equal(vs, vsAgain) {
+			t.Fatalf("read twice: %+v, %v and %+v, %v", md, vs, again, vsAgain)
+		}
+		// A record without violations is read whole.
+		var top map[string]json.RawMessage
+		var moves, violations []json.RawMessage
+		if vs == nil && json.Unmarshal([]byte(raw), &top) == nil {
+			_ = json.Unmarshal(top["moves"], &moves)
+			_ = json.Unmarshal(top["violations"], &violations)
+			if len(md.Moves) != len(moves) || len(md.Violations) != len(violations) {
+				t.Fatalf("%d moves and %d violations read of %d and %d", len(md.Moves), len(md.Violations), len(moves), len(violations))
 			}
 		}
 	})

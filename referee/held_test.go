@@ -188,9 +188,9 @@ func (b *bench) onlyReport(matchID string) (rpccheck.Call, protocol.GameMetadata
 	if err := reports[0].Msg.Decode(&rep); err != nil {
 		b.t.Fatal(err)
 	}
-	md, err := protocol.ParseGameMetadata(rep.GameMetadata)
-	if err != nil {
-		b.t.Fatal(err)
+	md, vs := protocol.ReadGameMetadata(rep.GameMetadata)
+	if vs != nil {
+		b.t.Fatalf("game_metadata violates its schema: %v", vs)
 	}
 	return reports[0], md
 }

@@ -113,9 +113,9 @@ func TestLiveViewShowsEveryMoveOnce(t *testing.T) {
 		if err := rows.Scan(&id, &meta); err != nil {
 			t.Fatal(err)
 		}
-		md, err := protocol.ParseGameMetadata(json.RawMessage(meta))
-		if err != nil {
-			t.Fatal(err)
+		md, vs := protocol.ReadGameMetadata(json.RawMessage(meta))
+		if vs != nil {
+			t.Fatal(vs)
 		}
 		var want []string
 		for _, mv := range md.Moves {

@@ -12,7 +12,8 @@ import (
 // Manager decided, a no-show (the game was never played), a result that is not a win,
 // loss or draw between two players.
 func FromResult(outcome map[string]string, metadata json.RawMessage) (Game, bool) {
-	return FromOutcome(outcome, protocol.ReadGameMetadata(metadata).Ending())
+	md, _ := protocol.ReadGameMetadata(metadata) // what cannot be read is left out
+	return FromOutcome(outcome, md.Ending())
 }
 
 // FromOutcome is FromResult for a caller that has read the game_metadata already: ending

@@ -61,9 +61,9 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	if err := protocol.CheckResult(&r.ResultReport, m.Players, scoring); err != nil {
 		return bad(0, "%v", err)
 	}
-	md, err := readMetadata(r)
-	if err != nil {
-		return bad(0, "game_metadata cannot be read: %v", err)
+	md, vs := protocol.ReadGameMetadata(r.GameMetadata)
+	if vs != nil {
+		return bad(0, "game_metadata violates schemas/game_metadata.json: %s", vs[0])
 	}
 	gameType := l.gameType(r)
 	if unrecorded(&md) || (md.Forfeit == "" && !slices.Contains(reg.Types(), gameType)) {
@@ -81,12 +81,6 @@ func (l *League) verifyMatch(reg *game.Registry, r *Result) []Problem {
 	return nil
 }
 
-// readMetadata decodes a result's game_metadata strictly: a record that cannot be read
-// is a problem. A report without one (the member is optional) has an empty one.
-func readMetadata(r *Result) (protocol.GameMetadata, error) {
-	return protocol.ParseGameMetadata(r.GameMetadata)
-}
-
 // unrecorded reports whether a referee's result records no moves at all (no "moves"
 // member, or null), as a referee written from the seeds alone may send it: game_metadata
 // is opaque to the league. Our referee always records them ([] for a no-show), and a
@@ -98,7 +92,7 @@ func unrecorded(md *protocol.GameMetadata) bool { return md.Moves == nil && md.F
 func (l *League) Unrecorded() []string {
 	var out []string
 	for id, r := range l.Results {
-		if md, err := readMetadata(r); err == nil && unrecorded(&md) {
+		if md, vs := protocol.ReadGameMetadata(r.GameMetadata); vs == nil && unrecorded(&md) {
 			out = append(out, id)
 		}
 	}
@@ -122,8 +116,8 @@ func (l *League) RulesUnknown(reg *game.Registry) []string {
 	known := reg.Types()
 	var out []string
 	for id, r := range l.Results {
-		md, err := readMetadata(r)
-		if err == nil && !unrecorded(&md) && md.Forfeit == "" && !slices.Contains(known, l.gameType(r)) {
+		md, vs := protocol.ReadGameMetadata(r.GameMetadata)
+		if vs == nil && !unrecorded(&md) && md.Forfeit == "" && !slices.Contains(known, l.gameType(r)) {
 			out = append(out, id)
 		}
 	}

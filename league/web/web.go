@@ -86,7 +86,10 @@ type MatchView struct {
 	Termination string            `json:"termination,omitempty"`
 	Initial     any               `json:"initial"`
 	Steps       []Step            `json:"steps"`
-	LastEventID uint64            `json:"last_event_id"`
+	// Unreadable says what of a stored result the page could not read or re-play: a
+	// result stored before the League Manager refused malformed game_metadata.
+	Unreadable  []string `json:"unreadable,omitempty"`
+	LastEventID uint64   `json:"last_event_id"`
 }
 
 // Step is one step of a match: the moves made and the state after them.

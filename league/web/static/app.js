@@ -294,6 +294,8 @@ function matchPage() {
       el("td", {}, s.moves.map((mv) => mv.player + ": " + JSON.stringify(mv.move) + (mv.outcome !== "SUCCESS" ? " (" + mv.outcome + ")" : "")).join("  ·  ")))));
     const res = document.getElementById("result");
     res.textContent = m.outcome ? "Result: " + m.players.map((p) => p + " " + m.outcome[p] + " (" + (m.points ? m.points[p] : 0) + ")").join(", ") + (m.termination ? " · " + m.termination : "") : "Status: " + m.status;
+    // A result stored before malformed game_metadata was refused: what the page could not use.
+    document.getElementById("unreadable").textContent = m.unreadable ? "The stored result could not be read in full: " + m.unreadable.join("; ") : "";
   };
   const go = (p) => { pos = p; follow = pos === m.steps.length; show(); };
   document.getElementById("first").onclick = () => go(0);
