@@ -90,16 +90,12 @@ func Load(db *store.Store) (*Data, error) {
 			r := Result{MatchID: m.ID, RoundID: rd.ID, RoundNumber: rd.Number, Status: m.Status, Players: m.Players}
 			if res := m.Result; res != nil {
 				r.Outcome, r.Points, r.Referee, r.ReportedAt, r.Metadata = res.Outcome, res.Points, res.Referee, res.ReportedAt, res.Metadata
-				var md struct {
-					Termination string `json:"termination"`
-					Forfeit     string `json:"forfeit"`
-				}
-				_ = json.Unmarshal(r.Metadata, &md)
-				r.Termination = md.Termination
+				md, _ := protocol.ReadGameMetadata(r.Metadata) // what cannot be read is left out
+				r.Termination = string(md.Termination)
 				if md.Forfeit != "" {
 					r.Termination = "forfeit_" + md.Forfeit
 				}
-				if g, ok := ratings.FromResult(res.Outcome, res.Metadata); ok {
+				if g, ok := ratings.FromOutcome(res.Outcome, md.Ending()); ok {
 					games = append(games, g)
 				}
 			}
@@ -181,15 +177,12 @@ func WritePGN(w io.Writer, d *Data) error {
 	}
 	n := 0
 	for _, r := range d.Results {
-		var md struct {
-			StartedAt   string `json:"started_at"`
-			Termination string `json:"termination"`
-			FinalState  struct {
-				MovesSAN    []string `json:"moves_san"`
-				Termination string   `json:"termination"`
-			} `json:"final_state"`
+		md, _ := protocol.ReadGameMetadata(r.Metadata)
+		var final struct { // the chess rules' final state
+			MovesSAN    []string `json:"moves_san"`
+			Termination string   `json:"termination"`
 		}
-		if r.Outcome == nil || len(r.Metadata) == 0 || json.Unmarshal(r.Metadata, &md) != nil || md.FinalState.MovesSAN == nil {
+		if r.Outcome == nil || json.Unmarshal(md.FinalState, &final) != nil || final.MovesSAN == nil {
 			continue
 		}
 		result := pgnResult(r)
@@ -202,21 +195,21 @@ func WritePGN(w io.Writer, d *Data) error {
 			{Name: "Black", Value: r.Players[1]},
 			{Name: "Result", Value: result},
 		}
-		if t := pgnTermination(md.Termination, md.FinalState.Termination); t != "" {
+		if t := pgnTermination(string(md.Termination), final.Termination); t != "" {
 			tags = append(tags, game.PGNTag{Name: "Termination", Value: t})
 		}
 		if tc := pgnTimeControl(d.League.MoveResponseMS); tc != "" {
 			tags = append(tags, game.PGNTag{Name: "TimeControl", Value: tc})
 		}
 		tags = append(tags,
-			game.PGNTag{Name: "PlyCount", Value: strconv.Itoa(len(md.FinalState.MovesSAN))},
+			game.PGNTag{Name: "PlyCount", Value: strconv.Itoa(len(final.MovesSAN))},
 			game.PGNTag{Name: "MatchId", Value: r.MatchID})
 		if n > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err
 			}
 		}
-		if _, err := io.WriteString(w, game.ChessPGN(tags, md.FinalState.MovesSAN, result)); err != nil {
+		if _, err := io.WriteString(w, game.ChessPGN(tags, final.MovesSAN, result)); err != nil {
 			return err
 		}
 		n++
