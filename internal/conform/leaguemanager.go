@@ -345,7 +345,7 @@ func (r *lmRun) send(ctx context.Context, label string, msg *protocol.Message, a
 func (r *lmRun) sendRaw(ctx context.Context, label string, msg *protocol.Message) *answer {
 	body, id, err := request(msg)
 	if err != nil {
-		return &answer{label: label, err: err}
+		return &answer{err: err}
 	}
 	a := r.s.post(ctx, r.s.opt.URL, body, id)
 	r.judgeAnswer(label, a, msg.Envelope.ConversationID, false)
@@ -356,7 +356,6 @@ func (r *lmRun) sendRaw(ctx context.Context, label string, msg *protocol.Message
 // framing, and for a result the conversation_id and the envelope. A probe's body may be
 // refused before it is read: a plain HTTP answer is then fair.
 func (r *lmRun) judgeAnswer(label string, a *answer, conversationID string, bodyProbe bool) {
-	a.label = label
 	switch {
 	case a.err != nil:
 		return

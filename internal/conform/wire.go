@@ -150,8 +150,6 @@ func (s *session) awaitGone(ctx context.Context, endpoint string, d time.Duratio
 // answer is what came back for one request, read leniently so that whatever is wrong
 // with it can be told.
 type answer struct {
-	// label names the request in the reasons of the league-manager subject.
-	label   string
 	status  int
 	elapsed time.Duration
 	// err is set when no answer could be read: refused, reset, the deadline, not sent.
