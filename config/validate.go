@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentleague/agentleague/game"
+	"github.com/agentleague/agentleague/internal/problem"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -260,9 +260,9 @@ func (c *Config) checkLeague(k *checker) {
 // checkFormat adds the problems of the league's format (schedule.Format.Validate, the
 // one judge of a format) at their league.yaml paths.
 func (c *Config) checkFormat(k *checker) {
-	var inv *schedule.Invalid
+	var inv problem.List
 	if errors.As(c.Format().Validate(), &inv) {
-		for _, p := range inv.Problems {
+		for _, p := range inv {
 			k.add(c.Sources.League, p.Path, "%s", p.Message)
 		}
 	}
@@ -322,9 +322,9 @@ func (c *Config) checkGames(k *checker, normalize bool) {
 			continue
 		}
 		params, err := schema.Check(g.Params)
-		var bad *game.ParamsError
+		var bad problem.List
 		if errors.As(err, &bad) {
-			for _, pr := range bad.Problems {
+			for _, pr := range bad {
 				k.add(f, subPath(p+".params", pr.Path), "%s", pr.Message)
 			}
 			continue

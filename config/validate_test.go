@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/internal/problem"
 )
 
 // games2 is a game registry of tic_tac_toe and, as games[1], the flow mapping entry.
@@ -361,12 +361,12 @@ func TestFormatProblemsAreTheFormatsOwn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := mustDefault(t, newFakeGames())
 			tt.override(c)
-			var inv *schedule.Invalid
+			var inv problem.List
 			if !errors.As(c.Format().Validate(), &inv) {
 				t.Fatal("the format is valid")
 			}
 			var want []string
-			for _, p := range inv.Problems {
+			for _, p := range inv {
 				want = append(want, LeagueFile+": "+p.Path+": "+p.Message)
 			}
 			if got := errorText(c.Validate()); got != strings.Join(want, "\n") {

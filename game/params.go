@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentleague/agentleague/internal/problem"
 )
 
 // ParamType is the type of a game parameter: one of the types of seed 003's
@@ -161,50 +163,25 @@ func NewParamSchema(params map[string]Param) (ParamSchema, error) {
 // returns them normalized with the defaults filled in: an int as int, a float as float64,
 // a str or categorical as string, a list or tuple as []any, a dict or object as
 // map[string]any. Ints may arrive as any Go integer, an integral float or a json.Number.
-// raw is not modified. A violation is reported in a *ParamsError listing every problem.
+// raw is not modified. A violation is reported in a problem.List of every problem, each at its path under
+// the params mapping ("heaps[1]", "board.size", `names["a b"]`).
 func (s ParamSchema) Check(raw map[string]any) (map[string]any, error) {
 	var k paramChecker
 	out := k.fields(s.params, raw, "", "unknown parameter")
-	if len(k.problems) > 0 {
-		return nil, &ParamsError{Problems: k.problems}
+	if err := k.problems.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// ParamsError lists the problems of a game's params.
-type ParamsError struct {
-	Problems []ParamProblem
-}
-
-// ParamProblem is one violation in a game's params.
-type ParamProblem struct {
-	// Path locates the value under the params mapping: "heaps[1]", "board.size",
-	// `names["a b"]`; empty for the value checked itself (a declared default).
-	Path string
-	// Message says what is wrong, e.g. "must be <= 100, got 400".
-	Message string
-}
-
-// Error returns the problems on one line, e.g. "heaps[1]: must be <= 100, got 400".
-func (e *ParamsError) Error() string {
-	parts := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		parts[i] = p.Message
-		if p.Path != "" {
-			parts[i] = p.Path + ": " + p.Message
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
 // paramChecker collects the problems of one check.
 type paramChecker struct {
-	problems []ParamProblem
+	problems problem.List
 }
 
 // add records a problem at path.
 func (k *paramChecker) add(path, format string, args ...any) {
-	k.problems = append(k.problems, ParamProblem{Path: path, Message: fmt.Sprintf(format, args...)})
+	k.problems.Add(path, format, args...)
 }
 
 // nesting counts the containers around a declaration.
@@ -315,7 +292,7 @@ func (p Param) checked(path string, n nesting) (Param, error) {
 		var k paramChecker
 		def := k.value(p, p.def, "")
 		if len(k.problems) > 0 {
-			return fail("default: %v", &ParamsError{Problems: k.problems})
+			return fail("default: %v", k.problems)
 		}
 		p.def = def
 	}

@@ -126,7 +126,7 @@ func TestParamCheck(t *testing.T) {
 			var k paramChecker
 			got := k.value(decl, tt.v, "p")
 			if tt.err != "" {
-				if err := (&ParamsError{Problems: k.problems}).Error(); err != tt.err {
+				if err := k.problems.Error(); err != tt.err {
 					t.Fatalf("got %#v, error %q, want error %q", got, err, tt.err)
 				}
 				return

@@ -81,8 +81,8 @@ func (r *Registry) ParamSchema(gameType string) (ParamSchema, bool) {
 }
 
 // Params checks raw parameters of gameType, as decoded from YAML or JSON, against its
-// declaration and fills in defaults (ParamSchema.Check). A parameter problem is a
-// *ParamsError.
+// declaration and fills in defaults (ParamSchema.Check). Parameter problems come as a
+// problem.List.
 func (r *Registry) Params(gameType string, raw map[string]any) (map[string]any, error) {
 	g, err := r.game(gameType)
 	if err != nil {

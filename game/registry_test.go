@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentleague/agentleague/internal/problem"
 )
 
 func stubFactory(name string, params map[string]Param) Factory {
@@ -148,13 +150,13 @@ func TestRegistryParams(t *testing.T) {
 
 func TestParamsErrorListsProblems(t *testing.T) {
 	_, err := Default().Params(TypeEvenOdd, map[string]any{"rounds": 100, "round": 3})
-	var pe *ParamsError
+	var pe problem.List
 	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v of type %T, want a *ParamsError", err, err)
+		t.Fatalf("got error %v of type %T, want a problem.List", err, err)
 	}
-	want := []ParamProblem{{Path: "round", Message: "unknown parameter"}, {Path: "rounds", Message: "must be <= 99, got 100"}}
-	if !slices.Equal(pe.Problems, want) {
-		t.Errorf("got problems %+v, want %+v", pe.Problems, want)
+	want := problem.List{{Path: "round", Message: "unknown parameter"}, {Path: "rounds", Message: "must be <= 99, got 100"}}
+	if !slices.Equal(pe, want) {
+		t.Errorf("got problems %+v, want %+v", pe, want)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentleague/agentleague/internal/problem"
 	"github.com/agentleague/agentleague/league/standings"
 )
 
@@ -148,26 +149,8 @@ func (f Format) Overlap() bool {
 // fixedPairings reports whether every pairing is known before the first game.
 func (f Format) fixedPairings() bool { return f.Algorithm == RoundRobin || f.Algorithm == Gauntlet }
 
-// Problem is one rule a Format breaks: the path of its field as league.yaml spells it
-// ("scheduling.rounds", "ranking.tiebreaks[1]") and what is wrong there.
-type Problem struct {
-	Path, Message string
-}
-
-// Invalid is the error of a Format that breaks rules: every Problem, in field order.
-type Invalid struct {
-	Problems []Problem
-}
-
-func (e *Invalid) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.Path + ": " + p.Message
-	}
-	return strings.Join(lines, "; ")
-}
-
-// Validate returns nil, or an *Invalid listing every rule f breaks. Every field is
+// Validate returns nil, or a problem.List of every rule f breaks, each at its field's
+// path as league.yaml spells it ("scheduling.rounds", "ranking.tiebreaks[1]"). Every field is
 // checked whatever the algorithm, so that a mistake in a field of another format is not
 // silently carried along. Configuration checks, the store, replay and the scheduler
 // (through Schedulable) all judge a format by it.
@@ -197,10 +180,7 @@ func (f Format) Validate() error {
 		}
 	}
 	v.between("ranking.rating_samples", f.RatingSamples, 1, maxRatingSamples)
-	if len(v.problems) == 0 {
-		return nil
-	}
-	return &Invalid{Problems: v.problems}
+	return v.problems.Err()
 }
 
 // Schedulable reports why f cannot be scheduled for players, or nil: the rules f breaks
@@ -219,7 +199,7 @@ func (f Format) Schedulable(players []string) error {
 	if f.Algorithm == Gauntlet {
 		for i, c := range f.Candidates {
 			if !slices.Contains(players, c) {
-				return &Invalid{Problems: []Problem{{Path: fmt.Sprintf("scheduling.candidates[%d]", i), Message: fmt.Sprintf("%q is not a registered player", c)}}}
+				return problem.List{{Path: fmt.Sprintf("scheduling.candidates[%d]", i), Message: fmt.Sprintf("%q is not a registered player", c)}}
 			}
 		}
 	}
@@ -228,12 +208,10 @@ func (f Format) Schedulable(players []string) error {
 
 // validation collects the problems of a Format.
 type validation struct {
-	problems []Problem
+	problems problem.List
 }
 
-func (v *validation) add(path, format string, args ...any) {
-	v.problems = append(v.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
-}
+func (v *validation) add(path, format string, args ...any) { v.problems.Add(path, format, args...) }
 
 // between checks lo <= n <= hi.
 func (v *validation) between(path string, n, lo, hi int) {

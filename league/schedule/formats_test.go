@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/agentleague/agentleague/internal/problem"
 )
 
 // resultFunc decides what a match came to; ok false means it was abandoned.
@@ -191,40 +193,40 @@ func TestValidateProblems(t *testing.T) {
 	tests := []struct {
 		name string
 		f    Format
-		want []Problem
+		want problem.List
 	}{
 		{"unknown algorithm", changed(func(f *Format) { f.Algorithm = "ladder" }),
-			[]Problem{{"scheduling.algorithm", `must be one of "round_robin", "swiss", "knockout", "gauntlet", got "ladder"`}}},
-		{"cycles", roundRobinFormat(3), []Problem{{"scheduling.cycles", "must be between 1 and 2, got 3"}}},
-		{"rounds below range", swissFormat(-1, 0, nil), []Problem{{"scheduling.rounds", "must be between 0 and 999, got -1"}}},
-		{"rounds above range", swissFormat(1000, 0, nil), []Problem{{"scheduling.rounds", "must be between 0 and 999, got 1000"}}},
-		{"bye points", swissFormat(3, 1001, nil), []Problem{{"scheduling.bye_points", "must be between 0 and 1000, got 1001"}}},
-		{"fields of another format", changed(func(f *Format) { f.BestOf, f.TieRule, f.GamesPerPair = 0, "replay", 0 }), []Problem{
-			{"scheduling.best_of", "must be between 1 and 99, got 0"},
-			{"scheduling.tie_rule", `must be one of "higher_seed", "coin_toss", "sudden_death", got "replay"`},
-			{"scheduling.games_per_pair", "must be between 1 and 100, got 0"},
+			problem.List{{Path: "scheduling.algorithm", Message: `must be one of "round_robin", "swiss", "knockout", "gauntlet", got "ladder"`}}},
+		{"cycles", roundRobinFormat(3), problem.List{{Path: "scheduling.cycles", Message: "must be between 1 and 2, got 3"}}},
+		{"rounds below range", swissFormat(-1, 0, nil), problem.List{{Path: "scheduling.rounds", Message: "must be between 0 and 999, got -1"}}},
+		{"rounds above range", swissFormat(1000, 0, nil), problem.List{{Path: "scheduling.rounds", Message: "must be between 0 and 999, got 1000"}}},
+		{"bye points", swissFormat(3, 1001, nil), problem.List{{Path: "scheduling.bye_points", Message: "must be between 0 and 1000, got 1001"}}},
+		{"fields of another format", changed(func(f *Format) { f.BestOf, f.TieRule, f.GamesPerPair = 0, "replay", 0 }), problem.List{
+			{Path: "scheduling.best_of", Message: "must be between 1 and 99, got 0"},
+			{Path: "scheduling.tie_rule", Message: `must be one of "higher_seed", "coin_toss", "sudden_death", got "replay"`},
+			{Path: "scheduling.games_per_pair", Message: "must be between 1 and 100, got 0"},
 		}},
-		{"seeding", swissFormat(3, 0, []string{"a", "no way", "a"}), []Problem{
-			{"scheduling.seeding[1]", `must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$, got "no way"`},
-			{"scheduling.seeding[2]", `"a" is already listed as scheduling.seeding[0]`},
+		{"seeding", swissFormat(3, 0, []string{"a", "no way", "a"}), problem.List{
+			{Path: "scheduling.seeding[1]", Message: `must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$, got "no way"`},
+			{Path: "scheduling.seeding[2]", Message: `"a" is already listed as scheduling.seeding[0]`},
 		}},
-		{"no candidates", gauntletFormat(nil, 1), []Problem{{"scheduling.candidates", "a gauntlet needs at least one candidate"}}},
-		{"candidate twice", gauntletFormat([]string{"a", "a"}, 1), []Problem{{"scheduling.candidates[1]", `"a" is already listed as scheduling.candidates[0]`}}},
+		{"no candidates", gauntletFormat(nil, 1), problem.List{{Path: "scheduling.candidates", Message: "a gauntlet needs at least one candidate"}}},
+		{"candidate twice", gauntletFormat([]string{"a", "a"}, 1), problem.List{{Path: "scheduling.candidates[1]", Message: `"a" is already listed as scheduling.candidates[0]`}}},
 		{"overlapping knockout", changed(func(f *Format) { f.Algorithm, f.OverlapRounds = Knockout, &on }),
-			[]Problem{{"scheduling.overlap_rounds", "knockout pairs each round from the results before it, so its rounds cannot overlap"}}},
-		{"unknown tiebreak", changed(func(f *Format) { f.Tiebreaks = []string{"head_to_head", "buchholz", "head_to_head"} }), []Problem{
-			{"ranking.tiebreaks[1]", `must be one of "sonneborn_berger", "head_to_head", got "buchholz"`},
-			{"ranking.tiebreaks[2]", `"head_to_head" is listed twice`},
+			problem.List{{Path: "scheduling.overlap_rounds", Message: "knockout pairs each round from the results before it, so its rounds cannot overlap"}}},
+		{"unknown tiebreak", changed(func(f *Format) { f.Tiebreaks = []string{"head_to_head", "buchholz", "head_to_head"} }), problem.List{
+			{Path: "ranking.tiebreaks[1]", Message: `must be one of "sonneborn_berger", "head_to_head", got "buchholz"`},
+			{Path: "ranking.tiebreaks[2]", Message: `"head_to_head" is listed twice`},
 		}},
-		{"rating samples", changed(func(f *Format) { f.RatingSamples = 0 }), []Problem{{"ranking.rating_samples", "must be between 1 and 100000, got 0"}}},
+		{"rating samples", changed(func(f *Format) { f.RatingSamples = 0 }), problem.List{{Path: "ranking.rating_samples", Message: "must be between 1 and 100000, got 0"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var inv *Invalid
-			if err := tt.f.Validate(); !errors.As(err, &inv) || !reflect.DeepEqual(inv.Problems, tt.want) {
+			var inv problem.List
+			if err := tt.f.Validate(); !errors.As(err, &inv) || !reflect.DeepEqual(inv, tt.want) {
 				t.Fatalf("Validate: got %v, want the problems %v", err, tt.want)
 			}
-			if _, err := Next(tt.f, []string{"a", "b", "c"}, 1, nil); !errors.As(err, &inv) || !reflect.DeepEqual(inv.Problems, tt.want) {
+			if _, err := Next(tt.f, []string{"a", "b", "c"}, 1, nil); !errors.As(err, &inv) || !reflect.DeepEqual(inv, tt.want) {
 				t.Errorf("Next: got %v, want the problems %v", err, tt.want)
 			}
 		})
