@@ -175,7 +175,7 @@ func (h *harness) start() {
 	}
 	client := protocol.NewClient(v, rec)
 	if h.opt.transport != nil {
-		client = protocol.NewClientOver(&http.Client{Transport: h.opt.transport}, v, rec, false)
+		client = protocol.NewClientWith(v, rec, protocol.ClientOptions{HTTP: &http.Client{Transport: h.opt.transport}})
 	}
 	opt := Options{Config: h.cfg, Store: store, Audit: rec, Client: client, AdminToken: h.adminToken,
 		Log: zerolog.Nop(), Now: h.opt.now, RedispatchDelay: h.opt.redispatch, NotifyTimeout: h.opt.notifyTimeout, Insecure: h.opt.insecure}

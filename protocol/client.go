@@ -63,6 +63,10 @@ type ClientOptions struct {
 	// Insecure allows plain http to hosts that are not loopback, where tokens cross the
 	// network in clear; without it such a call is refused before anything is sent.
 	Insecure bool
+	// HTTP, when set, carries every call instead of the client's own Transport (TLS is
+	// then its Transport's business): a tool that reaches peers it serves in memory, as
+	// `league conform`'s tests on fake time do.
+	HTTP *http.Client
 }
 
 // NewClient builds a client with default ClientOptions. validator checks every message
@@ -73,6 +77,9 @@ func NewClient(v *Validator, rec Recorder) *Client { return NewClientWith(v, rec
 // NewClientWith is NewClient with options. Every call, http:// or https://, goes
 // through one net/http Transport, which keeps connections alive between calls.
 func NewClientWith(v *Validator, rec Recorder, o ClientOptions) *Client {
+	if o.HTTP != nil {
+		return &Client{http: o.HTTP, validator: v, recorder: rec, insecure: o.Insecure}
+	}
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		TLSClientConfig:     o.TLS,

@@ -227,7 +227,7 @@ func runLeagueManager(ctx context.Context, opt Options, rep *Report) error {
 		return err
 	}
 	s.log = s.log.With().Str("subject", "league-manager").Logger()
-	r := &lmRun{s: s, v: newVerdicts(lmChecks), b: newBoard(), client: protocol.NewClientOver(s.http, s.v, nil, opt.Insecure),
+	r := &lmRun{s: s, v: newVerdicts(lmChecks), b: newBoard(), client: protocol.NewClientWith(s.v, nil, protocol.ClientOptions{HTTP: s.http, Insecure: opt.Insecure}),
 		tag: uuid.NewString()[:6], agents: map[string]*lmAgent{}, taken: map[string]bool{}, results: map[string]protocol.ResultReport{},
 		inbound: map[string][]string{}}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))

@@ -244,7 +244,7 @@ func (f recorderFunc) Record(ex protocol.Exchange) error { return f(ex) }
 func (s *session) call(ctx context.Context, url string, m *protocol.Message, timeout time.Duration, attempts int) *answer {
 	var last protocol.Exchange
 	// Not judged: the agent's endpoint is its own choice, and the command checked --url.
-	c := protocol.NewClientOver(s.http, s.v, recorderFunc(func(ex protocol.Exchange) error { last = ex; return nil }), true)
+	c := protocol.NewClientWith(s.v, recorderFunc(func(ex protocol.Exchange) error { last = ex; return nil }), protocol.ClientOptions{HTTP: s.http, Insecure: true})
 	start := time.Now()
 	res, err := c.Call(ctx, url, m, protocol.CallOptions{Timeout: timeout, Retry: protocol.RetryPolicy{Attempts: attempts, Backoff: 200 * time.Millisecond}})
 	a := &answer{elapsed: time.Since(start), status: http.StatusOK, result: res}
