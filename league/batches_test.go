@@ -299,8 +299,8 @@ func BenchmarkMoveEvent(b *testing.B) {
 			bodies[i] = requestBody(b, msgs[i])
 		}
 		reset := func() {
-			h.m.mu.Lock()
-			defer h.m.mu.Unlock()
+			h.m.e.mu.Lock()
+			defer h.m.e.mu.Unlock()
 			m := h.m.e.fx.matches[mt.ID]
 			m.live, m.liveMoves = nil, 0
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // alarm is the engine's one deadline timer. It is part of the engine's state (guarded by
-// Manager.mu); fire runs on the timer's goroutine and takes the lock itself.
+// engine.mu); fire runs on the timer's goroutine and takes the lock itself.
 type alarm struct {
 	afterFunc func(d time.Duration, f func()) Timer
 	now       func() time.Time
@@ -196,8 +196,8 @@ func (e *engine) sendReminder(mt *match, ref *agent) {
 		if ack.Phase != protocol.PhaseUnknown {
 			return
 		}
-		e.notices.lock.Lock()
-		defer e.notices.lock.Unlock()
+		e.mu.Lock()
+		defer e.mu.Unlock()
 		if e.closed || mt.referee != ref.id || mt.assignedAt != assignedAt || !mt.inFlight() {
 			return
 		}

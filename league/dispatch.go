@@ -74,8 +74,8 @@ func (e *engine) assign(mt *match, ref *agent) error {
 	opt := assignmentCall(e.cfg)
 	e.notices.goCall(func(ctx context.Context) {
 		ans, err := e.notices.call(ctx, ref, msg, opt)
-		e.notices.lock.Lock()
-		defer e.notices.lock.Unlock()
+		e.mu.Lock()
+		defer e.mu.Unlock()
 		e.assignmentAnswered(mt, now, ref, msg, ans, err)
 	})
 	return nil

@@ -17,8 +17,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// engine makes the league's decisions. Every method runs with Manager.mu held (the
-// Manager's handlers, timer callbacks and answers of background calls take it first);
+// engine makes the league's decisions. Every method runs with mu held (the Manager's
+// handlers, timer callbacks and answers of background calls take it first);
 // each change is committed to the database, then applied in memory, then published.
 type engine struct {
 	// Set by newEngine, never changed.
@@ -39,7 +39,10 @@ type engine struct {
 	// matches go only to referees that named it, and nothing is re-played.
 	external bool
 
-	// The league's state, guarded by Manager.mu.
+	// mu is the league's one lock: it guards the state below and the Manager's
+	// limiters. Whoever calls into the engine (the Manager, the alarm, the
+	// registration window, the notifier applying an answer) takes it as e.mu.
+	mu            sync.Mutex
 	state         string
 	firstPlayerAt time.Time
 	windowTimer   Timer
@@ -55,7 +58,7 @@ type engine struct {
 	closed bool
 }
 
-func newEngine(opt Options, hub *events.Hub, mx *metrics, mu *sync.Mutex) (*engine, error) {
+func newEngine(opt Options, hub *events.Hub, mx *metrics) (*engine, error) {
 	cfg := opt.Config
 	entry, ok := cfg.Game(cfg.League.GameType)
 	if !ok {
@@ -71,16 +74,16 @@ func newEngine(opt Options, hub *events.Hub, mx *metrics, mu *sync.Mutex) (*engi
 	}
 	e := &engine{
 		opt: opt, cfg: cfg, log: opt.Log, store: opt.Store, hub: hub, metrics: mx,
-		notices:  newNotifier(opt, mu),
 		rules:    lifetime{cfg: cfg, maxSteps: maxSteps},
 		leagueID: cfg.League.LeagueID, gameType: cfg.League.GameType, params: entry.Params, scoring: entry.Scoring,
 		games: opt.Games, external: entry.External(),
 		agents: newRoster(opt.AdminToken), fx: newFixtures(), stats: statsBook{},
 		stop: newShutdownState(),
 	}
+	e.notices = newNotifier(opt, &e.mu)
 	e.alarm = alarm{afterFunc: opt.AfterFunc, now: opt.Now, fire: func(gen int) {
-		mu.Lock()
-		defer mu.Unlock()
+		e.mu.Lock()
+		defer e.mu.Unlock()
 		e.wake(gen)
 	}}
 	return e, nil
@@ -243,7 +246,7 @@ func (e *engine) stopTimers() {
 	e.alarm.stop()
 }
 
-// close ends the background calls and waits for them. It runs without Manager.mu, since
+// close ends the background calls and waits for them. It runs without mu, since
 // the calls take it to apply their answers.
 func (e *engine) close() { e.notices.close() }
 
@@ -258,7 +261,7 @@ func (e *engine) auditNote(kind audit.Event, body map[string]any) {
 	}
 }
 
-// publish hands an event to the hub, which never blocks. It runs under Manager.mu, so
+// publish hands an event to the hub, which never blocks. It runs under mu, so
 // the order of events is the order of the decisions and a view read under mu carries the
 // id of the last event it reflects.
 func (e *engine) publish(typ, matchID string, data any) {

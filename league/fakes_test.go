@@ -161,11 +161,11 @@ func heartbeatMsg(tb testing.TB, id, token string, active ...string) *protocol.M
 func (l *testLeague) crash(repair func(tb testing.TB, dir string)) {
 	l.t.Helper()
 	dir := l.t.TempDir()
-	l.m.mu.Lock() // every write to the database happens under mu
+	l.m.e.mu.Lock() // every write to the database happens under mu
 	for _, name := range []string{"league.db", "league.db-wal", "audit.jsonl"} {
 		copyFile(l.t, filepath.Join(l.dir, name), filepath.Join(dir, name))
 	}
-	l.m.mu.Unlock()
+	l.m.e.mu.Unlock()
 	if repair != nil {
 		repair(l.t, dir)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // fixtures are the schedule, the matches and the live standings in memory. They are part
-// of the engine's state: only code holding Manager.mu touches them. The standings tables
+// of the engine's state: only code holding engine.mu touches them. The standings tables
 // are counted from the results (on load and after each result), never stored on their own.
 type fixtures struct {
 	rounds  []*round

@@ -62,10 +62,10 @@ func TestSwissRoundsArePairedFromResults(t *testing.T) {
 		t.Fatalf("rounds stored at the start: %v, want round 1 only", got)
 	}
 	var f schedule.Format
-	h.m.mu.Lock()
+	h.m.e.mu.Lock()
 	f = h.m.e.format
 	bye := h.m.e.fx.rounds[0].bye
-	h.m.mu.Unlock()
+	h.m.e.mu.Unlock()
 	if f.Algorithm != schedule.Swiss || f.Rounds != 3 || f.ByeScore() != 2 || bye == "" {
 		t.Fatalf("format %+v, bye %q", f, bye)
 	}

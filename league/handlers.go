@@ -17,9 +17,9 @@ import (
 func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	ans, err := m.handle(ctx, msg)
 	if err != nil && protocol.ReasonOf(err) == "" && storageFailure(err) {
-		m.mu.Lock()
+		m.e.mu.Lock()
 		m.e.storageFailed(err)
-		m.mu.Unlock()
+		m.e.mu.Unlock()
 		m.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("message_type", msg.Envelope.MessageType).Msg("request refused: storage failing")
 		return nil, storageRefusal(err)
 	}
@@ -60,8 +60,8 @@ func (m *Manager) handle(ctx context.Context, msg *protocol.Message) (*protocol.
 // hasStopped reports whether a shutdown has cancelled the unfinished matches, after which
 // only standings are served. Handlers that change the league check again under mu.
 func (m *Manager) hasStopped() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	return m.e.stop.stopped
 }
 
@@ -127,8 +127,8 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	if err := m.checkEndpoint(p.endpoint); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopping {
 		return nil, errShuttingDown()
@@ -231,8 +231,8 @@ func (m *Manager) admissible(a *agent, p *registration) error {
 }
 
 func (m *Manager) agentReady(msg *protocol.Message) (*protocol.Message, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
 		return nil, errShuttingDown()
@@ -268,10 +268,10 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 		roundID = msg.Envelope.RoundID
 	}
 	m.metrics.standings.Inc()
-	m.mu.Lock()
+	m.e.mu.Lock()
 	e := m.e
 	if err := m.standingsGate(&msg.Envelope); err != nil {
-		m.mu.Unlock()
+		m.e.mu.Unlock()
 		return nil, err
 	}
 	ans := protocol.Standings{UpdatedAt: e.fx.updatedAt, LeagueState: e.state, Final: e.state == StateCompleted}
@@ -288,10 +288,10 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 			id := r.id
 			ans.RoundID = &id
 		}
-		m.mu.Unlock()
+		m.e.mu.Unlock()
 		return m.reply(msg, protocol.StandingsResponse, ans)
 	}
-	m.mu.Unlock()
+	m.e.mu.Unlock()
 	// A snapshot never changes once written: it is read outside the lock.
 	rows, computed, found, err := e.store.Snapshot(roundID)
 	if err != nil {
@@ -321,8 +321,8 @@ func (m *Manager) standingsGate(env *protocol.Envelope) error {
 }
 
 func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	if err := e.agents.authenticateAdmin(&msg.Envelope); err != nil {
 		return nil, err
@@ -356,8 +356,8 @@ func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid heartbeat payload")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
 		return nil, errShuttingDown()
@@ -394,8 +394,8 @@ func (m *Manager) queryMatch(msg *protocol.Message) (*protocol.Message, error) {
 	if env.MatchID != "" && env.MatchID != p.MatchID {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "envelope match_id %q differs from payload match_id %q", env.MatchID, p.MatchID)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	// The schema admits only player senders, so the agent found is a player.
 	pl, err := e.agents.authenticate(env)

@@ -349,9 +349,9 @@ func (h *harness) state() string {
 	status := h.m.Status()
 	status.Storage = StorageStatus{}
 	st, _ := json.Marshal(status)
-	h.m.mu.Lock()
+	h.m.e.mu.Lock()
 	rows, _ := json.Marshal(h.m.e.fx.table.Rows())
-	h.m.mu.Unlock()
+	h.m.e.mu.Unlock()
 	return fingerprint(h.t, h.store.DB()) + "\nstatus " + string(st) + "\ntable " + string(rows)
 }
 
@@ -693,8 +693,8 @@ func (l *testLeague) start() {
 
 // round returns the active round and its matches, in schedule order.
 func (h *harness) round() (string, []liveMatch) {
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
+	h.m.e.mu.Lock()
+	defer h.m.e.mu.Unlock()
 	if h.m.e.fx.current < 0 || h.m.e.state != StateActive {
 		return "", nil
 	}
@@ -708,8 +708,8 @@ func (h *harness) round() (string, []liveMatch) {
 
 // match returns one match as the Manager holds it.
 func (h *harness) match(id string) liveMatch {
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
+	h.m.e.mu.Lock()
+	defer h.m.e.mu.Unlock()
 	mt := h.m.e.fx.matches[id]
 	if mt == nil {
 		h.t.Fatalf("no match %s", id)

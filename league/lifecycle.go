@@ -24,8 +24,8 @@ func (e *engine) armWindow() {
 	}
 	wait := e.firstPlayerAt.Add(e.cfg.RegistrationWindow()).Sub(e.opt.Now())
 	e.windowTimer = e.opt.AfterFunc(max(wait, 0), func() {
-		e.notices.lock.Lock()
-		defer e.notices.lock.Unlock()
+		e.mu.Lock()
+		defer e.mu.Unlock()
 		if e.closed {
 			return
 		}

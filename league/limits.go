@@ -40,7 +40,7 @@ type buckets [limitKinds]*rate.Limiter
 
 // limiters are the token buckets of rate_limits (the rules are in faults.go). Only
 // registered agents and the admin get buckets of their own, so bySender never holds more
-// than max_referees + max_players + 1 entries. Manager.mu guards them.
+// than max_referees + max_players + 1 entries. engine.mu guards them.
 type limiters struct {
 	cfg config.RateLimits
 	// registrations is shared by every sender that is not registered.
@@ -101,7 +101,7 @@ func (l *limiters) allow(k limitKind, sender string, known bool, now time.Time) 
 }
 
 // rateLimit answers RATE_LIMITED when sender is over its limit of kind k. It runs under
-// Manager.mu, which guards the limiters.
+// engine.mu, which guards the limiters.
 func (m *Manager) rateLimit(k limitKind, sender string, known bool) error {
 	if m.limits.allow(k, sender, known, m.e.opt.Now()) {
 		return nil
@@ -111,7 +111,7 @@ func (m *Manager) rateLimit(k limitKind, sender string, known bool) error {
 
 // refusedAuth charges a request that failed authentication to the shared bucket of its
 // kind: over that limit it is answered RATE_LIMITED, else with authErr. It runs under
-// Manager.mu.
+// engine.mu.
 func (m *Manager) refusedAuth(k limitKind, sender string, authErr error) error {
 	if err := m.rateLimit(k, sender, false); err != nil {
 		return err

@@ -121,8 +121,8 @@ func TestRateLimitBucketsAreBounded(t *testing.T) {
 		_, _ = h.call(standingsQuery(t, "player:"+id, uuid.NewString(), ""))
 		_, _ = h.call(refereeRegistration(t, id, "http://127.0.0.1:9/"+id, nil))
 	}
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
+	h.m.e.mu.Lock()
+	defer h.m.e.mu.Unlock()
 	for sender := range h.m.limits.bySender {
 		if sender != protocol.SenderAdmin && h.m.e.agents.senders[sender] == nil {
 			t.Errorf("unregistered sender %s has its own buckets", sender)

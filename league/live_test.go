@@ -83,11 +83,11 @@ func TestMoveEventRules(t *testing.T) {
 	moves, views := tttPlay(t, [2]int{0, 0}, [2]int{1, 1}, [2]int{0, 1}, [2]int{2, 2}, [2]int{0, 2})
 	x, o := mt.Players[0], mt.Players[1]
 	var later liveMatch // a match of round 2: PENDING, no referee yet
-	h.m.mu.Lock()
+	h.m.e.mu.Lock()
 	for _, lm := range h.m.e.fx.rounds[1].matches {
 		later = liveMatch{ID: lm.id, RoundID: lm.roundID, Players: lm.players}
 	}
-	h.m.mu.Unlock()
+	h.m.e.mu.Unlock()
 
 	ev := func(step int, player string) *protocol.Message {
 		return h.moveEventMsg(ref, tok, mt, step, player, moves[step-1], views[step-1])
@@ -264,9 +264,9 @@ func TestMatchViews(t *testing.T) {
 	}
 	// A pending match (of the last round) shows its start; an unknown one is not found.
 	var pending string
-	h.m.mu.Lock()
+	h.m.e.mu.Lock()
 	pending = h.m.e.fx.rounds[len(h.m.e.fx.rounds)-1].matches[0].id
-	h.m.mu.Unlock()
+	h.m.e.mu.Unlock()
 	if v := view(pending); v.Status != protocol.MatchStatePending || len(v.Steps) != 0 || !reflect.DeepEqual(asJSON(t, v.Initial), empty) {
 		t.Errorf("pending match view %+v", v)
 	}
@@ -288,8 +288,8 @@ func TestMatchViewOfAForfeit(t *testing.T) {
 	l.reportOK(ms[1], decided(ms[1], 0))
 	var forfeited string
 	waitFor(t, "a forfeit", func() bool {
-		h.m.mu.Lock()
-		defer h.m.mu.Unlock()
+		h.m.e.mu.Lock()
+		defer h.m.e.mu.Unlock()
 		for _, mt := range h.m.e.fx.rounds[1].matches {
 			if mt.result != nil && slices.Contains(mt.players[:], p) {
 				forfeited = mt.id
@@ -326,9 +326,9 @@ func TestLeagueView(t *testing.T) {
 		!maps.Equal(v.ByStatus, st.MatchesByStatus) || v.MatchesTotal != 6 || v.LastEventID != h.m.hub.LastID() {
 		t.Errorf("league view %s", b)
 	}
-	h.m.mu.Lock()
+	h.m.e.mu.Lock()
 	rows := h.m.e.fx.table.Detailed()
-	h.m.mu.Unlock()
+	h.m.e.mu.Unlock()
 	if !slices.Equal(v.Standings, rows) {
 		t.Errorf("standings %v, want %v", v.Standings, rows)
 	}

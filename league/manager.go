@@ -11,18 +11,19 @@
 //     timer), limiters (rate limits), metrics.
 //   - Storage (league/store) holds all SQL; the audit log is its own package.
 //
-// Ownership: Manager.mu guards the engine and everything it holds. Each inbound message
-// runs on the HTTP server's goroutine and holds mu for its whole decision, commit
-// included, so a change is written to the database and then applied in memory as one
-// step. Timer callbacks (registration window, alarm) and the answers of background calls
-// take mu the same way. Background calls (assignments, notices, reminders) are owned by
+// Ownership: the league has one lock, engine.mu. It guards the engine's state (roster,
+// fixtures, statistics, alarm, dispatch, discipline, shutdown and outage bookkeeping)
+// and the Manager's limiters; every locker names it mu. Each inbound message runs on the
+// HTTP server's goroutine and holds mu for its whole decision, commit included, so a
+// change is written to the database and then applied in memory as one step. Timer
+// callbacks (registration window, alarm) and the answers of background calls take mu
+// the same way. Background calls (assignments, notices, reminders) are owned by
 // the notifier: they end with Close, which waits for them.
 package league
 
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -115,11 +116,11 @@ type Manager struct {
 	hub      *events.Hub
 	insecure bool
 
-	mu     sync.Mutex // guards e and limits
-	e      *engine
+	e *engine
+	// limits is guarded by e.mu.
 	limits *limiters
 	// ratings caches the live view's ratings; it has a lock of its own, never taken
-	// while mu is held.
+	// while e.mu is held.
 	ratings ratingsCache
 	// auditCheck is set while a check after a failed audit append is armed.
 	auditCheck atomic.Bool
@@ -144,7 +145,7 @@ func NewManager(opt Options) (*Manager, error) {
 	}
 	m := &Manager{leagueID: opt.Config.League.LeagueID, log: opt.Log, hub: events.NewHub(eventsKept), limits: newLimiters(opt.Config), insecure: opt.Insecure}
 	m.metrics = newMetrics(m)
-	e, err := newEngine(opt, m.hub, m.metrics, &m.mu)
+	e, err := newEngine(opt, m.hub, m.metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -164,25 +165,25 @@ func NewManager(opt Options) (*Manager, error) {
 // that were in flight when the process stopped. It also arms the deadlines of stored
 // suspensions.
 func (m *Manager) Start() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	return m.e.start()
 }
 
 // Close stops background work, ends the event streams and waits for calls in flight.
 func (m *Manager) Close() {
-	m.mu.Lock()
+	m.e.mu.Lock()
 	m.e.closed = true
 	m.e.stopTimers()
-	m.mu.Unlock()
+	m.e.mu.Unlock()
 	m.hub.Close()
 	m.e.close()
 }
 
 // State is the lifecycle state.
 func (m *Manager) State() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	return m.e.state
 }
 

@@ -98,8 +98,8 @@ func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	m := c.m
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	for status, n := range e.fx.counts() {
 		ch <- prometheus.MustNewConstMetric(descMatches, prometheus.GaugeValue, float64(n), status)

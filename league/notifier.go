@@ -12,24 +12,25 @@ import (
 
 // notifier owns the League Manager's outbound calls: each runs on a goroutine of its own
 // that ends when the call ends or when close cancels it, and close waits for all of them.
-// A call that must act on its answer takes Manager.mu (lock) to do so.
+// A call that must act on its answer takes mu to do so.
 type notifier struct {
 	client   *protocol.Client
 	log      zerolog.Logger
 	timeout  time.Duration // of a best-effort notice
 	leagueID string
 	gameType string
-	lock     sync.Locker
+	// mu is the engine's mu (engine.mu), the league's one lock, taken to apply an answer.
+	mu *sync.Mutex
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-func newNotifier(opt Options, lock sync.Locker) *notifier {
+func newNotifier(opt Options, mu *sync.Mutex) *notifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &notifier{client: opt.Client, log: opt.Log, timeout: opt.NotifyTimeout, leagueID: opt.Config.League.LeagueID,
-		gameType: opt.Config.League.GameType, lock: lock, ctx: ctx, cancel: cancel}
+		gameType: opt.Config.League.GameType, mu: mu, ctx: ctx, cancel: cancel}
 }
 
 // message builds a League Manager message to agent a, signed with a's token; mt, when
@@ -68,13 +69,13 @@ func (n *notifier) send(a *agent, msg *protocol.Message) {
 }
 
 // goSend sends a best-effort notice in the background, then runs after (if not nil)
-// under Manager.mu.
+// under mu.
 func (n *notifier) goSend(a *agent, msg *protocol.Message, after func()) {
 	n.wg.Go(func() {
 		n.send(a, msg)
 		if after != nil {
-			n.lock.Lock()
-			defer n.lock.Unlock()
+			n.mu.Lock()
+			defer n.mu.Unlock()
 			after()
 		}
 	})
@@ -85,7 +86,7 @@ func (n *notifier) goCall(fn func(ctx context.Context)) {
 	n.wg.Go(func() { fn(n.ctx) })
 }
 
-// later runs fn under Manager.mu once d has passed, unless close comes first.
+// later runs fn under mu once d has passed, unless close comes first.
 func (n *notifier) later(d time.Duration, fn func()) {
 	n.wg.Go(func() {
 		t := time.NewTimer(d)
@@ -93,8 +94,8 @@ func (n *notifier) later(d time.Duration, fn func()) {
 		select {
 		case <-n.ctx.Done():
 		case <-t.C:
-			n.lock.Lock()
-			defer n.lock.Unlock()
+			n.mu.Lock()
+			defer n.mu.Unlock()
 			fn()
 		}
 	})

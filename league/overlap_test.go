@@ -18,8 +18,8 @@ func overlapConfig(v *bool) func(*config.Config) {
 
 // running lists the matches of every round that wait for their referee, in schedule order.
 func (h *harness) running() []liveMatch {
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
+	h.m.e.mu.Lock()
+	defer h.m.e.mu.Unlock()
 	var out []liveMatch
 	for _, r := range h.m.e.fx.rounds {
 		for _, mt := range r.matches {
@@ -35,8 +35,8 @@ func (h *harness) running() []liveMatch {
 // earlier match of theirs (in schedule order) is not finished.
 func (h *harness) checkPlayerOrder() {
 	h.t.Helper()
-	h.m.mu.Lock()
-	defer h.m.mu.Unlock()
+	h.m.e.mu.Lock()
+	defer h.m.e.mu.Unlock()
 	open := map[string]string{} // player -> an earlier unfinished match
 	for _, r := range h.m.e.fx.rounds {
 		for _, mt := range r.matches {

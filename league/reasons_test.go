@@ -119,10 +119,10 @@ func TestEveryErrorReason(t *testing.T) {
 		},
 		protocol.ReasonRateLimited: func(t *testing.T, h *harness) *protocol.Error {
 			l := h.register([]string{"ref1"}, nil, []string{"p1"})
-			h.m.mu.Lock()
+			h.m.e.mu.Lock()
 			for h.m.limits.allow(limitStandings, "player:p1", true, time.Now()) {
 			}
-			h.m.mu.Unlock()
+			h.m.e.mu.Unlock()
 			_, e := h.call(standingsQuery(t, "player:p1", l.playerTokens["p1"], ""))
 			return e
 		},

@@ -26,9 +26,9 @@ func TestRegistrationRefusals(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	l := h.register([]string{"ref1"}, nil, []string{"p1"})
 	// The conversations of the accepted registrations, to retry them with another endpoint.
-	h.m.mu.Lock()
+	h.m.e.mu.Lock()
 	refConv, playerConv := h.m.e.agents.referees["ref1"].conversationID, h.m.e.agents.players["p1"].conversationID
-	h.m.mu.Unlock()
+	h.m.e.mu.Unlock()
 
 	tests := []struct {
 		name string

@@ -21,8 +21,8 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonInvalidResult, "result payload cannot be read")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
 		return nil, errShuttingDown()

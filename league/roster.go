@@ -13,7 +13,7 @@ import (
 )
 
 // roster holds the registered agents and decides who a message comes from. It is part of
-// the engine's state: only code holding Manager.mu touches it.
+// the engine's state: only code holding engine.mu touches it.
 type roster struct {
 	referees map[string]*agent
 	players  map[string]*agent

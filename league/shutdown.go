@@ -17,7 +17,7 @@ const DefaultDrain = 5 * time.Second
 // shutdownState is the progress of a graceful shutdown: asked once (asked feeds req),
 // then stopping (no more assignments), then stopped (unfinished matches cancelled).
 // drained is closed once no match is in flight while stopping. Part of the engine's
-// state, guarded by Manager.mu.
+// state, guarded by engine.mu.
 type shutdownState struct {
 	asked    bool
 	req      chan string
@@ -39,8 +39,8 @@ func (m *Manager) adminShutdown(msg *protocol.Message) (*protocol.Message, error
 	if err := msg.Decode(&p); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid shutdown payload")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	if err := e.agents.authenticateAdmin(&msg.Envelope); err != nil {
 		return nil, err
@@ -64,10 +64,10 @@ func (m *Manager) adminShutdown(msg *protocol.Message) (*protocol.Message, error
 // drain (or until ctx ends), then every unfinished match is CANCELLED and the shutdown
 // recorded. The HTTP server keeps serving meanwhile; Close comes after.
 func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Duration) error {
-	m.mu.Lock()
+	m.e.mu.Lock()
 	e := m.e
 	if e.stop.stopping || e.closed {
-		m.mu.Unlock()
+		m.e.mu.Unlock()
 		return errors.New("league manager is already shutting down")
 	}
 	e.stop.stopping, e.stop.asked = true, true
@@ -84,12 +84,12 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	for _, a := range e.agents.all() {
 		msg, err := e.notices.message(a, nil, protocol.LeagueShutdown, protocol.Shutdown{LeagueID: m.leagueID, Reason: reason})
 		if err != nil {
-			m.mu.Unlock()
+			m.e.mu.Unlock()
 			return err
 		}
 		notices = append(notices, notice{a, msg})
 	}
-	m.mu.Unlock()
+	m.e.mu.Unlock()
 	m.log.Info().Str("reason", reason).Dur("drain", drain).Int("agents", len(notices)).Msg("shutting down")
 
 	var wg sync.WaitGroup
@@ -106,10 +106,10 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	}
 	t.Stop()
 
-	m.mu.Lock()
+	m.e.mu.Lock()
 	err := e.cancelUnfinished(reason)
 	e.stop.stopped = true
-	m.mu.Unlock()
+	m.e.mu.Unlock()
 	// The event streams end, so the HTTP server's shutdown does not wait for them.
 	m.hub.Close()
 	wg.Wait()

@@ -60,8 +60,8 @@ type AgentStatus struct {
 
 // Status reports the league's state.
 func (m *Manager) Status() Status {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	s := Status{
 		State: e.state, LeagueID: m.leagueID, GameType: e.gameType, CurrentRound: e.fx.activeNumber(),
@@ -108,8 +108,8 @@ type Health struct {
 
 // Health reports whether the League Manager can write.
 func (m *Manager) Health() Health {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	st := m.e.storageStatus()
 	if !st.Degraded {
 		return Health{Status: "ok"}

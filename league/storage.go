@@ -42,8 +42,8 @@ func (m *Manager) auditFailed() {
 	}
 	m.e.opt.AfterFunc(storageRetry, func() {
 		m.auditCheck.Store(false)
-		m.mu.Lock()
-		defer m.mu.Unlock()
+		m.e.mu.Lock()
+		defer m.e.mu.Unlock()
 		if m.e.closed {
 			return
 		}
@@ -53,7 +53,7 @@ func (m *Manager) auditFailed() {
 	})
 }
 
-// outage is the engine's view of its storage, guarded by Manager.mu.
+// outage is the engine's view of its storage, guarded by engine.mu.
 type outage struct {
 	since time.Time // zero while storage works
 	cause string

@@ -210,14 +210,14 @@ func TestEventsOfALeagueInOrder(t *testing.T) {
 			}
 		}
 	}
-	h.m.mu.Lock()
+	h.m.e.mu.Lock()
 	final := h.m.e.fx.table.Rows()
 	var ms []*match
 	for _, r := range h.m.e.fx.rounds {
 		ms = append(ms, r.matches...)
 	}
 	nRounds := len(h.m.e.fx.rounds)
-	h.m.mu.Unlock()
+	h.m.e.mu.Unlock()
 	if rounds != nRounds {
 		t.Errorf("%d rounds started, want %d", rounds, nRounds)
 	}

@@ -74,8 +74,8 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 }
 
 func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	v := web.LeagueView{
 		LeagueID: m.leagueID, GameType: e.gameType, State: e.state,
@@ -121,11 +121,11 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 // finished match is re-played from its stored moves through the game rules; a running
 // one shows the move events received so far.
 func (m *Manager) MatchView(id string) (web.MatchView, error) {
-	m.mu.Lock()
+	m.e.mu.Lock()
 	e := m.e
 	mt := e.fx.matches[id]
 	if mt == nil {
-		m.mu.Unlock()
+		m.e.mu.Unlock()
 		return web.MatchView{}, web.ErrNotFound
 	}
 	v := web.MatchView{
@@ -142,7 +142,7 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 		}
 	}
 	params, seed := e.params, mt.seed
-	m.mu.Unlock()
+	m.e.mu.Unlock()
 
 	// A stored result never changes, so it is read and re-played outside the lock.
 	if finished {
@@ -168,7 +168,7 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 // fails only when the result cannot be read from storage: a result stored before the
 // League Manager refused malformed game_metadata is shown as far as it reads and
 // re-plays, and Unreadable says what does not. It reads only the stored result, which
-// never changes, so it runs without Manager.mu.
+// never changes, so it runs without engine.mu.
 func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64) error {
 	e := m.e
 	meta, err := e.store.GameMetadata(v.MatchID)
@@ -238,8 +238,8 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 	if !batch {
 		moves = []protocol.MoveNotice{p.MoveNotice}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.e.mu.Lock()
+	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
 		return nil, errShuttingDown()
