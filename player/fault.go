@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentleague/agentleague/game"
@@ -51,6 +52,17 @@ type fault struct {
 	after int           // crash-after
 }
 
+// faultInjector makes the player misbehave as its fault says. It owns the count of
+// REQUEST_MOVE received, for crash-after, which is atomic and needs no lock.
+type faultInjector struct {
+	fault
+	log zerolog.Logger
+	// exit ends the process in fault mode crash-after; os.Exit outside tests.
+	exit func(code int)
+	// moveRequests counts REQUEST_MOVE received, for fault mode crash-after.
+	moveRequests atomic.Int64
+}
+
 // parseFault reads a Config.Fault value; "" is no fault.
 func parseFault(s string) (fault, error) {
 	mode, arg, hasArg := strings.Cut(s, ":")
@@ -83,17 +95,17 @@ func parseFault(s string) (fault, error) {
 // crashed reports whether this REQUEST_MOVE must go unanswered: the crash-after count is
 // reached. The Nth request exits the process; in tests, where exit returns, it and every
 // later request behave like a dead process and never answer.
-func (p *Player) crashed(ctx context.Context, matchID string) bool {
-	if p.fault.mode != FaultCrashAfter {
+func (f *faultInjector) crashed(ctx context.Context, matchID string) bool {
+	if f.mode != FaultCrashAfter {
 		return false
 	}
-	n := p.moveRequests.Add(1)
-	if n == int64(p.fault.after) {
+	n := f.moveRequests.Add(1)
+	if n == int64(f.after) {
 		zerolog.Ctx(ctx).Error().Str("match_id", matchID).Int("exit_code", CrashExitCode).
-			Msgf("fault crash-after:%d: exiting after REQUEST_MOVE %d without answering", p.fault.after, n)
-		p.exit(CrashExitCode)
+			Msgf("fault crash-after:%d: exiting after REQUEST_MOVE %d without answering", f.after, n)
+		f.exit(CrashExitCode)
 	}
-	return n >= int64(p.fault.after)
+	return n >= int64(f.after)
 }
 
 // unanswered holds a request that gets no answer until its caller gives up or the player
@@ -160,13 +172,13 @@ func illegalMove(g game.Game, stepContext json.RawMessage) json.RawMessage {
 	return out
 }
 
-// garbageMoves wraps the JSON-RPC endpoint for fault mode garbage: a REQUEST_MOVE is still
-// handled (validated, logged, counted), but its answer is replaced by a body that is not
-// JSON-RPC. Every other request is served as usual.
-func (p *Player) garbageMoves(next http.Handler) http.Handler {
+// garbageMoves wraps the JSON-RPC endpoint rpc for fault mode garbage: a REQUEST_MOVE is
+// still handled (validated, logged, counted), but its answer is replaced by a body that is
+// not JSON-RPC. Every other request is served as usual.
+func (f *faultInjector) garbageMoves(rpc *protocol.Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
+			rpc.ServeHTTP(w, r)
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, protocol.MaxBodyBytes))
@@ -188,11 +200,11 @@ func (p *Player) garbageMoves(next http.Handler) http.Handler {
 		}
 		if json.Unmarshal(body, &peek) != nil || peek.Params.Envelope.MessageType != protocol.RequestMove {
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			next.ServeHTTP(w, r)
+			rpc.ServeHTTP(w, r)
 			return
 		}
-		_ = p.rpc.Process(r.Context(), body)
-		p.log.Warn().Msg("fault garbage: answering REQUEST_MOVE with a body that is not JSON-RPC")
+		_ = rpc.Process(r.Context(), body)
+		f.log.Warn().Msg("fault garbage: answering REQUEST_MOVE with a body that is not JSON-RPC")
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, garbageBody)
 	})

@@ -265,7 +265,7 @@ func TestFaultCrashAfterExitsWithoutAnswering(t *testing.T) {
 		r, p1, _ := inProcessMatch(t, game.TypeTicTacToe, "crash-after:2")
 		var mu sync.Mutex
 		var codes []int
-		p1.exit = func(code int) {
+		p1.fault.exit = func(code int) {
 			mu.Lock()
 			defer mu.Unlock()
 			codes = append(codes, code)
@@ -289,7 +289,7 @@ func TestFaultCrashAfterExitsWithoutAnswering(t *testing.T) {
 		if got := time.Since(start); got != 300*time.Millisecond {
 			t.Errorf("match took %v, want three 100 ms deadlines", got)
 		}
-		if n := p1.moveRequests.Load(); n != 4 {
+		if n := p1.fault.moveRequests.Load(); n != 4 {
 			t.Errorf("p1 received %d move requests, want 4", n)
 		}
 	})

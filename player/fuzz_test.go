@@ -130,7 +130,7 @@ func FuzzPlayerHandle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, features uint8, body []byte) {
 		select {
 		case <-p.shutdown: // LEAGUE_SHUTDOWN: a fresh player takes the next inputs
-			p.releaseAll()
+			p.book.releaseAll()
 			p, srv = fuzzPlayer(t, v)
 		default:
 		}
@@ -145,15 +145,16 @@ func FuzzPlayerHandle(f *testing.F) {
 		p.mu.Unlock()
 		out := srv.Process(context.Background(), body)
 		rpccheck.Answers(t, v, body, out, protocol.PlayerSender("p1"), fuzzToken)
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for id := range p.matches {
-			if _, over := p.finished[id]; over {
+		b := p.book
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for id := range b.matches {
+			if _, over := b.finished[id]; over {
 				t.Fatalf("match %s is both in play and over", id)
 			}
 		}
-		if p.wins < 0 || p.draws < 0 || p.losses < 0 || p.wins+p.draws+p.losses > len(p.finished) {
-			t.Fatalf("%d wins, %d draws, %d losses of %d matches over", p.wins, p.draws, p.losses, len(p.finished))
+		if b.wins < 0 || b.draws < 0 || b.losses < 0 || b.wins+b.draws+b.losses > len(b.finished) {
+			t.Fatalf("%d wins, %d draws, %d losses of %d matches over", b.wins, b.draws, b.losses, len(b.finished))
 		}
 	})
 }
@@ -166,7 +167,7 @@ func TestFuzzSeedsAreAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, srv := fuzzPlayer(t, v)
-	defer p.releaseAll()
+	defer p.book.releaseAll()
 	for _, tc := range []struct{ name, want string }{
 		{"game_invitation", protocol.GameJoinAck}, {"request_move", protocol.MoveResponse}, {"game_over", protocol.GameOverAck},
 		{"match_cancelled", protocol.MatchCancelledAck}, {"league_shutdown", protocol.LeagueShutdownAck},
@@ -179,7 +180,7 @@ func TestFuzzSeedsAreAnswered(t *testing.T) {
 			t.Errorf("%s answered %+v %v, want %s", tc.name, resp.Result, resp.Error, tc.want)
 		}
 	}
-	if p.wins+p.draws+p.losses != 0 || len(p.finished) != 0 {
-		t.Errorf("after a game over and the match's cancellation: %d wins, %d draws, %d losses, %d over; want none", p.wins, p.draws, p.losses, len(p.finished))
+	if b := p.book; b.wins+b.draws+b.losses != 0 || len(b.finished) != 0 {
+		t.Errorf("after a game over and the match's cancellation: %d wins, %d draws, %d losses, %d over; want none", b.wins, b.draws, b.losses, len(b.finished))
 	}
 }

@@ -24,7 +24,8 @@ type Finisher interface {
 	Finish(result protocol.GameResult)
 }
 
-// match is the player's state of one match in progress.
+// match is the player's state of one match in progress; matchBook's mu guards opponent
+// and referee.
 type match struct {
 	game     game.Game
 	strategy strategy.Strategy
@@ -32,25 +33,6 @@ type match struct {
 	// referee is the sender of the invitation: a GAME_OVER from another referee (one
 	// the match was taken from) does not end this run of the match.
 	referee string
-}
-
-// reopen forgets that a match ended, for a match the League Manager gives to a referee
-// again (it only does so for matches without a result): the earlier outcome never
-// counted. Callers hold mu.
-func (p *Player) reopen(matchID string) {
-	outcome, over := p.finished[matchID]
-	if !over {
-		return
-	}
-	delete(p.finished, matchID)
-	switch outcome {
-	case protocol.Win:
-		p.wins--
-	case protocol.Draw:
-		p.draws--
-	case protocol.Loss:
-		p.losses--
-	}
 }
 
 // errMatchOver marks a message about a match whose GAME_OVER already arrived.
@@ -130,38 +112,6 @@ func (p *Player) matchReply(msg *protocol.Message, messageType string, payload a
 	return out, nil
 }
 
-// match returns the state of matchID, creating it for gameType when the match is new.
-func (p *Player) match(ctx context.Context, matchID, gameType string, params map[string]any) (*match, error) {
-	lookup := func() (*match, error) {
-		if _, over := p.finished[matchID]; over {
-			return nil, errMatchOver
-		}
-		return p.matches[matchID], nil
-	}
-	p.mu.Lock()
-	m, err := lookup()
-	p.mu.Unlock()
-	if m != nil || err != nil {
-		return m, err
-	}
-	// Built outside the lock: a strategy may precompute; a concurrent twin is dropped below.
-	m, err = p.newMatch(ctx, matchID, gameType, params)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	existing, err := lookup()
-	if existing == nil && err == nil {
-		p.matches[matchID] = m
-	}
-	p.mu.Unlock()
-	if existing != nil || err != nil {
-		p.release(m)
-		return existing, err
-	}
-	return m, nil
-}
-
 func (p *Player) newMatch(ctx context.Context, matchID, gameType string, params map[string]any) (*match, error) {
 	g, err := p.games.New(gameType, params)
 	if err != nil {
@@ -193,26 +143,10 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 	}
 	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("game_type", env.GameType).Logger()
 	ack := protocol.JoinAck{Status: protocol.StatusAccepted, MatchID: env.MatchID}
-	p.mu.Lock()
-	live := p.matches[env.MatchID]
-	if live != nil && live.referee != env.Sender {
-		// Reassigned to another referee: this invitation starts the match afresh.
-		delete(p.matches, env.MatchID)
-	} else if live == nil {
-		p.reopen(env.MatchID)
-	}
-	p.mu.Unlock()
-	if live != nil && live.referee != env.Sender {
-		p.release(live)
-	}
-	m, err := p.match(ctx, env.MatchID, env.GameType, inv.GameParams)
+	p.book.invite(env.MatchID, env.Sender)
+	m, err := p.book.match(ctx, env.MatchID, env.GameType, inv.GameParams)
 	if err == nil {
-		p.mu.Lock()
-		m.referee = env.Sender
-		if len(inv.Opponents) > 0 {
-			m.opponent = inv.Opponents[0]
-		}
-		p.mu.Unlock()
+		p.book.join(m, env.Sender, inv.Opponents)
 	}
 	switch {
 	case errors.Is(err, errMatchOver):
@@ -233,7 +167,7 @@ func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protoc
 func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	start := time.Now()
 	env := &msg.Envelope
-	if p.crashed(ctx, env.MatchID) {
+	if p.fault.crashed(ctx, env.MatchID) {
 		return nil, p.unanswered(ctx)
 	}
 	if err := p.authorizeMatch(ctx, env, false); err != nil {
@@ -245,7 +179,7 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	}
 	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Int("step_number", req.StepNumber).Logger()
 	logLastResult(&log, req.LastResult)
-	m, err := p.match(ctx, env.MatchID, env.GameType, nil)
+	m, err := p.book.match(ctx, env.MatchID, env.GameType, nil)
 	switch {
 	case errors.Is(err, errMatchOver):
 		return nil, protocol.Errorf(protocol.ReasonStaleStep, "match %s is over", env.MatchID)
@@ -257,11 +191,8 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 		log.Debug().Err(err).Msg("stopped thinking: the referee gave up or the player is stopping")
 		return nil, protocol.Errorf(protocol.ReasonShuttingDown, "the move was not chosen: %v", err)
 	}
-	p.mu.Lock()
-	opponent := m.opponent
-	p.mu.Unlock()
 	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS,
-		Opponent: opponent, ConversationID: env.ConversationID, LastResult: req.LastResult, Warning: req.Warning}
+		Opponent: p.book.opponent(m), ConversationID: env.ConversationID, LastResult: req.LastResult, Warning: req.Warning}
 	var move, meta json.RawMessage
 	switch s := m.strategy.(type) {
 	case strategy.ContextExplainer:
@@ -324,33 +255,11 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 	if err := msg.Decode(&over); err != nil {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid GAME_OVER payload")
 	}
-	p.mu.Lock()
-	if live := p.matches[env.MatchID]; live != nil && live.referee != "" && live.referee != env.Sender {
+	ended, repeated, ok := p.book.end(env.MatchID, env.Sender, over)
+	if !ok {
 		// The referee the match was taken from finished its own run: not this run's end.
-		p.mu.Unlock()
 		zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID).Str("referee", env.Sender).Msg("game over from a former referee of the match; ignored")
 		return p.matchReply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
-	}
-	ended := p.matches[env.MatchID]
-	delete(p.matches, env.MatchID)
-	_, repeated := p.finished[env.MatchID]
-	if !repeated {
-		p.finished[env.MatchID] = over.Outcome
-		switch over.Outcome {
-		case protocol.Win:
-			p.wins++
-		case protocol.Draw:
-			p.draws++
-		case protocol.Loss:
-			p.losses++
-		}
-	}
-	p.mu.Unlock()
-	if ended != nil {
-		if f, ok := ended.strategy.(Finisher); ok && !repeated {
-			f.Finish(over)
-		}
-		p.release(ended)
 	}
 	ev := zerolog.Ctx(ctx).Info().Str("match_id", env.MatchID)
 	if ended != nil {
@@ -411,19 +320,12 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 	if mc.MatchID != env.MatchID {
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "payload match_id must equal the envelope's")
 	}
+	known, over := p.book.cancel(mc.MatchID)
 	p.mu.Lock()
-	dropped, known := p.matches[mc.MatchID]
-	delete(p.matches, mc.MatchID)
 	// Its next referee must be confirmed afresh.
 	p.confirmed.forget(mc.MatchID)
-	_, over := p.finished[mc.MatchID]
-	// The match will be played again under its id: a new invitation must find it open.
-	p.reopen(mc.MatchID)
 	token := p.token
 	p.mu.Unlock()
-	if known {
-		p.release(dropped)
-	}
 	zerolog.Ctx(ctx).Info().Str("match_id", mc.MatchID).Str("reason", mc.Reason).Bool("in_progress", known).Bool("over", over).
 		Msg("match cancelled by the league manager")
 	out, err := p.reply(msg, protocol.MatchCancelledAck, protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: mc.MatchID})

@@ -202,19 +202,14 @@ type Player struct {
 	// matchQueryFor bounds the retries of QUERY_MATCH (matchQueryFor outside tests).
 	matchQueryFor time.Duration
 	rpc           *protocol.Server
-	fault         fault
+	fault         faultInjector
 	// model is the model server of strategy lbm, nil otherwise; modelGames are the game
 	// types it listed at start.
 	model      *lbm.Client
 	modelGames []string
 	validator  *protocol.Validator
-	// exit ends the process in fault mode crash-after; os.Exit outside tests.
-	exit func(code int)
-	// moveRequests counts REQUEST_MOVE received, for fault mode crash-after.
-	moveRequests atomic.Int64
-	// closing tracks the strategies being closed (ending an engine takes up to a second),
-	// so that Run returns only when they are; see release.
-	closing sync.WaitGroup
+	// book records the matches, in progress and ended.
+	book *matchBook
 
 	ran        atomic.Bool
 	registered chan struct{} // closed once the registration answer is stored
@@ -222,26 +217,16 @@ type Player struct {
 	shutdown   chan struct{} // closed by LEAGUE_SHUTDOWN
 	shutOnce   sync.Once
 
-	mu sync.Mutex
-	// released: Run has closed the strategies of the matches left; a strategy released
-	// later is closed at once.
-	released bool
+	mu       sync.Mutex
 	state    string
 	token    string
 	leagueID string
 	features []string
-	matches  map[string]*match
-	// finished keeps the outcome of every match that ended, so a repeated GAME_OVER is
-	// not counted twice and a late message cannot revive the match.
-	finished map[string]protocol.Outcome
 	// confirmed are the referees without credential the League Manager confirmed.
 	confirmed confirmations
 	// credential is the last match credential computed (an HMAC): a match's requests
 	// follow one another, so each would compute the same one again.
 	credential struct{ token, matchID, value string }
-	wins       int
-	draws      int
-	losses     int
 }
 
 // New checks cfg, fills in defaults and builds a player. log should carry the component
@@ -268,8 +253,6 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		return nil, fmt.Errorf("load schemas: %w", err)
 	}
 	p := &Player{
-		fault:       flt,
-		exit:        os.Exit,
 		cfg:         cfg,
 		log:         log,
 		games:       game.Default(),
@@ -280,9 +263,10 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		stopping:    make(chan struct{}),
 		shutdown:    make(chan struct{}),
 		state:       StateStarting,
-		matches:     map[string]*match{},
-		finished:    map[string]protocol.Outcome{},
+		book:        newMatchBook(log),
 	}
+	p.book.open = p.newMatch
+	p.fault.fault, p.fault.log, p.fault.exit = flt, log, os.Exit
 	p.league, p.matchQueryFor = p.client, matchQueryFor
 	p.rpc = protocol.NewServer(p, v, nil, log)
 	switch cfg.Strategy {
@@ -400,7 +384,7 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 			err = fmt.Errorf("shut down server: %w", serr)
 		}
 	}
-	p.releaseAll()
+	p.book.releaseAll()
 	p.client.Close()
 	p.setState(StateStopped)
 	p.log.Info().Msg("player stopped")
@@ -409,17 +393,18 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 
 // Status reports the player's state and results.
 func (p *Player) Status() Status {
+	rec := p.book.record()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Status{
 		PlayerID:       p.cfg.ID,
 		State:          p.state,
 		LeagueID:       p.leagueID,
-		MatchesPlayed:  len(p.finished),
-		Wins:           p.wins,
-		Draws:          p.draws,
-		Losses:         p.losses,
-		CurrentMatches: len(p.matches),
+		MatchesPlayed:  rec.played,
+		Wins:           rec.wins,
+		Draws:          rec.draws,
+		Losses:         rec.losses,
+		CurrentMatches: rec.current,
 		Strategy:       p.cfg.Strategy,
 		Exchanges:      p.rpc.Exchanges(),
 	}
@@ -436,7 +421,7 @@ func (p *Player) routes() http.Handler {
 	mux := http.NewServeMux()
 	var rpc http.Handler = p.rpc
 	if p.fault.mode == FaultGarbage {
-		rpc = p.garbageMoves(rpc)
+		rpc = p.fault.garbageMoves(p.rpc)
 	}
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A move may think for as long as its deadline (minutes, for a model): the
@@ -502,51 +487,6 @@ func (p *Player) checkEngine(ctx context.Context) error {
 // the match's own.
 func (p *Player) engineStrategy(_ string, g game.Game, _ int64, matchID string) (strategy.Strategy, error) {
 	return uci.NewStrategy(p.cfg.Engine, g, matchID, p.log)
-}
-
-// release closes the strategy of a match the player dropped, if it holds something to
-// close (an engine process), without holding up the caller: Run waits for it.
-func (p *Player) release(m *match) {
-	c, ok := m.strategy.(io.Closer)
-	if !ok {
-		return
-	}
-	p.mu.Lock()
-	late := p.released
-	if !late {
-		// Added under mu before releaseAll sets released, so never after its Wait began.
-		p.closing.Add(1)
-	}
-	p.mu.Unlock()
-	if late {
-		p.closeStrategy(c)
-		return
-	}
-	go func() {
-		defer p.closing.Done()
-		p.closeStrategy(c)
-	}()
-}
-
-// releaseAll closes the strategies of the matches still held, and waits for every close.
-func (p *Player) releaseAll() {
-	p.mu.Lock()
-	left := p.matches
-	p.matches = map[string]*match{}
-	p.mu.Unlock()
-	for _, m := range left {
-		p.release(m)
-	}
-	p.mu.Lock()
-	p.released = true
-	p.mu.Unlock()
-	p.closing.Wait()
-}
-
-func (p *Player) closeStrategy(c io.Closer) {
-	if err := c.Close(); err != nil {
-		p.log.Warn().Err(err).Msg("close strategy")
-	}
 }
 
 // modelStrategy is the strategy factory of strategy lbm: games the model did not list
