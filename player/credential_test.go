@@ -9,11 +9,11 @@ import (
 // The kept credential is the one protocol.MatchCredential computes, for the match and the
 // token asked, whatever was asked before.
 func TestMatchCredentialIsKeptPerMatchAndToken(t *testing.T) {
-	p := &Player{}
+	l := &leagueLink{}
 	for _, c := range []struct{ token, match string }{
 		{"t1", "m1"}, {"t1", "m1"}, {"t1", "m2"}, {"t2", "m2"}, {"t1", "m1"}, {"", ""}, {"", "m1"},
 	} {
-		if got, want := p.matchCredential(c.token, c.match), protocol.MatchCredential(c.token, c.match); got != want {
+		if got, want := l.matchCredential(c.token, c.match), protocol.MatchCredential(c.token, c.match); got != want {
 			t.Errorf("credential of %q for %q: %s, want %s", c.token, c.match, got, want)
 		}
 	}
@@ -23,10 +23,10 @@ func TestMatchCredentialIsKeptPerMatchAndToken(t *testing.T) {
 // kept from the match's first request, against computing it (an HMAC-SHA256) each time.
 func BenchmarkMatchCredential(b *testing.B) {
 	b.Run("kept", func(b *testing.B) {
-		p := &Player{}
+		l := &leagueLink{}
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = p.matchCredential("9f2c1a5e0b7d4c3a8e6f1d2b5a4c7e9f", "match-38adb6e2")
+			_ = l.matchCredential("9f2c1a5e0b7d4c3a8e6f1d2b5a4c7e9f", "match-38adb6e2")
 		}
 	})
 	b.Run("computed", func(b *testing.B) {

@@ -101,8 +101,8 @@ func registeredPlayer(t *testing.T, id, fault string) *Player {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.token, p.leagueID, p.features, p.state = "tok-"+id, testLeagueID, allFeatures, StateActive
-	close(p.registered)
+	p.link.token, p.link.leagueID, p.link.features, p.state = "tok-"+id, testLeagueID, allFeatures, StateActive
+	close(p.link.registered)
 	return p
 }
 
@@ -135,7 +135,7 @@ func inProcessMatch(t *testing.T, gameType, fault string) (*referee.MatchRunner,
 	t.Helper()
 	p1, p2 := registeredPlayer(t, "p1", fault), registeredPlayer(t, "p2", "")
 	caller := inProcess{"mem://p1": p1, "mem://p2": p2}
-	r := faultMatch(t, gameType, caller, map[string]string{"p1": "mem://p1", "p2": "mem://p2"}, map[string]string{"p1": p1.token, "p2": p2.token})
+	r := faultMatch(t, gameType, caller, map[string]string{"p1": "mem://p1", "p2": "mem://p2"}, map[string]string{"p1": p1.link.token, "p2": p2.link.token})
 	return r, p1, p2
 }
 

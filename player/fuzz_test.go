@@ -44,9 +44,9 @@ func fuzzPlayer(tb testing.TB, v *protocol.Validator) (*Player, *protocol.Server
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p.league = confirmingLeague{}
-	p.token, p.leagueID, p.state = fuzzToken, "league-2025-01", StateActive
-	close(p.registered)
+	p.link.caller = confirmingLeague{}
+	p.link.token, p.link.leagueID, p.state = fuzzToken, "league-2025-01", StateActive
+	close(p.link.registered)
 	return p, protocol.NewServer(p, v, nil, zerolog.Nop())
 }
 
@@ -140,9 +140,9 @@ func FuzzPlayerHandle(f *testing.F) {
 				announced = append(announced, feature)
 			}
 		}
-		p.mu.Lock()
-		p.features = announced
-		p.mu.Unlock()
+		p.link.mu.Lock()
+		p.link.features = announced
+		p.link.mu.Unlock()
 		out := srv.Process(context.Background(), body)
 		rpccheck.Answers(t, v, body, out, protocol.PlayerSender("p1"), fuzzToken)
 		b := p.book

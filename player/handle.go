@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/agentleague/agentleague/game"
@@ -61,9 +60,7 @@ func (p *Player) Handle(ctx context.Context, msg *protocol.Message) (*protocol.M
 	if err := p.awaitRegistration(ctx); err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	leagueID := p.leagueID
-	p.mu.Unlock()
+	_, leagueID := p.link.registration()
 	if env := msg.Envelope; env.LeagueID != "" && leagueID != "" && env.LeagueID != leagueID {
 		return nil, protocol.Errorf(protocol.ReasonWrongLeague, "player %s plays in league %q", p.cfg.ID, leagueID)
 	}
@@ -75,12 +72,12 @@ func (p *Player) Handle(ctx context.Context, msg *protocol.Message) (*protocol.M
 // arrive before the player has read its token and the announced features.
 func (p *Player) awaitRegistration(ctx context.Context) error {
 	select {
-	case <-p.registered:
+	case <-p.link.registered:
 		return nil
 	default:
 	}
 	select {
-	case <-p.registered:
+	case <-p.link.registered:
 		return nil
 	case <-p.stopping:
 		return protocol.Errorf(protocol.ReasonShuttingDown, "player %s is shutting down", p.cfg.ID)
@@ -95,9 +92,7 @@ func (p *Player) reply(msg *protocol.Message, messageType string, payload any) (
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	out.Envelope.LeagueID = p.leagueID
-	p.mu.Unlock()
+	_, out.Envelope.LeagueID = p.link.registration()
 	return out, nil
 }
 
@@ -131,7 +126,7 @@ func (p *Player) newMatch(ctx context.Context, matchID, gameType string, params 
 // invitation finds the state and answers the same.
 func (p *Player) invitation(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
-	if err := p.authorizeMatch(ctx, env, true); err != nil {
+	if err := p.link.authorizeMatch(ctx, env, true); err != nil {
 		return nil, err
 	}
 	var inv protocol.Invitation
@@ -170,7 +165,7 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 	if p.fault.crashed(ctx, env.MatchID) {
 		return nil, p.unanswered(ctx)
 	}
-	if err := p.authorizeMatch(ctx, env, false); err != nil {
+	if err := p.link.authorizeMatch(ctx, env, false); err != nil {
 		return nil, err
 	}
 	var req protocol.MoveRequest
@@ -248,7 +243,7 @@ func logLastResult(log *zerolog.Logger, lr *protocol.LastResult) {
 // gameOver records the player's outcome once per match and drops the match state.
 func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
-	if err := p.authorizeMatch(ctx, env, false); err != nil {
+	if err := p.link.authorizeMatch(ctx, env, false); err != nil {
 		return nil, err
 	}
 	var over protocol.GameResult
@@ -269,26 +264,10 @@ func (p *Player) gameOver(ctx context.Context, msg *protocol.Message) (*protocol
 	return p.matchReply(msg, protocol.GameOverAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 }
 
-// fromLeague checks that a message comes from the League Manager: the sender, and the
-// player's own token when the League Manager announced that it signs its messages.
-func (p *Player) fromLeague(env *protocol.Envelope) error {
-	// The schemas pin the sender too; Handle is exported, so check it here as well.
-	if env.Sender != protocol.SenderLeagueManager {
-		return protocol.Errorf(protocol.ReasonUnauthorized, "only the league manager sends %s", env.MessageType)
-	}
-	p.mu.Lock()
-	token, signed := p.token, slices.Contains(p.features, protocol.FeatureSignedAssignments)
-	p.mu.Unlock()
-	if signed && (env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, token)) {
-		return protocol.Errorf(protocol.ReasonUnauthorized, "%s must carry this player's token", env.MessageType)
-	}
-	return nil
-}
-
 // leagueShutdown acknowledges LEAGUE_SHUTDOWN and tells Run to stop; Run's graceful
 // server shutdown lets this answer be written first.
 func (p *Player) leagueShutdown(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
-	if err := p.fromLeague(&msg.Envelope); err != nil {
+	if err := p.link.fromLeague(&msg.Envelope); err != nil {
 		return nil, err
 	}
 	var sp protocol.Shutdown
@@ -310,7 +289,7 @@ func (p *Player) leagueShutdown(ctx context.Context, msg *protocol.Message) (*pr
 // the player does not know (or that already ended) is acknowledged all the same.
 func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
-	if err := p.fromLeague(env); err != nil {
+	if err := p.link.fromLeague(env); err != nil {
 		return nil, err
 	}
 	var mc protocol.Cancellation
@@ -321,11 +300,8 @@ func (p *Player) matchCancelled(ctx context.Context, msg *protocol.Message) (*pr
 		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "payload match_id must equal the envelope's")
 	}
 	known, over := p.book.cancel(mc.MatchID)
-	p.mu.Lock()
 	// Its next referee must be confirmed afresh.
-	p.confirmed.forget(mc.MatchID)
-	token := p.token
-	p.mu.Unlock()
+	token := p.link.unconfirm(mc.MatchID)
 	zerolog.Ctx(ctx).Info().Str("match_id", mc.MatchID).Str("reason", mc.Reason).Bool("in_progress", known).Bool("over", over).
 		Msg("match cancelled by the league manager")
 	out, err := p.reply(msg, protocol.MatchCancelledAck, protocol.MatchAck{Status: protocol.StatusAcknowledged, MatchID: mc.MatchID})

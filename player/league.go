@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
+	"github.com/rs/zerolog"
 )
 
 // Every call to the League Manager is retried, with the same JSON-RPC id and
@@ -47,6 +49,50 @@ func retryPolicy(backoff, maxBackoff time.Duration, extra ...protocol.Reason) pr
 	}
 }
 
+// leagueLink is the player's standing with the League Manager: it carries every call to
+// it, and owns what registration answered (token, league id, features) and what the
+// player derives from that (match credentials, the referees QUERY_MATCH confirmed), all
+// under its mu. registered is closed once the answer is stored.
+type leagueLink struct {
+	log zerolog.Logger
+	// id is the player's id, url the League Manager's endpoint, displayName is sent at
+	// registration.
+	id, url, displayName string
+	// callTimeout bounds each attempt of a call; registerFor all of registration's.
+	callTimeout, registerFor time.Duration
+	// caller carries every call to the League Manager: the player's client outside tests.
+	caller leagueCaller
+	// matchQueryFor bounds the retries of QUERY_MATCH (matchQueryFor outside tests).
+	matchQueryFor time.Duration
+	registered    chan struct{}
+
+	mu       sync.Mutex
+	token    string
+	leagueID string
+	features []string
+	// confirmed are the referees without credential the League Manager confirmed.
+	confirmed confirmations
+	// credential is the last match credential computed (an HMAC): a match's requests
+	// follow one another, so each would compute the same one again.
+	credential struct{ token, matchID, value string }
+}
+
+// newLeagueLink is the link of a player configured by cfg, whose defaults are filled in.
+func newLeagueLink(cfg Config, caller leagueCaller, log zerolog.Logger) *leagueLink {
+	return &leagueLink{
+		log: log, id: cfg.ID, url: cfg.LeagueURL, displayName: cfg.DisplayName,
+		callTimeout: cfg.RegisterTimeout, registerFor: cfg.RegisterFor,
+		caller: caller, matchQueryFor: matchQueryFor, registered: make(chan struct{}),
+	}
+}
+
+// registration is the token and league id registration gave, empty before.
+func (l *leagueLink) registration() (token, leagueID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.token, l.leagueID
+}
+
 // errLeagueOver is a registration refused because the League Manager is shutting down.
 var errLeagueOver = errors.New("register: the League Manager is shutting down")
 
@@ -64,30 +110,31 @@ func (p *Player) joinContext(ctx context.Context) (context.Context, context.Canc
 	return jctx, cancel
 }
 
-// register sends REGISTER_PLAYER_REQUEST until the League Manager takes it or jctx (see
-// joinContext) ends, and stores the token, league id and features. Besides the transient
-// refusals it retries NO_REFEREE_REGISTERED: the referees may register after the players.
-func (p *Player) register(jctx context.Context, endpoint string) error {
-	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(p.cfg.ID), protocol.PlayerRegistration{
-		PlayerID: p.cfg.ID, EndpointURL: endpoint, DisplayName: p.cfg.DisplayName,
+// register sends REGISTER_PLAYER_REQUEST, naming the game types the player is limited to
+// (none: any), until the League Manager takes it or jctx (see Player.joinContext) ends,
+// and stores the token, league id and features. Besides the transient refusals it
+// retries NO_REFEREE_REGISTERED: the referees may register after the players.
+func (l *leagueLink) register(jctx context.Context, endpoint string, gameTypes []string) error {
+	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(l.id), protocol.PlayerRegistration{
+		PlayerID: l.id, EndpointURL: endpoint, DisplayName: l.displayName,
 		// A model server plays only what it listed; the League Manager refuses a league
 		// of another game at once.
-		GameTypes: p.modelGames,
+		GameTypes: gameTypes,
 		Features:  Features,
 	})
 	if err != nil {
 		return err
 	}
-	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
-	log.Info().Str("league_url", p.cfg.LeagueURL).Msg("registering")
+	log := l.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
+	log.Info().Str("league_url", l.url).Msg("registering")
 	retry := retryPolicy(registerBackoff, registerMaxBackoff, protocol.ReasonNoRefereeRegistered)
 	// A League Manager of another implementation may refuse a player that came before
 	// the referees without naming a reason; the deadline ends the wait.
 	retry.Unexplained = true
 	// One call: the client resends the same message (same JSON-RPC id and conversation
 	// id), which the League Manager recognises as a retry.
-	ans, err := p.league.Call(jctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
-		Timeout: p.cfg.RegisterTimeout, Retry: retry, Peer: protocol.SenderLeagueManager,
+	ans, err := l.caller.Call(jctx, l.url, msg, protocol.CallOptions{
+		Timeout: l.callTimeout, Retry: retry, Peer: protocol.SenderLeagueManager,
 	})
 	if err != nil {
 		if protocol.ReasonOf(err) == protocol.ReasonShuttingDown {
@@ -99,7 +146,7 @@ func (p *Player) register(jctx context.Context, endpoint string) error {
 			return fmt.Errorf("register: %w", err) // asked to stop: Run reports that
 		}
 		if jctx.Err() != nil {
-			err = fmt.Errorf("gave up after %v (the registration deadline): %w", p.cfg.RegisterFor, err)
+			err = fmt.Errorf("gave up after %v (the registration deadline): %w", l.registerFor, err)
 		}
 		log.Error().Err(err).Msg("registration failed")
 		return fmt.Errorf("register: %w", err)
@@ -108,56 +155,59 @@ func (p *Player) register(jctx context.Context, endpoint string) error {
 	if err := ans.Decode(&a); err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
-	p.mu.Lock()
-	p.token, p.leagueID, p.features = a.AuthToken, a.LeagueID, a.Features
-	p.mu.Unlock()
-	close(p.registered)
+	l.mu.Lock()
+	l.token, l.leagueID, l.features = a.AuthToken, a.LeagueID, a.Features
+	l.mu.Unlock()
+	close(l.registered)
 	log.Info().Str("league_id", a.LeagueID).Strs("features", a.Features).Msg("registered")
 	return nil
 }
 
-// ready sends AGENT_READY_REQUEST, retried until jctx (see joinContext) ends. A failure
-// is logged, not fatal: the League Manager treats a registered agent as usable
-// (PROTOCOL-NOTES 7).
-func (p *Player) ready(jctx context.Context) {
-	msg, err := p.leagueMessage(protocol.AgentReadyRequest, protocol.AgentReady{})
+// ready sends AGENT_READY_REQUEST, retried until jctx (see Player.joinContext) ends, and
+// reports whether the League Manager acknowledged it. A failure is logged, not fatal: the
+// League Manager treats a registered agent as usable (PROTOCOL-NOTES 7).
+func (l *leagueLink) ready(jctx context.Context) bool {
+	msg, err := l.message(protocol.AgentReadyRequest, protocol.AgentReady{})
 	if err != nil {
-		p.log.Error().Err(err).Msg("build agent ready request")
-		p.setState(StateRegistered)
-		return
+		l.log.Error().Err(err).Msg("build agent ready request")
+		return false
 	}
-	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
+	log := l.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	var a protocol.AgentReadyAnswer
-	ans, err := p.league.Call(jctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
+	ans, err := l.caller.Call(jctx, l.url, msg, l.callOptions())
 	if err == nil {
 		err = ans.Decode(&a)
 	}
 	if err != nil {
 		log.Warn().Err(err).Msg("agent ready not acknowledged; staying registered")
-		p.setState(StateRegistered)
-		return
+		return false
 	}
-	p.setState(StateActive)
 	log.Info().Str("agent_state", a.AgentState).Msg("ready")
+	return true
 }
 
 // Standings asks the League Manager for the current standings (QUERY_STANDINGS), retried
 // until ctx ends or leagueQueryFor passes. It returns ErrNotRegistered before
 // registration succeeded.
 func (p *Player) Standings(ctx context.Context) (protocol.Standings, error) {
+	return p.link.standings(ctx)
+}
+
+// standings is Player.Standings.
+func (l *leagueLink) standings(ctx context.Context) (protocol.Standings, error) {
 	select {
-	case <-p.registered:
+	case <-l.registered:
 	default:
 		return protocol.Standings{}, ErrNotRegistered
 	}
-	msg, err := p.leagueMessage(protocol.QueryStandings, protocol.StandingsQuery{})
+	msg, err := l.message(protocol.QueryStandings, protocol.StandingsQuery{})
 	if err != nil {
 		return protocol.Standings{}, err
 	}
-	log := p.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
+	log := l.log.With().Str("conversation_id", msg.Envelope.ConversationID).Logger()
 	qctx, cancel := context.WithTimeout(ctx, leagueQueryFor)
 	defer cancel()
-	ans, err := p.league.Call(qctx, p.cfg.LeagueURL, msg, p.leagueCallOptions())
+	ans, err := l.caller.Call(qctx, l.url, msg, l.callOptions())
 	if err != nil {
 		log.Warn().Err(err).Msg("standings query failed")
 		return protocol.Standings{}, fmt.Errorf("query standings: %w", err)
@@ -170,24 +220,38 @@ func (p *Player) Standings(ctx context.Context) (protocol.Standings, error) {
 	return st, nil
 }
 
-// leagueMessage builds a request to the League Manager carrying the player's token.
-func (p *Player) leagueMessage(messageType string, payload any) (*protocol.Message, error) {
-	msg, err := protocol.NewMessage(messageType, protocol.PlayerSender(p.cfg.ID), payload)
+// message builds a request to the League Manager carrying the player's token.
+func (l *leagueLink) message(messageType string, payload any) (*protocol.Message, error) {
+	msg, err := protocol.NewMessage(messageType, protocol.PlayerSender(l.id), payload)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	msg.Envelope.AuthToken, msg.Envelope.LeagueID = p.token, p.leagueID
-	p.mu.Unlock()
+	msg.Envelope.AuthToken, msg.Envelope.LeagueID = l.registration()
 	return msg, nil
 }
 
-// leagueCallOptions are the settings of calls to the League Manager after registration:
+// callOptions are the settings of calls to the League Manager after registration:
 // retried until the caller's deadline, which every caller sets.
-func (p *Player) leagueCallOptions() protocol.CallOptions {
+func (l *leagueLink) callOptions() protocol.CallOptions {
 	return protocol.CallOptions{
-		Timeout: p.cfg.RegisterTimeout,
+		Timeout: l.callTimeout,
 		Retry:   retryPolicy(registerBackoff, registerMaxBackoff),
 		Peer:    protocol.SenderLeagueManager,
 	}
+}
+
+// fromLeague checks that a message comes from the League Manager: the sender, and the
+// player's own token when the League Manager announced that it signs its messages.
+func (l *leagueLink) fromLeague(env *protocol.Envelope) error {
+	// The schemas pin the sender too; Handle is exported, so check it here as well.
+	if env.Sender != protocol.SenderLeagueManager {
+		return protocol.Errorf(protocol.ReasonUnauthorized, "only the league manager sends %s", env.MessageType)
+	}
+	l.mu.Lock()
+	token, signed := l.token, slices.Contains(l.features, protocol.FeatureSignedAssignments)
+	l.mu.Unlock()
+	if signed && (env.AuthToken == "" || !protocol.TokenEqual(env.AuthToken, token)) {
+		return protocol.Errorf(protocol.ReasonUnauthorized, "%s must carry this player's token", env.MessageType)
+	}
+	return nil
 }

@@ -36,7 +36,7 @@ func newMemPlayer(t *testing.T, lg *fakeLeague, cfg Config) (*Player, *memCaller
 		t.Fatal(err)
 	}
 	c := lg.caller(t)
-	p.league = c
+	p.link.caller = c
 	return p, c
 }
 

@@ -27,7 +27,7 @@ const (
 
 // confirmations remember, per match, the referee the League Manager named in MATCH_INFO,
 // so that this referee's later REQUEST_MOVE and GAME_OVER without a credential are
-// accepted. Callers hold the Player's mu.
+// accepted. Callers hold the leagueLink's mu.
 type confirmations struct {
 	referee map[string]string // match id -> referee sender
 	order   []string          // match ids, oldest first
@@ -68,45 +68,45 @@ func (c *confirmations) holds(matchID, referee string) bool {
 //     confirmed with QUERY_MATCH (invite), and later messages are taken only from the
 //     referee so confirmed;
 //   - it shows none and the League Manager cannot be asked: plain league.v2, taken.
-func (p *Player) authorizeMatch(ctx context.Context, env *protocol.Envelope, invite bool) error {
-	p.mu.Lock()
-	token := p.token
-	credentials := slices.Contains(p.features, protocol.FeatureMatchCredentials)
-	query := slices.Contains(p.features, protocol.FeatureMatchQuery)
-	confirmed := p.confirmed.holds(env.MatchID, env.Sender)
-	p.mu.Unlock()
+func (l *leagueLink) authorizeMatch(ctx context.Context, env *protocol.Envelope, invite bool) error {
+	l.mu.Lock()
+	token := l.token
+	credentials := slices.Contains(l.features, protocol.FeatureMatchCredentials)
+	query := slices.Contains(l.features, protocol.FeatureMatchQuery)
+	confirmed := l.confirmed.holds(env.MatchID, env.Sender)
+	l.mu.Unlock()
 	switch {
 	case !credentials:
 		return nil
 	case env.AuthToken != "":
-		if !protocol.TokenEqual(env.AuthToken, p.matchCredential(token, env.MatchID)) {
+		if !protocol.TokenEqual(env.AuthToken, l.matchCredential(token, env.MatchID)) {
 			return protocol.Errorf(protocol.ReasonUnauthorized, "wrong match credential for match %s", env.MatchID)
 		}
 		return nil
 	case !query, confirmed:
 		return nil
 	case invite:
-		return p.confirmReferee(ctx, env)
+		return l.confirmReferee(ctx, env)
 	}
 	return protocol.Errorf(protocol.ReasonUnauthorized, "%s shows no match credential and is not the confirmed referee of match %s", env.Sender, env.MatchID)
 }
 
 // matchCredential is protocol.MatchCredential(token, matchID), computed again only for
 // another match or token.
-func (p *Player) matchCredential(token, matchID string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c := p.credential; c.value == "" || c.token != token || c.matchID != matchID {
-		p.credential.token, p.credential.matchID, p.credential.value = token, matchID, protocol.MatchCredential(token, matchID)
+func (l *leagueLink) matchCredential(token, matchID string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.credential; c.value == "" || c.token != token || c.matchID != matchID {
+		l.credential.token, l.credential.matchID, l.credential.value = token, matchID, protocol.MatchCredential(token, matchID)
 	}
-	return p.credential.value
+	return l.credential.value
 }
 
 // confirmReferee asks the League Manager which referee holds the match and remembers the
 // answer when it names the sender of the invitation and the match is being played.
-func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) error {
+func (l *leagueLink) confirmReferee(ctx context.Context, env *protocol.Envelope) error {
 	log := zerolog.Ctx(ctx).With().Str("match_id", env.MatchID).Str("referee", env.Sender).Logger()
-	info, err := p.queryMatch(ctx, env.MatchID)
+	info, err := l.queryMatch(ctx, env.MatchID)
 	if err != nil {
 		log.Warn().Err(err).Msg("cannot confirm an invitation without credential")
 		if reason := protocol.ReasonOf(err); reason != "" && !slices.Contains(protocol.Transient(), reason) {
@@ -122,14 +122,14 @@ func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) err
 	}
 	ok := info.MatchID == env.MatchID && holder == env.Sender &&
 		(info.Status == protocol.MatchStateAssigned || info.Status == protocol.MatchStateInProgress)
-	p.mu.Lock()
+	l.mu.Lock()
 	if ok {
-		p.confirmed.confirm(env.MatchID, env.Sender)
+		l.confirmed.confirm(env.MatchID, env.Sender)
 	} else {
 		// The League Manager's view is newer than any earlier confirmation.
-		p.confirmed.forget(env.MatchID)
+		l.confirmed.forget(env.MatchID)
 	}
-	p.mu.Unlock()
+	l.mu.Unlock()
 	if !ok {
 		log.Warn().Str("holder", holder).Str("status", info.Status).Msg("invitation from a referee the league manager did not assign")
 		return protocol.Errorf(protocol.ReasonUnauthorized, "the league manager does not name %s as the referee of match %s (%s)", env.Sender, env.MatchID, info.Status)
@@ -143,24 +143,33 @@ func (p *Player) confirmReferee(ctx context.Context, env *protocol.Envelope) err
 // registration succeeded.
 func (p *Player) MatchInfo(ctx context.Context, matchID string) (protocol.MatchDetails, error) {
 	select {
-	case <-p.registered:
+	case <-p.link.registered:
 	default:
 		return protocol.MatchDetails{}, ErrNotRegistered
 	}
-	return p.queryMatch(ctx, matchID)
+	return p.link.queryMatch(ctx, matchID)
+}
+
+// unconfirm forgets the referee confirmed for matchID, whose next referee must be
+// confirmed afresh, and returns the player's token.
+func (l *leagueLink) unconfirm(matchID string) (token string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.confirmed.forget(matchID)
+	return l.token
 }
 
 // queryMatch sends QUERY_MATCH about matchID with the player's own token, retried on lost
-// connections and transient refusals until ctx ends or p.matchQueryFor passes.
-func (p *Player) queryMatch(ctx context.Context, matchID string) (protocol.MatchDetails, error) {
-	msg, err := p.leagueMessage(protocol.QueryMatch, protocol.MatchQuery{MatchID: matchID})
+// connections and transient refusals until ctx ends or l.matchQueryFor passes.
+func (l *leagueLink) queryMatch(ctx context.Context, matchID string) (protocol.MatchDetails, error) {
+	msg, err := l.message(protocol.QueryMatch, protocol.MatchQuery{MatchID: matchID})
 	if err != nil {
 		return protocol.MatchDetails{}, err
 	}
 	msg.Envelope.MatchID = matchID
-	qctx, cancel := context.WithTimeout(ctx, p.matchQueryFor)
+	qctx, cancel := context.WithTimeout(ctx, l.matchQueryFor)
 	defer cancel()
-	ans, err := p.league.Call(qctx, p.cfg.LeagueURL, msg, protocol.CallOptions{
+	ans, err := l.caller.Call(qctx, l.url, msg, protocol.CallOptions{
 		Timeout: matchQueryTimeout, Retry: retryPolicy(matchQueryBackoff, matchQueryMaxBackoff), Peer: protocol.SenderLeagueManager,
 	})
 	if err != nil {

@@ -197,12 +197,10 @@ type Player struct {
 	games       *game.Registry
 	newStrategy strategyFunc
 	client      *protocol.Client
-	// league carries every call to the League Manager: client outside tests.
-	league leagueCaller
-	// matchQueryFor bounds the retries of QUERY_MATCH (matchQueryFor outside tests).
-	matchQueryFor time.Duration
-	rpc           *protocol.Server
-	fault         faultInjector
+	// link is the player's standing with the League Manager, and carries its calls.
+	link  *leagueLink
+	rpc   *protocol.Server
+	fault faultInjector
 	// model is the model server of strategy lbm, nil otherwise; modelGames are the game
 	// types it listed at start.
 	model      *lbm.Client
@@ -211,22 +209,13 @@ type Player struct {
 	// book records the matches, in progress and ended.
 	book *matchBook
 
-	ran        atomic.Bool
-	registered chan struct{} // closed once the registration answer is stored
-	stopping   chan struct{} // closed when Run starts to stop
-	shutdown   chan struct{} // closed by LEAGUE_SHUTDOWN
-	shutOnce   sync.Once
+	ran      atomic.Bool
+	stopping chan struct{} // closed when Run starts to stop
+	shutdown chan struct{} // closed by LEAGUE_SHUTDOWN
+	shutOnce sync.Once
 
-	mu       sync.Mutex
-	state    string
-	token    string
-	leagueID string
-	features []string
-	// confirmed are the referees without credential the League Manager confirmed.
-	confirmed confirmations
-	// credential is the last match credential computed (an HMAC): a match's requests
-	// follow one another, so each would compute the same one again.
-	credential struct{ token, matchID, value string }
+	mu    sync.Mutex // guards state
+	state string
 }
 
 // New checks cfg, fills in defaults and builds a player. log should carry the component
@@ -259,7 +248,6 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 		newStrategy: strategy.New,
 		validator:   v,
 		client:      protocol.NewClientWith(v, nil, protocol.ClientOptions{TLS: cfg.ClientTLS, Insecure: cfg.Insecure}),
-		registered:  make(chan struct{}),
 		stopping:    make(chan struct{}),
 		shutdown:    make(chan struct{}),
 		state:       StateStarting,
@@ -267,7 +255,7 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 	}
 	p.book.open = p.newMatch
 	p.fault.fault, p.fault.log, p.fault.exit = flt, log, os.Exit
-	p.league, p.matchQueryFor = p.client, matchQueryFor
+	p.link = newLeagueLink(cfg, p.client, log)
 	p.rpc = protocol.NewServer(p, v, nil, log)
 	switch cfg.Strategy {
 	case StrategyLBM:
@@ -289,7 +277,8 @@ func New(cfg Config, log zerolog.Logger) (*Player, error) {
 // Run serves the player's HTTP endpoint, registers with the League Manager, announces
 // readiness, and serves until ctx ends or LEAGUE_SHUTDOWN arrives; both are a clean stop
 // and return nil. It returns an error when the server cannot start or registration fails:
-// refused for good, or still refused or unanswered after cfg.RegisterFor (see register).
+// refused for good, or still refused or unanswered after cfg.RegisterFor (see
+// leagueLink.register).
 func (p *Player) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err
@@ -335,7 +324,7 @@ func (p *Player) Serve(ctx context.Context, endpoint string) error {
 func (p *Player) Handler() http.Handler { return p.rpc }
 
 // Registered is closed once the player is registered.
-func (p *Player) Registered() <-chan struct{} { return p.registered }
+func (p *Player) Registered() <-chan struct{} { return p.link.registered }
 
 // play registers endpoint and serves until ctx ends or LEAGUE_SHUTDOWN arrives, then
 // stops: srv, when the player has its own, is shut down gracefully.
@@ -352,11 +341,15 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 	jctx, stopJoining := p.joinContext(ctx)
 	defer stopJoining()
 	if err == nil {
-		err = p.register(jctx, endpoint)
+		err = p.link.register(jctx, endpoint, p.modelGames)
 	}
 	switch {
 	case err == nil:
-		p.ready(jctx)
+		if p.link.ready(jctx) {
+			p.setState(StateActive)
+		} else {
+			p.setState(StateRegistered)
+		}
 		stopJoining()
 		select {
 		case <-ctx.Done():
@@ -394,12 +387,13 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 // Status reports the player's state and results.
 func (p *Player) Status() Status {
 	rec := p.book.record()
+	_, leagueID := p.link.registration()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Status{
 		PlayerID:       p.cfg.ID,
 		State:          p.state,
-		LeagueID:       p.leagueID,
+		LeagueID:       leagueID,
 		MatchesPlayed:  rec.played,
 		Wins:           rec.wins,
 		Draws:          rec.draws,

@@ -304,7 +304,7 @@ func TestInvitationCredentials(t *testing.T) {
 				// QUERY_MATCH is retried until this deadline, then the invitation is
 				// answered BUSY (TestMatchQueryRetriesTransientRefusals times it on fake
 				// time). These cases mostly wait: they wait together.
-				setup = func(p *Player) { p.matchQueryFor = 2 * time.Second }
+				setup = func(p *Player) { p.link.matchQueryFor = 2 * time.Second }
 				t.Parallel()
 			}
 			r := startPlayer(t, lg, Config{ID: "p01"}, setup)
