@@ -85,7 +85,7 @@ func (e *engine) wake(gen int) {
 // enforceDeadlines ends what is due: suspensions, leases, and result deadlines.
 func (e *engine) enforceDeadlines() {
 	now := e.opt.Now()
-	changed := e.reinstateDue(now)
+	changed := e.discipline.reinstateDue(now)
 	var lost []*agent
 	for _, r := range e.agents.referees {
 		if !r.lost && !r.leaseUntil.IsZero() && !now.Before(r.leaseUntil) {
@@ -97,7 +97,7 @@ func (e *engine) enforceDeadlines() {
 		changed = true
 		e.metrics.timeouts.WithLabelValues("lease").Inc()
 		e.log.Warn().Str("referee_id", r.id).Msg("referee lease expired: referee lost, its matches are assigned again")
-		e.auditNote(audit.EventRefereeLost, map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
+		e.trail.note(audit.EventRefereeLost, map[string]any{"referee_id": r.id, "lease_until": protocol.Now(r.leaseUntil)})
 		e.failMatches(e.fx.atReferee(r.id), "referee "+r.id+" lost its lease", true)
 	}
 	// A failure may abandon a match and so finish the round: the due matches are listed
@@ -115,7 +115,7 @@ func (e *engine) enforceDeadlines() {
 	}
 	if changed {
 		if err := e.settle(); err != nil {
-			e.retryLater("settle after deadlines", err)
+			e.outage.retryLater("settle after deadlines", err)
 		}
 	}
 }
@@ -203,7 +203,7 @@ func (e *engine) sendReminder(mt *match, ref *agent) {
 		}
 		e.failMatches([]*match{mt}, "referee "+ref.id+" no longer holds the match", true)
 		if err := e.settle(); err != nil {
-			e.retryLater("settle after a reminder", err)
+			e.outage.retryLater("settle after a reminder", err)
 		}
 	})
 }
@@ -226,7 +226,7 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 		// The deadline stays due: the alarm tries again.
 		e.log.Error().Err(err).Str("why", why).Msg("fail matches")
 		if storageFailure(err) {
-			e.storageFailed(err)
+			e.outage.failed(err)
 		}
 		return
 	}
@@ -242,13 +242,13 @@ func (e *engine) failMatches(list []*match, why string, counts bool) {
 			// Play ended but the result never came: an operator should look at it.
 			note["manual_review"] = true
 		}
-		e.auditNote(audit.EventMatchFailed, note)
+		e.trail.note(audit.EventMatchFailed, note)
 		notice := why + "; the match is assigned again"
 		if st == protocol.MatchStateAbandoned {
 			notice = why + "; the match is abandoned"
 			e.log.Error().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match abandoned: it failed retries.max_match_attempts times")
-			e.auditNote(audit.EventMatchAbandoned, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
-			e.publish(events.MatchAbandoned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
+			e.trail.note(audit.EventMatchAbandoned, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
+			e.hub.Publish(events.MatchAbandoned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "failures": mt.failures, "reason": why})
 		} else {
 			e.log.Warn().Str("match_id", mt.id).Str("referee_id", mt.referee).Int("failures", mt.failures).Str("why", why).Msg("match failed; it is assigned again")
 		}
@@ -282,7 +282,7 @@ func (e *engine) cancelAtReferee(mt *match, ref *agent, why string, hold bool) {
 	e.notices.goSend(ref, msg, func() {
 		mt.cancelling = false
 		if err := e.settle(); err != nil {
-			e.retryLater("settle after a cancellation", err)
+			e.outage.retryLater("settle after a cancellation", err)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/rs/zerolog"
 
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
@@ -47,51 +48,63 @@ func addViolations(cfg *config.Config, a *agent, n int, now time.Time) agentChan
 	return c
 }
 
-// applyChange applies a written change. A referee that becomes suspended loses its
-// matches in flight. The caller settles.
-func (e *engine) applyChange(c agentChange) {
+// discipline owns the rules of violations and suspensions: it counts an agent's
+// violations, suspends it at the threshold and reinstates it once the suspension is
+// over, writing each change before applying it to the agent. It runs under engine.mu.
+type discipline struct {
+	cfg    *config.Config
+	store  Storage
+	log    zerolog.Logger
+	trail  auditTrail
+	now    func() time.Time
+	agents *roster
+	// suspended runs once a change suspended a: it arms the end of the suspension and
+	// takes a referee's matches in flight from it.
+	suspended func(a *agent)
+}
+
+// apply applies a written change. A referee that becomes suspended loses its matches in
+// flight. The caller settles.
+func (d discipline) apply(c agentChange) {
 	a := c.a
 	was := a.status
 	a.violations, a.status, a.suspendedUntil = c.violations, c.status, c.until
 	switch {
 	case was != AgentSuspended && a.status == AgentSuspended:
-		e.log.Warn().Str(a.kind+"_id", a.id).Int("violations", a.violations).Str("until", protocol.Now(a.suspendedUntil)).Msg("agent suspended")
-		e.auditNote(audit.EventAgentSuspended, map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
-		e.armDeadline(a.suspendedUntil)
-		if a.kind == store.KindReferee {
-			e.failMatches(e.fx.atReferee(a.id), "referee "+a.id+" is suspended", true)
-		}
+		d.log.Warn().Str(a.kind+"_id", a.id).Int("violations", a.violations).Str("until", protocol.Now(a.suspendedUntil)).Msg("agent suspended")
+		d.trail.note(audit.EventAgentSuspended, map[string]any{"agent": a.sender(), "violations": a.violations, "suspended_until": protocol.Now(a.suspendedUntil)})
+		d.suspended(a)
 	case was == AgentSuspended && a.status != AgentSuspended:
-		e.log.Info().Str(a.kind+"_id", a.id).Msg("suspension over")
-		e.auditNote(audit.EventAgentReinstated, map[string]any{"agent": a.sender()})
+		d.log.Info().Str(a.kind+"_id", a.id).Msg("suspension over")
+		d.trail.note(audit.EventAgentReinstated, map[string]any{"agent": a.sender()})
 	}
 }
 
 // refereeViolation counts one violation of a referee.
-func (e *engine) refereeViolation(ref *agent, why string) {
-	c := addViolations(e.cfg, ref, 1, e.opt.Now())
-	if err := e.store.ChangeAgent(c.record()); err != nil {
-		e.log.Error().Err(err).Str("referee_id", ref.id).Msg("count violation")
+func (d discipline) refereeViolation(ref *agent, why string) {
+	c := addViolations(d.cfg, ref, 1, d.now())
+	if err := d.store.ChangeAgent(c.record()); err != nil {
+		d.log.Error().Err(err).Str("referee_id", ref.id).Msg("count violation")
 		return
 	}
-	e.log.Warn().Str("referee_id", ref.id).Int("violations", c.violations).Str("why", why).Msg("referee violation")
-	e.applyChange(c)
+	d.log.Warn().Str("referee_id", ref.id).Int("violations", c.violations).Str("why", why).Msg("referee violation")
+	d.apply(c)
 }
 
 // reinstateDue ends the suspensions that are over and reports whether there was one.
-func (e *engine) reinstateDue(now time.Time) bool {
+func (d discipline) reinstateDue(now time.Time) bool {
 	due := false
-	for _, a := range e.agents.all() {
+	for _, a := range d.agents.all() {
 		if a.status != AgentSuspended || a.suspendedUntil.IsZero() || now.Before(a.suspendedUntil) {
 			continue
 		}
 		due = true
 		c := agentChange{a: a, status: AgentActive}
-		if err := e.store.ChangeAgent(c.record()); err != nil {
-			e.log.Error().Err(err).Str(a.kind+"_id", a.id).Msg("end suspension")
+		if err := d.store.ChangeAgent(c.record()); err != nil {
+			d.log.Error().Err(err).Str(a.kind+"_id", a.id).Msg("end suspension")
 			continue
 		}
-		e.applyChange(c)
+		d.apply(c)
 	}
 	return due
 }
@@ -101,7 +114,7 @@ func (e *engine) reinstateDue(now time.Time) bool {
 // settle calls it.
 func (e *engine) forfeitSuspended() bool {
 	recorded := false
-	for _, mt := range e.fx.ready(e.overlap()) {
+	for _, mt := range e.fx.ready(e.format.Overlap()) {
 		var suspended []string
 		for _, id := range mt.players {
 			if e.agents.players[id].status == AgentSuspended {
@@ -112,7 +125,7 @@ func (e *engine) forfeitSuspended() bool {
 			continue
 		}
 		if err := e.recordResult(mt, "", forfeit(mt, suspended, e.gameType, e.scoring.Win)); err != nil {
-			e.retryLater("record forfeit of "+mt.id, err)
+			e.outage.retryLater("record forfeit of "+mt.id, err)
 			continue
 		}
 		recorded = true

@@ -21,7 +21,7 @@ func (e *engine) dispatch() {
 	for _, mt := range e.fx.inFlight() {
 		loads[mt.referee]++
 	}
-	for _, mt := range e.fx.ready(e.overlap()) {
+	for _, mt := range e.fx.ready(e.format.Overlap()) {
 		if mt.cancelling {
 			continue
 		}
@@ -42,7 +42,7 @@ func (e *engine) dispatch() {
 			return
 		}
 		if err := e.assign(mt, best); err != nil {
-			e.retryLater("assign match "+mt.id, err)
+			e.outage.retryLater("assign match "+mt.id, err)
 			return
 		}
 		loads[best.id]++
@@ -55,7 +55,7 @@ func (e *engine) overlap() bool { return e.format.Overlap() }
 // assign records the assignment and sends it in the background.
 func (e *engine) assign(mt *match, ref *agent) error {
 	now := e.now()
-	msg, err := e.assignmentMessage(mt, ref)
+	msg, err := e.notices.assignment(mt, ref, e.agents.players)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (e *engine) assign(mt *match, ref *agent) error {
 	mt.live, mt.liveMoves = nil, 0
 	mt.progress, mt.reminders = progress{since: e.opt.Now()}, 0
 	e.setDeadline(mt)
-	e.publish(events.MatchAssigned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "referee_id": ref.id})
+	e.hub.Publish(events.MatchAssigned, mt.id, map[string]any{"match_id": mt.id, "round_id": mt.roundID, "players": mt.players, "referee_id": ref.id})
 	opt := assignmentCall(e.cfg)
 	e.notices.goCall(func(ctx context.Context) {
 		ans, err := e.notices.call(ctx, ref, msg, opt)
@@ -88,31 +88,6 @@ func assignmentCall(cfg *config.Config) protocol.CallOptions {
 		Timeout: cfg.MatchAssignmentTimeout(),
 		Retry:   protocol.RetryPolicy{Attempts: cfg.Retries.MaxAttempts, Backoff: cfg.RetryBackoff()},
 	}
-}
-
-func (e *engine) assignmentMessage(mt *match, ref *agent) (*protocol.Message, error) {
-	ml := e.cfg.Timeouts.MatchLevel
-	scoring := e.scoring
-	p := protocol.Assignment{
-		MatchID: mt.id, RoundID: mt.roundID, GameType: e.gameType, Players: mt.players[:],
-		PlayerEndpoints:   map[string]string{},
-		MatchSeed:         mt.seed,
-		MatchCredentials:  map[string]string{},
-		GameParams:        e.params,
-		Scoring:           &scoring,
-		Deadlines:         &protocol.Deadlines{JoinAckMS: int(e.cfg.MatchJoinAckTimeout().Milliseconds()), MoveMS: int(e.cfg.MoveTimeout().Milliseconds())},
-		IllegalMovePolicy: e.cfg.IllegalMovePolicy,
-		Penalties:         &protocol.Penalties{MoveWarnings: ml.MoveWarnings, ForcedMoves: ml.ForcedMoves},
-	}
-	if p.GameParams == nil {
-		p.GameParams = map[string]any{}
-	}
-	for _, id := range mt.players {
-		pl := e.agents.players[id]
-		p.PlayerEndpoints[id] = pl.endpoint
-		p.MatchCredentials[id] = protocol.MatchCredential(pl.token, mt.id)
-	}
-	return e.notices.message(ref, mt, protocol.MatchAssignment, p)
 }
 
 // assignmentAnswered applies the outcome of delivering an assignment: accepted, the match
@@ -152,12 +127,12 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 	if undelivered(err) {
 		e.metrics.timeouts.WithLabelValues("assignment").Inc()
 		e.metrics.violations.WithLabelValues("referee_undelivered").Inc()
-		e.refereeViolation(ref, "assignment of "+mt.id+" could not be delivered")
+		e.discipline.refereeViolation(ref, "assignment of "+mt.id+" could not be delivered")
 	}
-	e.checkDrained()
+	e.stop.checkDrained(&e.fx)
 	e.notices.later(e.opt.RedispatchDelay, func() {
 		if err := e.settle(); err != nil {
-			e.retryLater("settle after a refused assignment", err)
+			e.outage.retryLater("settle after a refused assignment", err)
 		}
 	})
 }
@@ -167,7 +142,7 @@ func (e *engine) setMatchStatus(mt *match, status string) bool {
 	if err := e.store.SetMatchStatus(status, mt.id); err != nil {
 		e.log.Error().Err(err).Str("match_id", mt.id).Msg("update match status")
 		if storageFailure(err) {
-			e.storageFailed(err)
+			e.outage.failed(err)
 		}
 		return false
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/schedule"
@@ -22,12 +21,16 @@ import (
 // each change is committed to the database, then applied in memory, then published.
 type engine struct {
 	// Set by newEngine, never changed.
-	opt     Options
-	cfg     *config.Config
-	log     zerolog.Logger
-	store   Storage
+	opt   Options
+	cfg   *config.Config
+	log   zerolog.Logger
+	store Storage
+	// hub never blocks; events are published under mu, so their order is the order of
+	// the decisions and a view read under mu carries the id of the last event it reflects.
 	hub     *events.Hub
 	metrics *metrics
+	trail   auditTrail
+	live    liveView
 	notices *notifier
 	rules   lifetime
 	// leagueID, gameType, params and scoring are the league's; games re-plays its moves.
@@ -42,18 +45,18 @@ type engine struct {
 	// mu is the league's one lock: it guards the state below and the Manager's
 	// limiters. Whoever calls into the engine (the Manager, the alarm, the
 	// registration window, the notifier applying an answer) takes it as e.mu.
-	mu            sync.Mutex
-	state         string
-	firstPlayerAt time.Time
-	windowTimer   Timer
-	agents        roster
-	fx            fixtures
+	mu     sync.Mutex
+	state  string
+	window window
+	agents roster
+	fx     fixtures
 	// format is fixed when registration closes (read back on a restart).
-	format schedule.Format
-	stats  statsBook
-	alarm  alarm
-	stop   shutdownState
-	outage outage
+	format     schedule.Format
+	stats      statsBook
+	discipline discipline
+	alarm      alarm
+	stop       shutdownState
+	outage     outage
 	// closed is set by Close: no timer is armed and no call started after it.
 	closed bool
 }
@@ -73,14 +76,32 @@ func newEngine(opt Options, hub *events.Hub, mx *metrics) (*engine, error) {
 		maxSteps = rules.MaxSteps()
 	}
 	e := &engine{
-		opt: opt, cfg: cfg, log: opt.Log, store: opt.Store, hub: hub, metrics: mx,
+		opt: opt, cfg: cfg, log: opt.Log, store: opt.Store, hub: hub, metrics: mx, trail: auditTrail{audit: opt.Audit, log: opt.Log},
 		rules:    lifetime{cfg: cfg, maxSteps: maxSteps},
 		leagueID: cfg.League.LeagueID, gameType: cfg.League.GameType, params: entry.Params, scoring: entry.Scoring,
 		games: opt.Games, external: entry.External(),
 		agents: newRoster(opt.AdminToken), fx: newFixtures(), stats: statsBook{},
-		stop: newShutdownState(),
 	}
-	e.notices = newNotifier(opt, &e.mu)
+	e.stop = newShutdownState(opt.Store, opt.Log, e.trail)
+	e.live = liveView{hub: hub, log: opt.Log, games: opt.Games, gameType: e.gameType, params: e.params, external: e.external}
+	e.notices = newNotifier(opt, entry, &e.mu)
+	e.outage = outage{log: opt.Log, hub: hub, now: opt.Now, arm: e.armDeadline}
+	e.discipline = discipline{cfg: cfg, store: opt.Store, log: opt.Log, trail: e.trail, now: opt.Now, agents: &e.agents, suspended: func(a *agent) {
+		e.armDeadline(a.suspendedUntil)
+		if a.kind == store.KindReferee {
+			e.failMatches(e.fx.atReferee(a.id), "referee "+a.id+" is suspended", true)
+		}
+	}}
+	e.window = window{afterFunc: opt.AfterFunc, now: opt.Now, length: cfg.RegistrationWindow(), close: func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.closed {
+			return
+		}
+		if err := e.maybeCloseRegistration("window"); err != nil {
+			e.outage.retryLater("close registration", err)
+		}
+	}}
 	e.alarm = alarm{afterFunc: opt.AfterFunc, now: opt.Now, fire: func(gen int) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -114,7 +135,7 @@ func (e *engine) load() error {
 	}
 	e.state = l.Status
 	if l.FirstPlayerAt != "" {
-		e.firstPlayerAt, _ = protocol.ParseTime(l.FirstPlayerAt)
+		e.window.firstPlayerAt, _ = protocol.ParseTime(l.FirstPlayerAt)
 	}
 	agents, err := e.store.Agents()
 	if err != nil {
@@ -185,7 +206,7 @@ func (e *engine) start() error {
 	err := e.resume()
 	if storageFailure(err) {
 		e.outage.resuming = true
-		e.retryLater("resume the league", err)
+		e.outage.retryLater("resume the league", err)
 		return nil
 	}
 	return err
@@ -193,13 +214,15 @@ func (e *engine) start() error {
 
 // resume is start's work; it may run again after a storage failure.
 func (e *engine) resume() error {
-	if err := e.resumeAfterShutdown(); err != nil {
+	if err := e.stop.resume(&e.fx); err != nil {
 		return err
 	}
 	defer e.armNextDeadline(false)
 	switch e.state {
 	case StateRegistration:
-		e.armWindow()
+		if !e.closed {
+			e.window.arm()
+		}
 		return e.maybeCloseRegistration("resume")
 	case StateScheduling:
 		return e.activate()
@@ -238,32 +261,20 @@ func (e *engine) failInFlight() error {
 	return nil
 }
 
-// stopTimers stops the registration window and the alarm (Close).
-func (e *engine) stopTimers() {
-	if e.windowTimer != nil {
-		e.windowTimer.Stop()
-	}
-	e.alarm.stop()
+// auditTrail records the League Manager's own decisions in the audit log, if there is
+// one.
+type auditTrail struct {
+	audit Auditor
+	log   zerolog.Logger
 }
 
-// close ends the background calls and waits for them. It runs without mu, since
-// the calls take it to apply their answers.
-func (e *engine) close() { e.notices.close() }
-
-// auditNote records a League Manager event in the audit log, if there is one. A failure
-// is logged: the event already happened in the database.
-func (e *engine) auditNote(kind audit.Event, body map[string]any) {
-	if e.opt.Audit == nil {
+// note records one decision. A failure is logged: the event already happened in the
+// database.
+func (t auditTrail) note(kind audit.Event, body map[string]any) {
+	if t.audit == nil {
 		return
 	}
-	if err := e.opt.Audit.Note(kind, body); err != nil {
-		e.log.Error().Err(err).Str("event", string(kind)).Msg("audit note")
+	if err := t.audit.Note(kind, body); err != nil {
+		t.log.Error().Err(err).Str("event", string(kind)).Msg("audit note")
 	}
-}
-
-// publish hands an event to the hub, which never blocks. It runs under mu, so
-// the order of events is the order of the decisions and a view read under mu carries the
-// id of the last event it reflects.
-func (e *engine) publish(typ, matchID string, data any) {
-	e.hub.Publish(typ, matchID, data)
 }

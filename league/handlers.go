@@ -18,7 +18,7 @@ func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.
 	ans, err := m.handle(ctx, msg)
 	if err != nil && protocol.ReasonOf(err) == "" && storageFailure(err) {
 		m.e.mu.Lock()
-		m.e.storageFailed(err)
+		m.e.outage.failed(err)
 		m.e.mu.Unlock()
 		m.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("message_type", msg.Envelope.MessageType).Msg("request refused: storage failing")
 		return nil, storageRefusal(err)
@@ -156,7 +156,7 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	if err := m.admissible(a, &p); err != nil {
 		return nil, err
 	}
-	first := kind == store.KindPlayer && e.firstPlayerAt.IsZero()
+	first := kind == store.KindPlayer && e.window.firstPlayerAt.IsZero()
 	rec := a.record()
 	rec.DisplayName = p.displayName
 	if err := e.store.AddAgent(m.leagueID, rec, first); err != nil {
@@ -167,11 +167,11 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 		Int("players", len(e.agents.players)).Msg(kind + " registered")
 	// The registration is committed: what follows from it is retried, never refused.
 	if err := e.maybeCloseRegistration(kind + " registered"); err != nil {
-		e.retryLater("close registration", err)
+		e.outage.retryLater("close registration", err)
 	}
 	if kind == store.KindReferee {
 		if err := e.settle(); err != nil {
-			e.retryLater("settle after a registration", err)
+			e.outage.retryLater("settle after a registration", err)
 		}
 	}
 	return a, nil
@@ -252,7 +252,7 @@ func (m *Manager) agentReady(msg *protocol.Message) (*protocol.Message, error) {
 	}
 	if a.kind == store.KindReferee {
 		if err := e.settle(); err != nil {
-			e.retryLater("settle after AGENT_READY", err)
+			e.outage.retryLater("settle after AGENT_READY", err)
 		}
 	}
 	return m.reply(msg, protocol.AgentReadyResponse, protocol.AgentReadyAnswer{
@@ -373,9 +373,9 @@ func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 	if ref.lost {
 		ref.lost = false
 		log = m.log.Info()
-		e.auditNote(audit.EventRefereeBack, map[string]any{"referee_id": ref.id})
+		e.trail.note(audit.EventRefereeBack, map[string]any{"referee_id": ref.id})
 		if err := e.settle(); err != nil {
-			e.retryLater("settle after a referee came back", err)
+			e.outage.retryLater("settle after a referee came back", err)
 		}
 	}
 	log.Str("conversation_id", msg.Envelope.ConversationID).Str("referee_id", ref.id).Int("active_matches", len(p.ActiveMatches)).Msg("heartbeat: lease renewed")

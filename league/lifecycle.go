@@ -7,6 +7,7 @@ package league
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
 
@@ -17,22 +18,51 @@ import (
 	"github.com/agentleague/agentleague/protocol"
 )
 
-// armWindow starts the registration window timer once the first player is in.
-func (e *engine) armWindow() {
-	if e.firstPlayerAt.IsZero() || e.windowTimer != nil || e.closed {
+// window owns the registration window: when the first player came in, and the timer
+// that tries to close registration once the window is over. It is guarded by engine.mu.
+type window struct {
+	afterFunc func(d time.Duration, f func()) Timer
+	now       func() time.Time
+	length    time.Duration
+	// close runs on the timer's goroutine once the window is over; it takes engine.mu
+	// itself.
+	close func()
+
+	firstPlayerAt time.Time
+	timer         Timer
+}
+
+// arm starts the timer once the first player is in. The engine does not arm it after
+// Close.
+func (w *window) arm() {
+	if w.firstPlayerAt.IsZero() || w.timer != nil {
 		return
 	}
-	wait := e.firstPlayerAt.Add(e.cfg.RegistrationWindow()).Sub(e.opt.Now())
-	e.windowTimer = e.opt.AfterFunc(max(wait, 0), func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.closed {
-			return
-		}
-		if err := e.maybeCloseRegistration("window"); err != nil {
-			e.retryLater("close registration", err)
-		}
-	})
+	wait := w.firstPlayerAt.Add(w.length).Sub(w.now())
+	w.timer = w.afterFunc(max(wait, 0), w.close)
+}
+
+// over reports whether the window opened and is over at now.
+func (w *window) over(now time.Time) bool {
+	return !w.firstPlayerAt.IsZero() && !now.Before(w.firstPlayerAt.Add(w.length))
+}
+
+// stop stops the timer, if it runs.
+func (w *window) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// extend moves an open window on by lost (the length of a storage outage); the caller
+// arms it again.
+func (w *window) extend(lost time.Duration) {
+	if w.firstPlayerAt.IsZero() {
+		return
+	}
+	w.firstPlayerAt = w.firstPlayerAt.Add(lost)
+	w.stop()
+	w.timer = nil
 }
 
 // maybeCloseRegistration closes registration when the rules say so: the window is over
@@ -42,7 +72,7 @@ func (e *engine) maybeCloseRegistration(why string) error {
 		return nil
 	}
 	full := len(e.agents.players) >= e.cfg.Registration.MaxPlayers
-	windowOver := !e.firstPlayerAt.IsZero() && !e.opt.Now().Before(e.firstPlayerAt.Add(e.cfg.RegistrationWindow()))
+	windowOver := e.window.over(e.opt.Now())
 	if !full && !windowOver {
 		return nil
 	}
@@ -79,18 +109,16 @@ func (e *engine) closeRegistration(why string) error {
 	}
 	e.state = StateScheduling
 	e.format = f
-	if e.windowTimer != nil {
-		e.windowTimer.Stop()
-	}
+	e.window.stop()
 	if err := e.fx.load(rounds, ids, false, f.Tiebreaks); err != nil {
 		return err
 	}
 	e.log.Info().Str("why", why).Str("format", f.Algorithm).Int("players", len(ids)).Int("rounds", len(rounds)).Int("matches", len(e.fx.matches)).Msg("registration closed, schedule built")
 	// The schedule is committed: a failed note must not stall the league until a
 	// restart. The league goes on; replay will name the missing schedule.
-	e.auditNote(audit.EventSchedule, scheduleNote(e, ids, rounds, false))
+	e.trail.note(audit.EventSchedule, scheduleNote(e, ids, rounds, false))
 	if err := e.activate(); err != nil {
-		e.retryLater("activate league", err)
+		e.outage.retryLater("activate league", err)
 	}
 	return nil
 }
@@ -103,7 +131,7 @@ func (e *engine) activate() error {
 	}
 	e.state = StateActive
 	if err := e.settle(); err != nil {
-		e.retryLater("settle the activated league", err)
+		e.outage.retryLater("settle the activated league", err)
 	}
 	return nil
 }
@@ -115,7 +143,7 @@ func (e *engine) activate() error {
 // learns whether its drain is over. It is the only caller of each step, and no step calls
 // back into settle.
 func (e *engine) settle() error {
-	defer e.checkDrained()
+	defer e.stop.checkDrained(&e.fx)
 	if e.state != StateActive || e.closed {
 		return nil
 	}
@@ -174,19 +202,19 @@ func (e *engine) completeRounds() error {
 			return err
 		}
 		for _, r := range roundsNote(adv.Add) {
-			e.auditNote(audit.EventRoundPaired, r)
+			e.trail.note(audit.EventRoundPaired, r)
 		}
 		if adv.Next == nil {
 			e.state = StateCompleted
 			e.log.Info().Int("rounds", len(e.fx.rounds)).Msg("league completed")
-			e.publish(events.LeagueCompleted, "", map[string]any{"rounds": len(e.fx.rounds), "standings": e.fx.table.Rows()})
+			e.hub.Publish(events.LeagueCompleted, "", map[string]any{"rounds": len(e.fx.rounds), "standings": e.fx.table.Rows()})
 			return nil
 		}
 		e.fx.current = next
 		r := e.fx.rounds[next]
 		r.status = store.RoundActive
 		e.log.Info().Str("round_id", r.id).Int("matches", len(r.matches)).Msg("round started")
-		e.publish(events.RoundStarted, "", map[string]any{"round_id": r.id, "round_number": r.number, "matches": len(r.matches), "bye": r.bye})
+		e.hub.Publish(events.RoundStarted, "", map[string]any{"round_id": r.id, "round_number": r.number, "matches": len(r.matches), "bye": r.bye})
 	}
 	return nil
 }
@@ -198,9 +226,11 @@ func (e *engine) registered(a *agent, first bool) {
 	if a.kind == store.KindPlayer {
 		e.fx.restart(e.agents.playerIDs(), e.cfg.Ranking.Tiebreaks)
 		if first {
-			e.firstPlayerAt, _ = protocol.ParseTime(a.registeredAt)
-			e.armWindow()
+			e.window.firstPlayerAt, _ = protocol.ParseTime(a.registeredAt)
+			if !e.closed {
+				e.window.arm()
+			}
 		}
 	}
-	e.publish(events.AgentRegistered, "", map[string]string{"id": a.id, "kind": a.kind})
+	e.hub.Publish(events.AgentRegistered, "", map[string]string{"id": a.id, "kind": a.kind})
 }

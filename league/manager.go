@@ -6,9 +6,13 @@
 //     shutdown.go): the league's decisions. One settle loop brings the league to rest
 //     after every change: forfeits, round completion, then assignment, none of which
 //     calls back into another.
-//   - roster (agents and auth), fixtures (schedule, matches, live standings), lifetime
-//     (how long a match may run), notifier (outbound notices), alarm (the one deadline
-//     timer), limiters (rate limits), metrics.
+//   - The parts the engine is made of, each owning its state: roster (agents and auth),
+//     fixtures (schedule, matches, live standings), lifetime (how long a match may run),
+//     discipline (violations and suspensions), window (the registration window), alarm
+//     (the one deadline timer), outage (storage failures and the decisions kept for
+//     later), shutdownState (a graceful shutdown), liveView (the moves shown live),
+//     notifier (outbound calls and the messages they carry), auditTrail (the engine's
+//     audit notes); limiters (rate limits) and metrics are the Manager's.
 //   - Storage (league/store) holds all SQL; the audit log is its own package.
 //
 // Ownership: the league has one lock, engine.mu. It guards the engine's state (roster,
@@ -154,7 +158,7 @@ func NewManager(opt Options) (*Manager, error) {
 		lg.OnFailure(m.auditFailed)
 	}
 	if err := e.load(); err != nil {
-		e.close()
+		e.notices.close()
 		return nil, err
 	}
 	return m, nil
@@ -172,12 +176,15 @@ func (m *Manager) Start() error {
 
 // Close stops background work, ends the event streams and waits for calls in flight.
 func (m *Manager) Close() {
-	m.e.mu.Lock()
-	m.e.closed = true
-	m.e.stopTimers()
-	m.e.mu.Unlock()
+	e := m.e
+	e.mu.Lock()
+	e.closed = true
+	e.window.stop()
+	e.alarm.stop()
+	e.mu.Unlock()
 	m.hub.Close()
-	m.e.close()
+	// Without mu: the calls in flight take it to apply their answers.
+	e.notices.close()
 }
 
 // State is the lifecycle state.

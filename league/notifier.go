@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -19,6 +20,10 @@ type notifier struct {
 	timeout  time.Duration // of a best-effort notice
 	leagueID string
 	gameType string
+	// cfg, params and scoring are the league's terms, sent with each assignment.
+	cfg     *config.Config
+	params  map[string]any
+	scoring protocol.Scoring
 	// mu is the engine's mu (engine.mu), the league's one lock, taken to apply an answer.
 	mu *sync.Mutex
 
@@ -27,10 +32,10 @@ type notifier struct {
 	wg     sync.WaitGroup
 }
 
-func newNotifier(opt Options, mu *sync.Mutex) *notifier {
+func newNotifier(opt Options, terms config.GameEntry, mu *sync.Mutex) *notifier {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &notifier{client: opt.Client, log: opt.Log, timeout: opt.NotifyTimeout, leagueID: opt.Config.League.LeagueID,
-		gameType: opt.Config.League.GameType, mu: mu, ctx: ctx, cancel: cancel}
+		gameType: opt.Config.League.GameType, cfg: opt.Config, params: terms.Params, scoring: terms.Scoring, mu: mu, ctx: ctx, cancel: cancel}
 }
 
 // message builds a League Manager message to agent a, signed with a's token; mt, when
@@ -110,6 +115,33 @@ func (n *notifier) cancelled(mt *match, pl *agent, why string) {
 		return
 	}
 	n.goSend(pl, msg, nil)
+}
+
+// assignment builds MATCH_ASSIGNMENT of mt to ref, with the endpoints and match
+// credentials of its players (from players).
+func (n *notifier) assignment(mt *match, ref *agent, players map[string]*agent) (*protocol.Message, error) {
+	ml := n.cfg.Timeouts.MatchLevel
+	scoring := n.scoring
+	p := protocol.Assignment{
+		MatchID: mt.id, RoundID: mt.roundID, GameType: n.gameType, Players: mt.players[:],
+		PlayerEndpoints:   map[string]string{},
+		MatchSeed:         mt.seed,
+		MatchCredentials:  map[string]string{},
+		GameParams:        n.params,
+		Scoring:           &scoring,
+		Deadlines:         &protocol.Deadlines{JoinAckMS: int(n.cfg.MatchJoinAckTimeout().Milliseconds()), MoveMS: int(n.cfg.MoveTimeout().Milliseconds())},
+		IllegalMovePolicy: n.cfg.IllegalMovePolicy,
+		Penalties:         &protocol.Penalties{MoveWarnings: ml.MoveWarnings, ForcedMoves: ml.ForcedMoves},
+	}
+	if p.GameParams == nil {
+		p.GameParams = map[string]any{}
+	}
+	for _, id := range mt.players {
+		pl := players[id]
+		p.PlayerEndpoints[id] = pl.endpoint
+		p.MatchCredentials[id] = protocol.MatchCredential(pl.token, mt.id)
+	}
+	return n.message(ref, mt, protocol.MatchAssignment, p)
 }
 
 // close cancels the calls in flight and waits for them.

@@ -70,7 +70,7 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 		return nil, err
 	}
 	if err := e.settle(); err != nil {
-		e.retryLater("settle after a result", err)
+		e.outage.retryLater("settle after a result", err)
 	}
 	ans, err := m.matchReply(msg, protocol.MatchResultAck, mt, ack)
 	m.metrics.resultSeconds.Observe(time.Since(start).Seconds())
@@ -134,7 +134,7 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 	mt.result = newResultRecord(p.Outcome, p.Points, md)
 	// The live view gets the moves it missed before match_finished; the match view
 	// re-plays the stored moves from now on.
-	e.publishUnseenMoves(mt, md)
+	e.live.unseenMoves(mt, md)
 	mt.live, mt.liveMoves = nil, 0
 	// Checked above, so it cannot fail.
 	_ = e.fx.table.Apply(p.Outcome, p.Points)
@@ -146,15 +146,15 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 		}
 	}
 	for _, c := range changes {
-		e.applyChange(c)
+		e.discipline.apply(c)
 	}
 	if refereeID == "" {
-		e.auditNote(audit.EventResultRecorded, resultNote(p.GameType, mt.id, mt.players, &res, false))
+		e.trail.note(audit.EventResultRecorded, resultNote(p.GameType, mt.id, mt.players, &res, false))
 	}
-	e.publish(events.MatchFinished, mt.id, map[string]any{
+	e.hub.Publish(events.MatchFinished, mt.id, map[string]any{
 		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,
 		"outcome": p.Outcome, "points": p.Points, "termination": md.Ending(),
 	})
-	e.publish(events.StandingsChanged, "", map[string]any{"standings": e.fx.table.Rows()})
+	e.hub.Publish(events.StandingsChanged, "", map[string]any{"standings": e.fx.table.Rows()})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/rs/zerolog"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -14,11 +15,16 @@ import (
 // DefaultDrain is how long a graceful shutdown lets matches in flight finish.
 const DefaultDrain = 5 * time.Second
 
-// shutdownState is the progress of a graceful shutdown: asked once (asked feeds req),
+// shutdownState owns the progress of a graceful shutdown: asked once (asked feeds req),
 // then stopping (no more assignments), then stopped (unfinished matches cancelled).
-// drained is closed once no match is in flight while stopping. Part of the engine's
-// state, guarded by engine.mu.
+// drained is closed once no match is in flight while stopping. It also cancels the
+// matches a shutdown leaves unfinished and re-opens them on the next start. Part of the
+// engine's state, guarded by engine.mu.
 type shutdownState struct {
+	store Storage
+	log   zerolog.Logger
+	trail auditTrail
+
 	asked    bool
 	req      chan string
 	stopping bool
@@ -26,7 +32,9 @@ type shutdownState struct {
 	drained  chan struct{}
 }
 
-func newShutdownState() shutdownState { return shutdownState{req: make(chan string, 1)} }
+func newShutdownState(st Storage, log zerolog.Logger, trail auditTrail) shutdownState {
+	return shutdownState{store: st, log: log, trail: trail, req: make(chan string, 1)}
+}
 
 // ShutdownRequests delivers the reason of the first authenticated ADMIN_SHUTDOWN_REQUEST;
 // whoever runs the Manager (league serve) then calls Shutdown.
@@ -73,7 +81,7 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	e.stop.stopping, e.stop.asked = true, true
 	drained := make(chan struct{})
 	e.stop.drained = drained
-	e.checkDrained()
+	e.stop.checkDrained(&e.fx)
 	type notice struct {
 		to  *agent
 		msg *protocol.Message
@@ -107,7 +115,7 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	t.Stop()
 
 	m.e.mu.Lock()
-	err := e.cancelUnfinished(reason)
+	err := e.stop.cancelUnfinished(&e.fx, e.state, reason, e.now())
 	e.stop.stopped = true
 	m.e.mu.Unlock()
 	// The event streams end, so the HTTP server's shutdown does not wait for them.
@@ -116,55 +124,55 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	return err
 }
 
-// checkDrained closes the drain of a shutdown once no match is in flight.
-func (e *engine) checkDrained() {
-	if e.stop.drained == nil || len(e.fx.inFlight()) > 0 {
+// checkDrained closes the drain of a shutdown once no match of fx is in flight.
+func (s *shutdownState) checkDrained(fx *fixtures) {
+	if s.drained == nil || len(fx.inFlight()) > 0 {
 		return
 	}
-	close(e.stop.drained)
-	e.stop.drained = nil
+	close(s.drained)
+	s.drained = nil
 }
 
-// cancelUnfinished marks every match without a result CANCELLED and records the
-// shutdown in the database, unless the league is complete.
-func (e *engine) cancelUnfinished(reason string) error {
-	if e.state == StateCompleted {
+// cancelUnfinished marks every match of fx without a result CANCELLED and records the
+// shutdown in the database at now, unless the league (in state) is complete.
+func (s *shutdownState) cancelUnfinished(fx *fixtures, state, reason, now string) error {
+	if state == StateCompleted {
 		return nil
 	}
-	open := e.fx.where(func(mt *match) bool { return !mt.finished() })
+	open := fx.where(func(mt *match) bool { return !mt.finished() })
 	ids := make([]string, 0, len(open))
 	for _, mt := range open {
 		ids = append(ids, mt.id)
 	}
-	if err := e.store.CancelUnfinished(protocol.MatchStateCancelled, ids, e.now(), reason); err != nil {
+	if err := s.store.CancelUnfinished(protocol.MatchStateCancelled, ids, now, reason); err != nil {
 		return err
 	}
 	for _, mt := range open {
 		mt.status, mt.deadline = protocol.MatchStateCancelled, time.Time{}
 	}
-	e.log.Info().Str("reason", reason).Int("cancelled", len(ids)).Str("league_status", e.state).Msg("league shut down before completion")
-	e.auditNote(audit.EventLeagueShutdown, map[string]any{"reason": reason, "league_status": e.state, "cancelled": ids})
+	s.log.Info().Str("reason", reason).Int("cancelled", len(ids)).Str("league_status", state).Msg("league shut down before completion")
+	s.trail.note(audit.EventLeagueShutdown, map[string]any{"reason": reason, "league_status": state, "cancelled": ids})
 	return nil
 }
 
-// resumeAfterShutdown re-opens the matches a graceful shutdown cancelled and forgets the
+// resume re-opens the matches of fx a graceful shutdown cancelled and forgets the
 // shutdown.
-func (e *engine) resumeAfterShutdown() error {
-	at, reason, err := e.store.ShutdownRecord()
+func (s *shutdownState) resume(fx *fixtures) error {
+	at, reason, err := s.store.ShutdownRecord()
 	if err != nil {
 		return err
 	}
-	cancelled := e.fx.where(func(mt *match) bool { return mt.status == protocol.MatchStateCancelled })
+	cancelled := fx.where(func(mt *match) bool { return mt.status == protocol.MatchStateCancelled })
 	if at == "" && len(cancelled) == 0 {
 		return nil
 	}
-	if err := e.store.Resume(protocol.MatchStateCancelled, protocol.MatchStatePending); err != nil {
+	if err := s.store.Resume(protocol.MatchStateCancelled, protocol.MatchStatePending); err != nil {
 		return err
 	}
 	for _, mt := range cancelled {
 		mt.status = protocol.MatchStatePending
 	}
-	e.log.Info().Str("shutdown_at", at).Str("shutdown_reason", reason).Int("reopened", len(cancelled)).Msg("league resumed after a graceful shutdown")
-	e.auditNote(audit.EventLeagueResumed, map[string]any{"shutdown_at": at, "shutdown_reason": reason, "reopened": len(cancelled)})
+	s.log.Info().Str("shutdown_at", at).Str("shutdown_reason", reason).Int("reopened", len(cancelled)).Msg("league resumed after a graceful shutdown")
+	s.trail.note(audit.EventLeagueResumed, map[string]any{"shutdown_at": at, "shutdown_reason": reason, "reopened": len(cancelled)})
 	return nil
 }

@@ -67,7 +67,7 @@ func (m *Manager) Status() Status {
 		State: e.state, LeagueID: m.leagueID, GameType: e.gameType, CurrentRound: e.fx.activeNumber(),
 		TotalRounds: len(e.fx.rounds), Referees: len(e.agents.referees), Players: len(e.agents.players),
 		MatchesTotal: len(e.fx.matches), MatchesByStatus: e.fx.counts(), Agents: []AgentStatus{},
-		ShuttingDown: e.stop.stopping, Abandoned: []AbandonedMatch{}, Storage: e.storageStatus(),
+		ShuttingDown: e.stop.stopping, Abandoned: []AbandonedMatch{}, Storage: e.outage.status(),
 	}
 	for _, mt := range e.fx.where(isAbandoned) {
 		s.Abandoned = append(s.Abandoned, AbandonedMatch{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players, Referee: mt.referee, Failures: mt.failures})
@@ -110,7 +110,7 @@ type Health struct {
 func (m *Manager) Health() Health {
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()
-	st := m.e.storageStatus()
+	st := m.e.outage.status()
 	if !st.Degraded {
 		return Health{Status: "ok"}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/mattn/go-sqlite3"
+	"github.com/rs/zerolog"
 )
 
 // storageRetry is how often a League Manager whose storage fails tries again.
@@ -53,8 +54,16 @@ func (m *Manager) auditFailed() {
 	})
 }
 
-// outage is the engine's view of its storage, guarded by engine.mu.
+// outage owns the engine's view of its storage: whether and since when it fails, and
+// the decisions kept to be tried again. It is guarded by engine.mu.
 type outage struct {
+	log zerolog.Logger
+	hub *events.Hub
+	now func() time.Time
+	// arm makes sure the alarm fires no later than its time (engine.armDeadline); the
+	// alarm tries the storage and the kept decisions again.
+	arm func(at time.Time)
+
 	since time.Time // zero while storage works
 	cause string
 	// auditSeen is the audit log's failure count the log was last reconciled at.
@@ -103,17 +112,17 @@ func storageRefusal(err error) *protocol.Error {
 func (e *engine) storageReady() error {
 	if e.store.Health() != nil {
 		if err := e.store.Probe(); err != nil {
-			e.storageFailed(err)
+			e.outage.failed(err)
 			return err
 		}
 	}
 	if err := e.auditReady(); err != nil {
-		e.storageFailed(err)
+		e.outage.failed(err)
 		return err
 	}
 	if e.outage.resuming {
 		if err := e.resume(); err != nil {
-			e.retryLater("resume the league", err)
+			e.outage.retryLater("resume the league", err)
 			return err
 		}
 		e.outage.resuming = false
@@ -146,29 +155,29 @@ func (e *engine) auditReady() error {
 	return nil
 }
 
-// storageFailed notes an outage and arms its retry.
-func (e *engine) storageFailed(err error) {
-	now := e.opt.Now()
-	if e.outage.since.IsZero() {
-		e.outage.since = now
-		e.log.Error().Err(err).Msg("storage failing: the league is degraded, nothing is changed until writes succeed again")
-		e.outage.cause = storageCause(err)
-		e.publish(events.StorageDegraded, "", e.storageStatus())
+// failed notes an outage and arms its retry.
+func (o *outage) failed(err error) {
+	now := o.now()
+	if o.since.IsZero() {
+		o.since = now
+		o.log.Error().Err(err).Msg("storage failing: the league is degraded, nothing is changed until writes succeed again")
+		o.cause = storageCause(err)
+		o.hub.Publish(events.StorageDegraded, "", o.status())
 	}
-	e.outage.cause = storageCause(err)
-	e.armDeadline(now.Add(storageRetry))
+	o.cause = storageCause(err)
+	o.arm(now.Add(storageRetry))
 }
 
 // retryLater keeps a decision that failed after a committed change for the alarm, which
 // tries it again once storage takes writes.
-func (e *engine) retryLater(what string, err error) {
-	e.log.Error().Err(err).Msg(what + ": tried again in a second")
-	e.outage.retry = true
+func (o *outage) retryLater(what string, err error) {
+	o.log.Error().Err(err).Msg(what + ": tried again in a second")
+	o.retry = true
 	if storageFailure(err) {
-		e.storageFailed(err)
+		o.failed(err)
 		return
 	}
-	e.armDeadline(e.opt.Now().Add(storageRetry))
+	o.arm(o.now().Add(storageRetry))
 }
 
 // storageBack ends an outage: the matches in flight get back the time it lasted, and so
@@ -180,18 +189,16 @@ func (e *engine) storageBack() {
 	lost := e.opt.Now().Sub(e.outage.since)
 	e.log.Info().Dur("outage", lost).Msg("storage takes writes again: the league goes on")
 	e.outage.since, e.outage.cause = time.Time{}, ""
-	e.publish(events.StorageRestored, "", map[string]any{"outage_ms": lost.Milliseconds()})
+	e.hub.Publish(events.StorageRestored, "", map[string]any{"outage_ms": lost.Milliseconds()})
 	for _, mt := range e.fx.inFlight() {
 		mt.progress.since = mt.progress.since.Add(lost)
 		e.setDeadline(mt)
 	}
-	if e.state == StateRegistration && !e.firstPlayerAt.IsZero() {
-		e.firstPlayerAt = e.firstPlayerAt.Add(lost)
-		if e.windowTimer != nil {
-			e.windowTimer.Stop()
-			e.windowTimer = nil
+	if e.state == StateRegistration {
+		e.window.extend(lost)
+		if !e.closed {
+			e.window.arm()
 		}
-		e.armWindow()
 	}
 }
 
@@ -203,16 +210,16 @@ func (e *engine) retryDecisions() {
 	e.outage.retry = false
 	if e.state == StateScheduling {
 		if err := e.activate(); err != nil {
-			e.retryLater("activate league", err)
+			e.outage.retryLater("activate league", err)
 		}
 		return
 	}
 	if err := e.maybeCloseRegistration("retry"); err != nil {
-		e.retryLater("close registration", err)
+		e.outage.retryLater("close registration", err)
 		return
 	}
 	if err := e.settle(); err != nil {
-		e.retryLater("settle", err)
+		e.outage.retryLater("settle", err)
 	}
 }
 
@@ -224,9 +231,10 @@ type StorageStatus struct {
 	Since    string `json:"since,omitempty"`
 }
 
-func (e *engine) storageStatus() StorageStatus {
-	if e.outage.since.IsZero() {
+// status is the storage's state for /health and /status.
+func (o *outage) status() StorageStatus {
+	if o.since.IsZero() {
 		return StorageStatus{}
 	}
-	return StorageStatus{Degraded: true, Cause: e.outage.cause, Since: protocol.Now(e.outage.since)}
+	return StorageStatus{Degraded: true, Cause: o.cause, Since: protocol.Now(o.since)}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
+	"github.com/rs/zerolog"
 )
 
 // The League Manager is the live view's source.
@@ -83,7 +84,7 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 		ByStatus: e.fx.counts(), MatchesTotal: len(e.fx.matches), Format: e.format,
 		Standings: e.fx.table.Detailed(), Crosstable: e.fx.table.Crosstable(), LastEventID: m.hub.LastID(),
 	}
-	if st := e.storageStatus(); st.Degraded {
+	if st := e.outage.status(); st.Degraded {
 		v.StorageFailure, v.StorageSince = st.Cause, st.Since
 	}
 	players := e.agents.playerIDs()
@@ -273,7 +274,7 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 	if !late {
 		for _, mv := range moves {
 			if !mt.received(mv.StepNumber, mv.PlayerID) {
-				e.liveMove(mt, mv)
+				e.live.move(mt, mv)
 			}
 		}
 	}
@@ -302,9 +303,22 @@ func (mt *match) received(step int, player string) bool {
 	return slices.ContainsFunc(last.Moves, func(mv web.Move) bool { return mv.Player == player })
 }
 
-// liveMove adds one move, not received before, to the live view of mt and publishes it
-// as move_made. Beyond maxLiveMoves moves are not kept; the result shows them.
-func (e *engine) liveMove(mt *match, p protocol.MoveNotice) {
+// liveView owns the live view of the matches in play: the moves each match has shown
+// (match.live) and the move_made events that show them, re-playing through the league's
+// rules the moves of a result the view missed. It runs under engine.mu.
+type liveView struct {
+	hub      *events.Hub
+	log      zerolog.Logger
+	games    *game.Registry
+	gameType string
+	params   map[string]any
+	// external: the game has no compiled-in rules, so nothing is re-played.
+	external bool
+}
+
+// move adds one move, not received before, to the live view of mt and publishes it as
+// move_made. Beyond maxLiveMoves moves are not kept; the result shows them.
+func (v liveView) move(mt *match, p protocol.MoveNotice) {
 	if mt.liveMoves >= maxLiveMoves {
 		return
 	}
@@ -322,7 +336,7 @@ func (e *engine) liveMove(mt *match, p protocol.MoveNotice) {
 	} else {
 		mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
 	}
-	e.publish(events.MoveMade, mt.id, moveMade{Step: p.StepNumber, Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome, View: view})
+	v.hub.Publish(events.MoveMade, mt.id, moveMade{Step: p.StepNumber, Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome, View: view})
 }
 
 // moveMade is the data of a move_made event: a struct, since encoding a map sorts its
@@ -335,13 +349,13 @@ type moveMade struct {
 	View    any                  `json:"view"`
 }
 
-// publishUnseenMoves publishes move_made for every move of a result that the live view of
+// unseenMoves publishes move_made for every move of a result that the live view of
 // mt has not shown (its events were lost, refused or are still on their way), in order,
 // each with the view after its step re-played through the rules as on the match page,
 // so a client of the live view sees every move once. It runs as the result is stored,
 // before match_finished; a move the rules refuse (the result was taken, so the referee's
 // record is trusted) or a game without rules leaves the views out.
-func (e *engine) publishUnseenMoves(mt *match, md protocol.GameMetadata) {
+func (v liveView) unseenMoves(mt *match, md protocol.GameMetadata) {
 	var unseen []int // indexes into md.Moves
 	for i, mv := range md.Moves {
 		if !mt.seen(mv.Step, mv.Player) {
@@ -352,14 +366,14 @@ func (e *engine) publishUnseenMoves(mt *match, md protocol.GameMetadata) {
 		return
 	}
 	views := make([]any, len(md.Moves))
-	if !e.external {
-		if err := e.stepViews(mt, md, views); err != nil {
-			e.log.Warn().Err(err).Str("match_id", mt.id).Msg("moves of the result published without views: cannot re-play them")
+	if !v.external {
+		if err := v.stepViews(mt, md, views); err != nil {
+			v.log.Warn().Err(err).Str("match_id", mt.id).Msg("moves of the result published without views: cannot re-play them")
 		}
 	}
 	for _, i := range unseen {
 		mv := md.Moves[i]
-		e.publish(events.MoveMade, mt.id, moveMade{Step: mv.Step, Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome, View: views[i]})
+		v.hub.Publish(events.MoveMade, mt.id, moveMade{Step: mv.Step, Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome, View: views[i]})
 	}
 }
 
@@ -371,12 +385,12 @@ func (mt *match) seen(step int, player string) bool {
 
 // stepViews sets views[i] to the view after the step of md.Moves[i], re-played through
 // the rules of mt's game.
-func (e *engine) stepViews(mt *match, md protocol.GameMetadata, views []any) error {
-	params := e.params
+func (v liveView) stepViews(mt *match, md protocol.GameMetadata, views []any) error {
+	params := v.params
 	if md.GameParams != nil {
 		params = md.GameParams
 	}
-	g, err := e.games.New(e.gameType, params)
+	g, err := v.games.New(v.gameType, params)
 	if err != nil {
 		return err
 	}
