@@ -62,7 +62,12 @@ type Marker interface {
 type Store struct {
 	db    *sql.DB
 	audit Marker
+	health
+}
 
+// health owns the Store's storage-failure bookkeeping: how many transactions a storage
+// failure rolled back, and the failure of the last transaction.
+type health struct {
 	failures atomic.Int64
 	lastErr  atomic.Pointer[error] // the last transaction's storage failure, nil after a commit
 }
@@ -168,15 +173,29 @@ func (s *Store) SaveMark() error {
 
 // Health is nil while the last transaction committed, else the storage failure that
 // rolled it back.
-func (s *Store) Health() error {
-	if p := s.lastErr.Load(); p != nil {
+func (h *health) Health() error {
+	if p := h.lastErr.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
 // Failures counts the transactions a storage failure rolled back.
-func (s *Store) Failures() int64 { return s.failures.Load() }
+func (h *health) Failures() int64 { return h.failures.Load() }
+
+// record notes how a transaction ended (err): a commit clears the failure, a storage
+// failure is wrapped in ErrUnavailable, counted and kept for Health.
+func (h *health) record(err error) error {
+	switch {
+	case err == nil:
+		h.lastErr.Store(nil)
+	case unavailable(err):
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		h.failures.Add(1)
+		h.lastErr.Store(&err)
+	}
+	return err
+}
 
 // Probe makes a small write of its own, so a League Manager that has nothing else to
 // write learns whether the database takes writes again.
@@ -190,16 +209,7 @@ func (s *Store) Probe() error {
 // tx runs fn in one immediate transaction, with the audit mark: all of its writes land
 // or none. A storage failure is wrapped in ErrUnavailable and kept for Health.
 func (s *Store) tx(fn func(tx *sql.Tx) error) error {
-	err := s.tx1(fn)
-	switch {
-	case err == nil:
-		s.lastErr.Store(nil)
-	case unavailable(err):
-		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		s.failures.Add(1)
-		s.lastErr.Store(&err)
-	}
-	return err
+	return s.health.record(s.tx1(fn))
 }
 
 func (s *Store) tx1(fn func(tx *sql.Tx) error) error {
