@@ -12,27 +12,13 @@ import (
 	"github.com/google/uuid"
 )
 
-// Handle implements protocol.Handler: one validated inbound message. A request whose
-// writes failed is refused STORAGE_UNAVAILABLE, naming the cause; it changed nothing.
-func (m *Manager) Handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
-	ans, err := m.handle(ctx, msg)
-	if err != nil && protocol.ReasonOf(err) == "" && storageFailure(err) {
-		m.e.mu.Lock()
-		m.e.outage.failed(err)
-		m.e.mu.Unlock()
-		m.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("message_type", msg.Envelope.MessageType).Msg("request refused: storage failing")
-		return nil, storageRefusal(err)
-	}
-	return ans, err
-}
-
 func (m *Manager) handle(ctx context.Context, msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
 	if env.LeagueID != "" && env.LeagueID != m.leagueID {
-		return nil, protocol.Errorf(protocol.ReasonWrongLeague, "this League Manager runs league %q", m.leagueID)
+		return nil, refuse(errWrongLeague, "this League Manager runs league %q", m.leagueID)
 	}
 	if env.MessageType != protocol.QueryStandings && env.MessageType != protocol.AdminShutdownRequest && m.hasStopped() {
-		return nil, errShuttingDown()
+		return nil, shuttingDown()
 	}
 	switch env.MessageType {
 	case protocol.RegisterRefereeRequest, protocol.RegisterPlayerRequest:
@@ -54,7 +40,7 @@ func (m *Manager) handle(ctx context.Context, msg *protocol.Message) (*protocol.
 	case protocol.QueryMatch:
 		return m.queryMatch(msg)
 	}
-	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "the League Manager does not accept %s", env.MessageType)
+	return nil, refuse(errNotAccepted, "the League Manager does not accept %s", env.MessageType)
 }
 
 // hasStopped reports whether a shutdown has cancelled the unfinished matches, after which
@@ -115,14 +101,14 @@ func (m *Manager) register(msg *protocol.Message) (*protocol.Message, error) {
 func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	p, err := decodeRegistration(msg, kind)
 	if err != nil {
-		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid registration payload")
+		return nil, refuse(errMalformed, "invalid registration payload")
 	}
 	id, sender := p.id, protocol.PlayerSender(p.id)
 	if kind == store.KindReferee {
 		sender = protocol.RefereeSender(p.id)
 	}
 	if msg.Envelope.Sender != sender {
-		return nil, protocol.Errorf(protocol.ReasonSenderMismatch, "sender %s does not match %s_id %q", msg.Envelope.Sender, kind, id)
+		return nil, refuse(errSenderMismatch, "sender %s does not match %s_id %q", msg.Envelope.Sender, kind, id)
 	}
 	if err := m.checkEndpoint(p.endpoint); err != nil {
 		return nil, err
@@ -131,7 +117,7 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopping {
-		return nil, errShuttingDown()
+		return nil, shuttingDown()
 	}
 	// A registered sender repeating its registration has its own bucket; every other
 	// sender shares one.
@@ -149,7 +135,7 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 		if a.conversationID == msg.Envelope.ConversationID && a.endpoint == p.endpoint {
 			return a, nil
 		}
-		return nil, protocol.Errorf(protocol.ReasonDuplicateRegistration, "%s %q is already registered", a.kind, a.id)
+		return nil, refuse(errAlreadyRegistered, "%s %q is already registered", a.kind, a.id)
 	}
 	a := &agent{id: id, kind: kind, token: uuid.NewString(), endpoint: p.endpoint, status: AgentRegistered,
 		conversationID: msg.Envelope.ConversationID, features: features(p.features), registeredAt: e.now()}
@@ -184,7 +170,7 @@ func (m *Manager) checkEndpoint(endpoint string) error {
 		return nil
 	}
 	if err := netsec.CheckURL(endpoint); errors.Is(err, netsec.ErrPlainHTTP) {
-		return protocol.Errorf(protocol.ReasonInsecureEndpoint,
+		return refuse(errInsecureEndpoint,
 			"endpoint_url %s is %v; serve it over https (--tls-cert, --tls-key) or run the League Manager with --insecure", endpoint, err)
 	}
 	return nil
@@ -196,32 +182,32 @@ func (m *Manager) admissible(a *agent, p *registration) error {
 	e := m.e
 	if a.kind == store.KindPlayer {
 		if e.state != StateRegistration {
-			return protocol.Errorf(protocol.ReasonRegistrationClosed, "registration is closed (league is %s)", e.state)
+			return refuse(errRegistrationClosed, "registration is closed (league is %s)", e.state)
 		}
 		if len(e.agents.referees) == 0 {
-			return protocol.Errorf(protocol.ReasonNoRefereeRegistered, "no referee is registered yet; retry later")
+			return refuse(errNoReferee, "no referee is registered yet; retry later")
 		}
 		if len(p.games) > 0 && !slices.Contains(p.games, e.gameType) {
-			return protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s, which the player does not play", e.gameType)
+			return refuse(errUnsupportedGame, "this league plays %s, which the player does not play", e.gameType)
 		}
 		return nil
 	}
 	if e.state == StateCompleted {
-		return protocol.Errorf(protocol.ReasonRegistrationClosed, "the league is completed")
+		return refuse(errRegistrationClosed, "the league is completed")
 	}
 	if len(e.agents.referees) >= e.cfg.Registration.MaxReferees {
-		return protocol.Errorf(protocol.ReasonRegistrationClosed, "the league has its maximum of %d referees", e.cfg.Registration.MaxReferees)
+		return refuse(errRegistrationClosed, "the league has its maximum of %d referees", e.cfg.Registration.MaxReferees)
 	}
 	a.games = p.games
 	if len(a.games) == 0 {
 		if e.external {
 			// Only a referee that knows the game can play it: none is assumed to.
-			return protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s, a game whose rules the League Manager does not have: a referee must list it in game_types", e.gameType)
+			return refuse(errUnsupportedGame, "this league plays %s, a game whose rules the League Manager does not have: a referee must list it in game_types", e.gameType)
 		}
 		a.games = []string{e.gameType}
 	}
 	if !slices.Contains(a.games, e.gameType) {
-		return protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s, which the referee does not support", e.gameType)
+		return refuse(errUnsupportedGame, "this league plays %s, which the referee does not support", e.gameType)
 	}
 	a.maxMatches = p.maxMatches
 	if a.maxMatches == 0 {
@@ -235,7 +221,7 @@ func (m *Manager) agentReady(msg *protocol.Message) (*protocol.Message, error) {
 	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
-		return nil, errShuttingDown()
+		return nil, shuttingDown()
 	}
 	a, err := e.agents.authenticate(&msg.Envelope)
 	if err != nil {
@@ -298,7 +284,7 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 		return nil, err
 	}
 	if !found {
-		return nil, protocol.Errorf(protocol.ReasonUnknownRound, "round %q has no standings snapshot (unknown or not completed)", roundID)
+		return nil, refuse(errUnknownRound, "round %q has no standings snapshot (unknown or not completed)", roundID)
 	}
 	ans.Standings = rows
 	ans.RoundID, ans.UpdatedAt, ans.Final = &roundID, computed, false
@@ -328,15 +314,15 @@ func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
 		return nil, err
 	}
 	if e.stop.stopping {
-		return nil, errShuttingDown()
+		return nil, shuttingDown()
 	}
 	if e.state == StateRegistration {
 		if !e.agents.meets(e.cfg.Registration) {
-			return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "cannot start: %d of %d players and %d of %d referees registered",
+			return nil, refuse(errNotActive, "cannot start: %d of %d players and %d of %d referees registered",
 				len(e.agents.players), e.cfg.Registration.MinPlayers, len(e.agents.referees), e.cfg.Registration.MinReferees)
 		}
 		if err := e.schedulable(); err != nil {
-			return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "cannot start: %v", err)
+			return nil, refuse(errNotActive, "cannot start: %v", err)
 		}
 		if err := e.storageReady(); err != nil {
 			return nil, err
@@ -354,13 +340,13 @@ func (m *Manager) adminStart(msg *protocol.Message) (*protocol.Message, error) {
 func (m *Manager) heartbeat(msg *protocol.Message) (*protocol.Message, error) {
 	var p protocol.Heartbeat
 	if err := msg.Decode(&p); err != nil {
-		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid heartbeat payload")
+		return nil, refuse(errMalformed, "invalid heartbeat payload")
 	}
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
-		return nil, errShuttingDown()
+		return nil, shuttingDown()
 	}
 	ref, err := e.agents.authenticateReferee(&msg.Envelope, "send heartbeats")
 	if err != nil {
@@ -389,10 +375,10 @@ func (m *Manager) queryMatch(msg *protocol.Message) (*protocol.Message, error) {
 	env := &msg.Envelope
 	var p protocol.MatchQuery
 	if err := msg.Decode(&p); err != nil {
-		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid QUERY_MATCH payload")
+		return nil, refuse(errMalformed, "invalid QUERY_MATCH payload")
 	}
 	if env.MatchID != "" && env.MatchID != p.MatchID {
-		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "envelope match_id %q differs from payload match_id %q", env.MatchID, p.MatchID)
+		return nil, refuse(errMalformed, "envelope match_id %q differs from payload match_id %q", env.MatchID, p.MatchID)
 	}
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()
@@ -407,10 +393,10 @@ func (m *Manager) queryMatch(msg *protocol.Message) (*protocol.Message, error) {
 	}
 	mt := e.fx.matches[p.MatchID]
 	if mt == nil {
-		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", p.MatchID)
+		return nil, refuse(errUnknownMatch, "match %q is not in the schedule", p.MatchID)
 	}
 	if mt.players[0] != pl.id && mt.players[1] != pl.id {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "%s is not a player of match %s", env.Sender, mt.id)
+		return nil, refuse(errUnauthorized, "%s is not a player of match %s", env.Sender, mt.id)
 	}
 	info := protocol.MatchDetails{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players[:], Status: mt.status}
 	// A referee holds the match only while it is assigned: a match sent back to the pool

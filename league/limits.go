@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/protocol"
 	"golang.org/x/time/rate"
 )
 
@@ -106,7 +105,7 @@ func (m *Manager) rateLimit(k limitKind, sender string, known bool) error {
 	if m.limits.allow(k, sender, known, m.e.opt.Now()) {
 		return nil
 	}
-	return protocol.Errorf(protocol.ReasonRateLimited, "too many %s from %s; retry later", k, sender)
+	return refuse(errRateLimited, "too many %s from %s; retry later", k, sender)
 }
 
 // refusedAuth charges a request that failed authentication to the shared bucket of its

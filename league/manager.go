@@ -2,6 +2,8 @@
 //
 //   - Manager (manager.go, handlers.go, results.go, view.go): the protocol face. It
 //     decodes, authenticates and rate-limits each message, asks the engine, and answers.
+//     The league refuses in its own words (refusals.go); the edge (edge.go) alone maps
+//     each refusal to its wire error.
 //   - engine (engine.go, lifecycle.go, dispatch.go, deadlines.go, discipline.go,
 //     shutdown.go): the league's decisions. One settle loop brings the league to rest
 //     after every change: forfeits, round completion, then assignment, none of which
@@ -215,9 +217,4 @@ func (m *Manager) matchReply(msg *protocol.Message, messageType string, mt *matc
 	}
 	out.Envelope.MatchID, out.Envelope.RoundID = mt.id, mt.roundID
 	return out, nil
-}
-
-// errShuttingDown refuses what a League Manager that is shutting down no longer takes.
-func errShuttingDown() error {
-	return protocol.Errorf(protocol.ReasonShuttingDown, "the League Manager is shutting down")
 }

@@ -19,46 +19,46 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 	env := &msg.Envelope
 	var p protocol.ResultReport
 	if err := msg.Decode(&p); err != nil {
-		return nil, protocol.Errorf(protocol.ReasonInvalidResult, "result payload cannot be read")
+		return nil, refuse(errInvalidResult, "result payload cannot be read")
 	}
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
-		return nil, errShuttingDown()
+		return nil, shuttingDown()
 	}
 	ref, err := e.agents.authenticate(env)
 	if err != nil {
 		return nil, m.refusedAuth(limitResults, env.Sender, err)
 	}
 	if ref.kind != store.KindReferee {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only referees report results")
+		return nil, refuse(errUnauthorized, "only referees report results")
 	}
 	if err := m.rateLimit(limitResults, ref.sender(), true); err != nil {
 		return nil, err
 	}
 	mt := e.fx.matches[env.MatchID]
 	if mt == nil {
-		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", env.MatchID)
+		return nil, refuse(errUnknownMatch, "match %q is not in the schedule", env.MatchID)
 	}
 	ack := protocol.MatchAck{MatchID: mt.id, Status: protocol.StatusAcknowledged}
 	if mt.result != nil {
 		if maps.Equal(mt.result.outcome, p.Outcome) && maps.Equal(mt.result.points, p.Points) && mt.referee == ref.id {
 			return m.matchReply(msg, protocol.MatchResultAck, mt, ack)
 		}
-		return nil, protocol.Errorf(protocol.ReasonDuplicateResult, "match %s already has a different result", mt.id)
+		return nil, refuse(errDuplicateResult, "match %s already has a different result", mt.id)
 	}
 	if mt.referee != ref.id {
 		if mt.previousReferees[ref.id] {
-			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match %s was reassigned to another referee", mt.id)
+			return nil, refuse(errStaleAssignment, "match %s was reassigned to another referee", mt.id)
 		}
-		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not assigned to %s", mt.id, env.Sender)
+		return nil, refuse(errNotAssigned, "match %s is not assigned to %s", mt.id, env.Sender)
 	}
 	if e.state != StateActive || !mt.inFlight() {
 		if mt.status == protocol.MatchStateFailed || mt.status == protocol.MatchStatePending || mt.status == protocol.MatchStateAbandoned {
-			return nil, protocol.Errorf(protocol.ReasonStaleAssignment, "match %s is no longer assigned to %s", mt.id, env.Sender)
+			return nil, refuse(errStaleAssignment, "match %s is no longer assigned to %s", mt.id, env.Sender)
 		}
-		return nil, protocol.Errorf(protocol.ReasonLeagueNotActive, "match %s cannot take a result now (league %s, match %s)", mt.id, e.state, mt.status)
+		return nil, refuse(errNotActive, "match %s cannot take a result now (league %s, match %s)", mt.id, e.state, mt.status)
 	}
 	if err := checkResult(env, mt, &p, e.gameType, e.scoring); err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (m *Manager) reportResult(msg *protocol.Message) (*protocol.Message, error)
 // protocol.CheckResult, its players and the game's scoring.
 func checkResult(env *protocol.Envelope, mt *match, p *protocol.ResultReport, gameType string, scoring protocol.Scoring) error {
 	invalid := func(format string, args ...any) error {
-		return protocol.Errorf(protocol.ReasonInvalidResult, format, args...)
+		return refuse(errInvalidResult, format, args...)
 	}
 	if env.RoundID != "" && env.RoundID != mt.roundID {
 		return invalid("match %s belongs to round %s, not %s", mt.id, mt.roundID, env.RoundID)
@@ -106,14 +106,14 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 	md, vs := protocol.ReadGameMetadata(p.GameMetadata) // read once: facts, ratings, live view
 	if vs != nil {
 		// Taken, it would be read in part ever after: refused, saying where it is wrong.
-		perr := protocol.Errorf(protocol.ReasonSchemaViolation, "game_metadata violates schemas/game_metadata.json: %s", vs[0])
+		r := refuse(errMalformed, "game_metadata violates schemas/game_metadata.json: %s", vs[0])
 		for _, v := range vs {
-			perr.Data.Violations = append(perr.Data.Violations, v.String())
+			r.violations = append(r.violations, v.String())
 		}
-		return perr
+		return r
 	}
 	if err := e.fx.table.Check(p.Outcome, p.Points); err != nil {
-		return protocol.Errorf(protocol.ReasonInvalidResult, "result does not fit the standings")
+		return refuse(errInvalidResult, "result does not fit the standings")
 	}
 	now := e.opt.Now()
 	facts := readFacts(mt.players, md)

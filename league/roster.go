@@ -55,22 +55,22 @@ func (r *roster) load(s store.Agent) error {
 // authenticate checks that the envelope token belongs to its sender.
 func (r *roster) authenticate(env *protocol.Envelope) (*agent, error) {
 	if env.AuthToken == "" {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "auth_token is required for %s", env.MessageType)
+		return nil, refuse(errUnauthorized, "auth_token is required for %s", env.MessageType)
 	}
 	a := r.senders[env.Sender]
 	if a != nil && protocol.TokenEqual(a.token, env.AuthToken) {
 		if a.status == AgentSuspended {
-			return nil, protocol.Errorf(protocol.ReasonSuspended, "%s is suspended", env.Sender)
+			return nil, refuse(errSuspended, "%s is suspended", env.Sender)
 		}
 		if a.status == AgentShutdown {
-			return nil, protocol.Errorf(protocol.ReasonUnauthorized, "the token of %s is no longer valid", env.Sender)
+			return nil, refuse(errUnauthorized, "the token of %s is no longer valid", env.Sender)
 		}
 		return a, nil
 	}
 	if owner := r.tokens[env.AuthToken]; owner != nil {
-		return nil, protocol.Errorf(protocol.ReasonSenderMismatch, "auth_token does not belong to sender %s", env.Sender)
+		return nil, refuse(errSenderMismatch, "auth_token does not belong to sender %s", env.Sender)
 	}
-	return nil, protocol.Errorf(protocol.ReasonUnauthorized, "invalid auth_token for %s", env.Sender)
+	return nil, refuse(errUnauthorized, "invalid auth_token for %s", env.Sender)
 }
 
 // authenticateReferee is authenticate for a message only referees send.
@@ -80,17 +80,17 @@ func (r *roster) authenticateReferee(env *protocol.Envelope, what string) (*agen
 		return nil, err
 	}
 	if a.kind != store.KindReferee {
-		return nil, protocol.Errorf(protocol.ReasonUnauthorized, "only referees %s", what)
+		return nil, refuse(errUnauthorized, "only referees %s", what)
 	}
 	return a, nil
 }
 
 func (r *roster) authenticateAdmin(env *protocol.Envelope) error {
 	if env.Sender != protocol.SenderAdmin {
-		return protocol.Errorf(protocol.ReasonUnauthorized, "%s needs sender admin", env.MessageType)
+		return refuse(errUnauthorized, "%s needs sender admin", env.MessageType)
 	}
 	if r.adminToken == "" || !protocol.TokenEqual(r.adminToken, env.AuthToken) {
-		return protocol.Errorf(protocol.ReasonUnauthorized, "invalid admin token")
+		return refuse(errUnauthorized, "invalid admin token")
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func (m *Manager) adminShutdown(msg *protocol.Message) (*protocol.Message, error
 		Reason string `json:"reason"`
 	}
 	if err := msg.Decode(&p); err != nil {
-		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid shutdown payload")
+		return nil, refuse(errMalformed, "invalid shutdown payload")
 	}
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()

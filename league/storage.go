@@ -100,10 +100,10 @@ func storageCause(err error) string {
 }
 
 // storageRefusal is the answer to a request whose writes failed.
-func storageRefusal(err error) *protocol.Error {
-	pe := protocol.Errorf(protocol.ReasonStorageUnavailable, "the League Manager cannot write to its storage now; nothing was changed, retry later")
-	pe.Data.Details = storageCause(err)
-	return pe
+func storageRefusal(err error) error {
+	r := refuse(errStorageUnavailable, "the League Manager cannot write to its storage now; nothing was changed, retry later")
+	r.details = storageCause(err)
+	return r
 }
 
 // storageReady brings both stores back to taking writes, if they failed: a database

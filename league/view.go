@@ -232,7 +232,7 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 		Moves []protocol.MoveNotice `json:"moves"`
 	}
 	if err := msg.Decode(&p); err != nil {
-		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "invalid move event payload")
+		return nil, refuse(errMalformed, "invalid move event payload")
 	}
 	batch := p.Moves != nil
 	moves := p.Moves
@@ -243,7 +243,7 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 	defer m.e.mu.Unlock()
 	e := m.e
 	if e.stop.stopped {
-		return nil, errShuttingDown()
+		return nil, shuttingDown()
 	}
 	ref, err := e.agents.authenticateReferee(env, "send move events")
 	if err != nil {
@@ -251,25 +251,25 @@ func (m *Manager) moveEvent(msg *protocol.Message) (ans *protocol.Message, err e
 	}
 	mt := e.fx.matches[env.MatchID]
 	if mt == nil {
-		return nil, protocol.Errorf(protocol.ReasonUnknownMatch, "match %q is not in the schedule", env.MatchID)
+		return nil, refuse(errUnknownMatch, "match %q is not in the schedule", env.MatchID)
 	}
 	late := mt.referee == ref.id && mt.status == protocol.MatchStateCompleted
 	if !late && (mt.referee != ref.id || !mt.inFlight()) {
-		return nil, protocol.Errorf(protocol.ReasonNotAssignedReferee, "match %s is not in progress at %s", mt.id, env.Sender)
+		return nil, refuse(errNotAssigned, "match %s is not in progress at %s", mt.id, env.Sender)
 	}
 	// Every move is checked before any is taken, so a refused batch changes nothing.
 	for i, mv := range moves {
 		if mv.PlayerID != mt.players[0] && mv.PlayerID != mt.players[1] {
-			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "%splayer %q does not play match %s", batchItem(batch, i), mv.PlayerID, mt.id)
+			return nil, refuse(errMalformed, "%splayer %q does not play match %s", batchItem(batch, i), mv.PlayerID, mt.id)
 		}
 		if i > 0 && mv.StepNumber < moves[i-1].StepNumber {
-			return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "%sstep %d comes after step %d in the same batch", batchItem(batch, i), mv.StepNumber, moves[i-1].StepNumber)
+			return nil, refuse(errMalformed, "%sstep %d comes after step %d in the same batch", batchItem(batch, i), mv.StepNumber, moves[i-1].StepNumber)
 		}
 	}
 	// A single move before the last step received is refused; a batch's moves already
 	// received are passed over, so a batch resent after a lost answer is taken again.
 	if last := len(mt.live) - 1; !batch && last >= 0 && p.StepNumber < mt.live[last].Step {
-		return nil, protocol.Errorf(protocol.ReasonStaleStep, "step %d of match %s comes after step %d", p.StepNumber, mt.id, mt.live[last].Step)
+		return nil, refuse(errStaleStep, "step %d of match %s comes after step %d", p.StepNumber, mt.id, mt.live[last].Step)
 	}
 	if !late {
 		for _, mv := range moves {
