@@ -24,7 +24,7 @@ type adminNet struct {
 func (a *adminNet) options(calls ...cli.Call) (protocol.ClientOptions, error) {
 	n := cli.Net{TLSCA: a.tlsCA, Insecure: a.insecure}
 	if err := n.Check("127.0.0.1:0", calls...); err != nil {
-		return protocol.ClientOptions{}, usageError{err}
+		return protocol.ClientOptions{}, cli.UsageError{Err: err}
 	}
 	_, tlsCfg, err := n.Load()
 	if err != nil {
@@ -65,7 +65,7 @@ func start(ctx context.Context, args []string) error {
 	var a adminCmd
 	a.addFlags(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	c, token, err := a.client()
 	if err != nil {
@@ -91,10 +91,10 @@ func standingsCmd(ctx context.Context, args []string) error {
 	fset.BoolVar(&q.Ratings, "ratings", false, "add tie-break columns and each player's rating with its 95% interval and rank range, from GET /api/league of the same server")
 	fset.BoolVar(&q.Crosstable, "crosstable", false, "print the crosstable after the standings, from GET /api/league of the same server")
 	if _, err := cli.Parse(fset, args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if (q.Ratings || q.Crosstable) && (q.Round != "" || q.Stats) {
-		return usageError{errors.New("--ratings and --crosstable show the live league: not with --round or --stats")}
+		return cli.UsageError{Err: errors.New("--ratings and --crosstable show the live league: not with --round or --stats")}
 	}
 	c, token, err := a.client()
 	if err != nil {
@@ -104,7 +104,7 @@ func standingsCmd(ctx context.Context, args []string) error {
 	s, err := c.Standings(ctx, a.url, token, q)
 	switch {
 	case errors.Is(err, localleague.ErrNoLiveView):
-		return usageError{fmt.Errorf("--league %s: %w (--stats, --ratings and --crosstable read it)", a.url, err)}
+		return cli.UsageError{Err: fmt.Errorf("--league %s: %w (--stats, --ratings and --crosstable read it)", a.url, err)}
 	case err != nil:
 		return err
 	case *asJSON:

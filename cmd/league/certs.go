@@ -21,20 +21,20 @@ func certsCmd(args []string) error {
 	rest, err := cli.Parse(fset, args)
 	switch {
 	case err != nil:
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	case len(rest) > 0:
-		return usageError{fmt.Errorf("unexpected argument %q", rest[0])}
+		return cli.UsageError{Err: fmt.Errorf("unexpected argument %q", rest[0])}
 	case *out == "":
-		return usageError{errors.New("--out is required: the folder to write the certificates into")}
+		return cli.UsageError{Err: errors.New("--out is required: the folder to write the certificates into")}
 	case *hosts == "":
-		return usageError{errors.New("--hosts is required: the DNS names and IPs of the machines, e.g. localhost,127.0.0.1,10.0.0.2")}
+		return cli.UsageError{Err: errors.New("--hosts is required: the DNS names and IPs of the machines, e.g. localhost,127.0.0.1,10.0.0.2")}
 	}
 	list, err := netsec.ParseHosts(*hosts)
 	if err != nil {
-		return usageError{fmt.Errorf("--hosts %w", err)}
+		return cli.UsageError{Err: fmt.Errorf("--hosts %w", err)}
 	}
 	if err := netsec.CheckCertRequest(*out, list, *days); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	files, err := netsec.MakeCerts(*out, list, *days, *force)
 	if err != nil {

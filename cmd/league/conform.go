@@ -29,7 +29,7 @@ func conformCmd(ctx context.Context, args []string) error {
 		}
 	})
 	if len(args) == 0 || !slices.Contains(subjects, args[0]) {
-		return usageError{fmt.Errorf("usage: league conform %s [flags]", strings.Join(subjects, "|"))}
+		return cli.UsageError{Err: fmt.Errorf("usage: league conform %s [flags]", strings.Join(subjects, "|"))}
 	}
 	subject := args[0]
 	fset := flag.NewFlagSet("league conform "+subject, flag.ContinueOnError)
@@ -50,17 +50,17 @@ func conformCmd(ctx context.Context, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if subject == "league-manager" && *url == "" {
-		return usageError{errors.New("league conform league-manager needs --url")}
+		return cli.UsageError{Err: errors.New("league conform league-manager needs --url")}
 	}
 	if *wait <= 0 || *move <= 0 || *result <= 0 || *grace <= 0 || *reminder < 0 {
-		return usageError{errors.New("--wait, --move-timeout, --result-timeout and --grace must be positive, --reminder-wait not negative")}
+		return cli.UsageError{Err: errors.New("--wait, --move-timeout, --result-timeout and --grace must be positive, --reminder-wait not negative")}
 	}
 	// The tool serves plain HTTP only.
 	if err := netsec.CheckListen(*listen, false); errors.Is(err, netsec.ErrPlainHTTP) && !an.insecure {
-		return usageError{fmt.Errorf("--listen %s serves %w; listen on loopback, or pass --insecure", *listen, err)}
+		return cli.UsageError{Err: fmt.Errorf("--listen %s serves %w; listen on loopback, or pass --insecure", *listen, err)}
 	}
 	var calls []cli.Call
 	if *url != "" {

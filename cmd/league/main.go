@@ -82,14 +82,10 @@ func run(ctx context.Context, args []string) int {
 	var usageErr cli.UsageError
 	var torn replay.TornTailError
 	switch {
-	case errors.As(err, &usageError{}), errors.As(err, &usageErr):
+	case errors.As(err, &usageErr):
 		return 2
 	case errors.As(err, &torn):
 		return 3 // see logExitCodes
 	}
 	return 1
 }
-
-// usageError marks a bad command line of this package's commands; demo and bench, in
-// packages of their own, return a cli.UsageError.
-type usageError struct{ error }

@@ -41,7 +41,7 @@ func serve(ctx context.Context, args []string) (err error) {
 	var netFlags cli.Net
 	netFlags.AddFlags(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	var perLeague []string
 	fset.Visit(func(f *flag.Flag) {
@@ -52,15 +52,15 @@ func serve(ctx context.Context, args []string) (err error) {
 	})
 	switch {
 	case *leaguesDir != "" && len(perLeague) > 0:
-		return usageError{fmt.Errorf("--leagues: %s belong to one league; set them in each league's %s", strings.Join(perLeague, ", "), server.LeagueFile)}
+		return cli.UsageError{Err: fmt.Errorf("--leagues: %s belong to one league; set them in each league's %s", strings.Join(perLeague, ", "), server.LeagueFile)}
 	case o.Drain < 0:
-		return usageError{fmt.Errorf("--drain must not be negative, got %s", o.Drain)}
+		return cli.UsageError{Err: fmt.Errorf("--drain must not be negative, got %s", o.Drain)}
 	}
 	if *window >= 0 {
 		o.Overrides.WindowSeconds = window
 	}
 	if err := netFlags.Check(o.Addr); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if o.TLS, o.ClientTLS, err = netFlags.Load(); err != nil {
 		return err

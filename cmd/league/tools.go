@@ -35,10 +35,10 @@ func logCommand(fset *flag.FlagSet, synopsis, about string, args []string) (stri
 	}
 	pos, err := cli.Parse(fset, args)
 	if err != nil {
-		return "", usageError{err}
+		return "", cli.UsageError{Err: err}
 	}
 	if len(pos) != 1 {
-		return "", usageError{errors.New("usage: " + synopsis)}
+		return "", cli.UsageError{Err: errors.New("usage: " + synopsis)}
 	}
 	return pos[0], nil
 }
@@ -84,10 +84,10 @@ func exportCmd(args []string) error {
 	format := fset.String("format", "csv", "csv, json, or pgn (chess leagues: every game in one PGN file)")
 	out := fset.String("out", "", "output file (default stdout)")
 	if _, err := cli.Parse(fset, args); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if !slices.Contains(export.Formats, *format) {
-		return usageError{fmt.Errorf("unknown format %q: want csv, json or pgn", *format)}
+		return cli.UsageError{Err: fmt.Errorf("unknown format %q: want csv, json or pgn", *format)}
 	}
 	d, err := export.LoadFile(*dbPath)
 	switch {
