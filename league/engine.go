@@ -155,17 +155,13 @@ func (e *engine) load() error {
 		return err
 	}
 	e.format = f
-	if err := e.fx.load(rounds, e.agents.playerIDs(), e.state == StateCompleted, f.Tiebreaks); err != nil {
-		return err
-	}
 	// Statistics and the time of the last result are derived from the stored results.
-	for _, r := range rounds {
-		for _, sm := range r.Matches {
-			if sm.Result != nil {
-				e.fx.updatedAt = max(e.fx.updatedAt, sm.Result.ReportedAt)
-				e.stats.count(e.fx.matches[sm.ID], readFacts(sm.Players, storedMetadata(sm.Result.Metadata)))
-			}
-		}
+	counted := func(mt *match, sm store.Match, md protocol.GameMetadata) {
+		e.fx.updatedAt = max(e.fx.updatedAt, sm.Result.ReportedAt)
+		e.stats.count(mt, readFacts(sm.Players, md))
+	}
+	if err := e.fx.load(rounds, e.agents.playerIDs(), e.state == StateCompleted, f.Tiebreaks, counted); err != nil {
+		return err
 	}
 	if err := e.reconcileAudit(rounds); err != nil {
 		// The next decision tries again (auditReady), before anything else is logged.

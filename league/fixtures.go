@@ -43,10 +43,11 @@ func (f *fixtures) restart(players []string, tiebreaks []string) {
 }
 
 // load takes the schedule read from the database and counts the standings of players
-// from its results and byes, ordered by tiebreaks.
-func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted bool, tiebreaks []string) error {
+// from its results and byes, ordered by tiebreaks. onResult, when not nil, sees each
+// stored result with its game_metadata, read once for both.
+func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted bool, tiebreaks []string, onResult func(*match, store.Match, protocol.GameMetadata)) error {
 	f.restart(players, tiebreaks)
-	if err := f.add(rounds); err != nil {
+	if err := f.add(rounds, onResult); err != nil {
 		return err
 	}
 	if f.current < 0 && leagueCompleted && len(f.rounds) > 0 {
@@ -55,8 +56,9 @@ func (f *fixtures) load(rounds []store.Round, players []string, leagueCompleted 
 	return nil
 }
 
-// add appends stored rounds, counting their results and byes into the standings.
-func (f *fixtures) add(rounds []store.Round) error {
+// add appends stored rounds, counting their results and byes into the standings;
+// onResult (may be nil) sees each result, as in load.
+func (f *fixtures) add(rounds []store.Round, onResult func(*match, store.Match, protocol.GameMetadata)) error {
 	for _, sr := range rounds {
 		r := &round{id: sr.ID, number: sr.Number, cycle: sr.Cycle, status: sr.Status, bye: sr.Bye, byePoints: sr.ByePoints}
 		if sr.ByePoints > 0 {
@@ -68,9 +70,13 @@ func (f *fixtures) add(rounds []store.Round) error {
 			mt := &match{id: sm.ID, roundID: sm.RoundID, referee: sm.Referee, status: sm.Status, assignedAt: sm.AssignedAt, players: sm.Players,
 				seed: sm.Seed, index: sm.Index, order: len(f.matches), failures: sm.Failures, previousReferees: map[string]bool{}}
 			if sm.Result != nil {
-				mt.result = newResultRecord(sm.Result.Outcome, sm.Result.Points, storedMetadata(sm.Result.Metadata))
+				md := storedMetadata(sm.Result.Metadata)
+				mt.result = newResultRecord(sm.Result.Outcome, sm.Result.Points, md)
 				if err := f.table.Apply(mt.result.outcome, mt.result.points); err != nil {
 					return fmt.Errorf("recount standings: %w", err)
+				}
+				if onResult != nil {
+					onResult(mt, sm, md)
 				}
 			}
 			r.matches = append(r.matches, mt)

@@ -110,7 +110,7 @@ func (e *engine) closeRegistration(why string) error {
 	e.state = StateScheduling
 	e.format = f
 	e.window.stop()
-	if err := e.fx.load(rounds, ids, false, f.Tiebreaks); err != nil {
+	if err := e.fx.load(rounds, ids, false, f.Tiebreaks, nil); err != nil {
 		return err
 	}
 	e.log.Info().Str("why", why).Str("format", f.Algorithm).Int("players", len(ids)).Int("rounds", len(rounds)).Int("matches", len(e.fx.matches)).Msg("registration closed, schedule built")
@@ -198,7 +198,7 @@ func (e *engine) completeRounds() error {
 		if done != nil {
 			done.status, e.fx.settled = store.RoundCompleted, settled
 		}
-		if err := e.fx.add(adv.Add); err != nil {
+		if err := e.fx.add(adv.Add, nil); err != nil {
 			return err
 		}
 		for _, r := range roundsNote(adv.Add) {
