@@ -2,7 +2,8 @@ package league
 
 // Leases and deadlines (the rules are in faults.go and lifetime.go): one alarm wakes the
 // engine at the earliest of the pending deadlines (ends of suspensions, referees' leases,
-// matches' deadlines), and enforceDeadlines ends what is due.
+// matches' deadlines, ends of pauses in offering a match), and enforceDeadlines ends what
+// is due.
 
 import (
 	"context"
@@ -82,10 +83,14 @@ func (e *engine) wake(gen int) {
 	e.armNextDeadline(true)
 }
 
-// enforceDeadlines ends what is due: suspensions, leases, and result deadlines.
+// enforceDeadlines ends what is due: suspensions, pauses in offering a match, leases,
+// and result deadlines.
 func (e *engine) enforceDeadlines() {
 	now := e.opt.Now()
 	changed := e.discipline.reinstateDue(now)
+	if e.fx.pausesOver(now) {
+		changed = true
+	}
 	var lost []*agent
 	for _, r := range e.agents.referees {
 		if !r.lost && !r.leaseUntil.IsZero() && !now.Before(r.leaseUntil) {

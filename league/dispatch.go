@@ -11,11 +11,13 @@ import (
 )
 
 // dispatch offers every pending or failed match that may start (fixtures.ready) to an
-// available referee that supports the game, least loaded first. Only settle calls it.
+// available referee that supports the game, least loaded first; until its offerAfter, a
+// match is not offered to a referee that did not take it. Only settle calls it.
 func (e *engine) dispatch() {
 	if e.state != StateActive || e.fx.active() == nil || e.closed || e.stop.stopping {
 		return
 	}
+	now := e.opt.Now()
 	refs := e.agents.available(e.gameType)
 	loads := map[string]int{}
 	for _, mt := range e.fx.inFlight() {
@@ -25,9 +27,10 @@ func (e *engine) dispatch() {
 		if mt.cancelling {
 			continue
 		}
+		paused := now.Before(mt.offerAfter)
 		var best *agent
 		for _, ref := range refs {
-			if loads[ref.id] >= ref.maxMatches {
+			if loads[ref.id] >= ref.maxMatches || (paused && mt.refusedBy[ref.id]) {
 				continue
 			}
 			// A referee that did not take this match (it refused, or could not be reached)
@@ -37,6 +40,9 @@ func (e *engine) dispatch() {
 			if best == nil || (bestRefused && !refused) || (refused == bestRefused && loads[ref.id] < loads[best.id]) {
 				best = ref
 			}
+		}
+		if best == nil && paused {
+			continue
 		}
 		if best == nil {
 			return
@@ -65,7 +71,7 @@ func (e *engine) assign(mt *match, ref *agent) error {
 	if mt.referee != "" && mt.referee != ref.id {
 		mt.previousReferees[mt.referee] = true
 	}
-	mt.status, mt.referee, mt.assignedAt = protocol.MatchStateAssigned, ref.id, now
+	mt.status, mt.referee, mt.assignedAt, mt.offerAfter = protocol.MatchStateAssigned, ref.id, now, time.Time{}
 	// The referee plays the match from its start: moves from an earlier run are gone.
 	mt.live, mt.liveMoves = nil, 0
 	mt.progress, mt.reminders = progress{since: e.opt.Now()}, 0
@@ -91,8 +97,7 @@ func assignmentCall(cfg *config.Config) protocol.CallOptions {
 }
 
 // assignmentAnswered applies the outcome of delivering an assignment: accepted, the match
-// is in progress; refused or undelivered, it goes back to the pool and is offered again
-// after a pause.
+// is in progress; refused or undelivered, it goes back to the pool (putBack).
 func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, msg *protocol.Message, ans *protocol.Message, err error) {
 	// A later assignment of the match (even to the same referee) owns it now; this
 	// call's outcome must not undo that one.
@@ -114,27 +119,44 @@ func (e *engine) assignmentAnswered(mt *match, assignedAt string, ref *agent, ms
 		return
 	}
 	e.log.Warn().Err(err).Str("conversation_id", msg.Envelope.ConversationID).Str("match_id", mt.id).Str("referee_id", ref.id).Msg("assignment not accepted; match goes back to the pool")
-	if !e.setMatchStatus(mt, protocol.MatchStatePending) {
-		// Nothing of the outcome is applied until it can be stored: it is taken again.
-		e.notices.later(storageRetry, func() { e.assignmentAnswered(mt, assignedAt, ref, msg, ans, err) })
+	mt.notTaken = &notTaken{referee: ref, assignedAt: assignedAt, undelivered: undelivered(err)}
+	e.putBack(mt)
+}
+
+// notTaken is an assignment its referee refused or that never reached it.
+type notTaken struct {
+	referee     *agent
+	assignedAt  string
+	undelivered bool
+}
+
+// putBack returns to the pool a match its referee did not take (mt.notTaken), not to be
+// offered again before Options.RedispatchDelay has passed. Nothing of it is applied until
+// it is stored: a write that fails keeps it for retryDecisions.
+func (e *engine) putBack(mt *match) {
+	nt, ref := mt.notTaken, mt.notTaken.referee
+	if mt.referee != ref.id || mt.assignedAt != nt.assignedAt || !mt.inFlight() {
+		// The match moved on meanwhile (failed, or finished by a result).
+		mt.notTaken = nil
 		return
 	}
+	if err := e.store.SetMatchStatus(protocol.MatchStatePending, mt.id); err != nil {
+		e.outage.retryLater("return match "+mt.id+" to the pool", err)
+		return
+	}
+	mt.status, mt.notTaken, mt.deadline = protocol.MatchStatePending, nil, time.Time{}
 	if mt.refusedBy == nil {
 		mt.refusedBy = map[string]bool{}
 	}
 	mt.refusedBy[ref.id] = true
-	mt.deadline = time.Time{}
-	if undelivered(err) {
+	if nt.undelivered {
 		e.metrics.timeouts.WithLabelValues("assignment").Inc()
 		e.metrics.violations.WithLabelValues("referee_undelivered").Inc()
 		e.discipline.refereeViolation(ref, "assignment of "+mt.id+" could not be delivered")
 	}
 	e.stop.checkDrained(&e.fx)
-	e.notices.later(e.opt.RedispatchDelay, func() {
-		if err := e.settle(); err != nil {
-			e.outage.retryLater("settle after a refused assignment", err)
-		}
-	})
+	mt.offerAfter = e.opt.Now().Add(e.opt.RedispatchDelay)
+	e.armDeadline(mt.offerAfter)
 }
 
 // setMatchStatus persists a status change and reports whether it was made.

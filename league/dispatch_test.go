@@ -72,3 +72,87 @@ func TestAssignmentWaitsItsOwnDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A match whose referee refused it is offered again once Options.RedispatchDelay has
+// passed on the League Manager's clock, and not before: the engine's alarm ends the
+// pause, so no real time has to pass.
+func TestRefusedAssignmentOfferedAgainAfterRedispatchDelay(t *testing.T) {
+	clock := newFakeClock()
+	h := newHarness(t, harnessOptions{clock: clock, redispatch: time.Hour})
+	l := h.register([]string{"ref1"}, nil, []string{"p1", "p2"})
+	ref := l.refs["ref1"]
+	ref.setReject(true)
+	l.start()
+	_, ms := h.round()
+	id := ms[0].ID
+	waitFor(t, "the refused match to return to the pool", func() bool { return h.match(id).Status == protocol.MatchStatePending })
+	ref.setReject(false)
+
+	clock.Advance(time.Hour - time.Millisecond)
+	if got := h.match(id).Status; got != protocol.MatchStatePending {
+		t.Fatalf("match %s before the redispatch delay passed, want it still %s", got, protocol.MatchStatePending)
+	}
+	clock.Advance(time.Millisecond)
+	if got := h.match(id).Status; got != protocol.MatchStateAssigned {
+		t.Fatalf("match %s once the redispatch delay passed, want it %s again", got, protocol.MatchStateAssigned)
+	}
+	h.settle()
+	if got := h.match(id); got.Status != protocol.MatchStateInProgress || got.Referee != "ref1" {
+		t.Errorf("match %s at %q, want %s at ref1", got.Status, got.Referee, protocol.MatchStateInProgress)
+	}
+	if n := len(ref.assignments()); n != 2 {
+		t.Errorf("ref1 got %d MATCH_ASSIGNMENTs, want 2", n)
+	}
+}
+
+// gatedNetwork holds every call until its gate is closed, then sends it on the network.
+type gatedNetwork chan struct{}
+
+func (g gatedNetwork) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case <-g:
+		return http.DefaultTransport.RoundTrip(req)
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+}
+
+// A refusal that cannot be stored leaves the match with its referee until the database
+// takes writes again; the alarm then puts it back in the pool, and the redispatch delay
+// runs from there.
+func TestRefusalStoredOnceTheDatabaseIsBack(t *testing.T) {
+	clock, gate := newFakeClock(), make(gatedNetwork)
+	h := newHarness(t, harnessOptions{clock: clock, redispatch: time.Hour, transport: gate})
+	l := h.register([]string{"ref1"}, nil, []string{"p1", "p2"})
+	ref := l.refs["ref1"]
+	ref.setReject(true)
+	l.start()
+	_, ms := h.round()
+	id := ms[0].ID
+	setQueryOnly(t, h, true)
+	close(gate)
+	waitFor(t, "the refusal to meet the outage", func() bool {
+		h.m.e.mu.Lock()
+		defer h.m.e.mu.Unlock()
+		return h.m.e.fx.matches[id].notTaken != nil
+	})
+	if got := h.match(id).Status; got != protocol.MatchStateAssigned {
+		t.Fatalf("match %s while its refusal could not be stored, want %s", got, protocol.MatchStateAssigned)
+	}
+	setQueryOnly(t, h, false)
+	ref.setReject(false)
+
+	clock.Advance(storageRetry)
+	if got := h.match(id).Status; got != protocol.MatchStatePending {
+		t.Fatalf("match %s once the database took writes again, want %s", got, protocol.MatchStatePending)
+	}
+	clock.Advance(time.Hour - time.Millisecond)
+	if got := h.match(id).Status; got != protocol.MatchStatePending {
+		t.Fatalf("match %s before the redispatch delay passed, want it still %s", got, protocol.MatchStatePending)
+	}
+	clock.Advance(time.Millisecond)
+	h.settle()
+	if got := h.match(id); got.Status != protocol.MatchStateInProgress || got.Referee != "ref1" {
+		t.Errorf("match %s at %q, want %s at ref1", got.Status, got.Referee, protocol.MatchStateInProgress)
+	}
+}

@@ -219,13 +219,33 @@ func (f *fixtures) atReferee(refereeID string) []*match {
 	return out
 }
 
-// nextDeadline is the earliest deadline of a match in flight, zero for none.
+// nextDeadline is the earliest deadline of a match in flight or end of a pause in
+// offering a match, zero for none.
 func (f *fixtures) nextDeadline() time.Time {
 	var next time.Time
-	for _, mt := range f.inFlight() {
-		next = earliest(next, mt.deadline)
+	for _, r := range f.rounds[max(f.current, 0):] {
+		for _, mt := range r.matches {
+			if mt.inFlight() {
+				next = earliest(next, mt.deadline)
+			}
+			next = earliest(next, mt.offerAfter)
+		}
 	}
 	return next
+}
+
+// pausesOver ends the pauses in offering matches that are over at now, and reports
+// whether there were any.
+func (f *fixtures) pausesOver(now time.Time) bool {
+	over := false
+	for _, r := range f.rounds[max(f.current, 0):] {
+		for _, mt := range r.matches {
+			if !mt.offerAfter.IsZero() && !now.Before(mt.offerAfter) {
+				mt.offerAfter, over = time.Time{}, true
+			}
+		}
+	}
+	return over
 }
 
 // where lists the matches of every round that satisfy keep, in schedule order.

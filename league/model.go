@@ -80,6 +80,13 @@ type match struct {
 	// cancelling is set while MATCH_CANCELLED is on its way to the referee that lost the
 	// match: it is not assigned again before, so it is never played twice at once.
 	cancelling bool
+	// offerAfter: a match its referee did not take is not offered again to a referee
+	// that did not take it (refusedBy) before then (Options.RedispatchDelay later); an
+	// idle other referee may take it at once. The alarm ends the pause.
+	offerAfter time.Time
+	// notTaken is the refusal (or failed delivery) of its assignment while going back to
+	// the pool could not be stored: retryDecisions applies it.
+	notTaken *notTaken
 	// live holds the steps received in MOVE_EVENTs while the match runs at its current
 	// referee; liveMoves counts their moves (at most maxLiveMoves).
 	live      []web.Step

@@ -91,21 +91,6 @@ func (n *notifier) goCall(fn func(ctx context.Context)) {
 	n.wg.Go(func() { fn(n.ctx) })
 }
 
-// later runs fn under mu once d has passed, unless close comes first.
-func (n *notifier) later(d time.Duration, fn func()) {
-	n.wg.Go(func() {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-n.ctx.Done():
-		case <-t.C:
-			n.mu.Lock()
-			defer n.mu.Unlock()
-			fn()
-		}
-	})
-}
-
 // cancelled sends MATCH_CANCELLED to a player in the background: one attempt, a short
 // deadline, any answer accepted.
 func (n *notifier) cancelled(mt *match, pl *agent, why string) {

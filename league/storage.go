@@ -69,7 +69,8 @@ type outage struct {
 	// auditSeen is the audit log's failure count the log was last reconciled at.
 	auditSeen int64
 	// retry: a decision that follows a committed change (closing registration,
-	// settling, assigning) failed to write and is tried again by the alarm.
+	// settling, assigning, returning a match to the pool) failed to write and is tried
+	// again by the alarm.
 	retry bool
 	// resuming: the start (reopening cancelled matches, failing those in flight at a
 	// restart) failed to write; nothing else is decided before it is done.
@@ -208,6 +209,11 @@ func (e *engine) retryDecisions() {
 		return
 	}
 	e.outage.retry = false
+	for _, mt := range e.fx.inFlight() {
+		if mt.notTaken != nil {
+			e.putBack(mt)
+		}
+	}
 	if e.state == StateScheduling {
 		if err := e.activate(); err != nil {
 			e.outage.retryLater("activate league", err)
