@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentleague/agentleague/internal/proctest"
 )
 
 // network is three network namespaces on one bridge, as three machines on one LAN:
@@ -104,22 +104,7 @@ func in(ns, bin string, args ...string) []string {
 // runIn runs bin inside ns to its end and returns its exit code and output.
 func runIn(t *testing.T, env []string, ns, bin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", in(ns, bin, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	default:
-		t.Fatalf("run %s in %s: %v", bin, ns, err)
-	}
-	return code, out.String(), errb.String()
+	return proctest.Run(t, "ip", env, in(ns, bin, args...)...)
 }
 
 // pollDB waits until query (one integer) returns want, or the League Manager exits.
