@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentleague/agentleague/internal/problem"
 	"gopkg.in/yaml.v3"
 )
 
@@ -69,7 +70,7 @@ func (d *decoder) duplicates(n *yaml.Node, path string) {
 		first := make(map[string]int)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i]
-			p := field(path, key.Value)
+			p := problem.Field(path, key.Value)
 			if line, ok := first[key.Value]; ok {
 				d.add(p, key, "duplicate key, first set at line %d", line)
 			} else {
@@ -79,7 +80,7 @@ func (d *decoder) duplicates(n *yaml.Node, path string) {
 		}
 	case yaml.SequenceNode:
 		for i, e := range n.Content {
-			d.duplicates(e, index(path, i))
+			d.duplicates(e, problem.Index(path, i))
 		}
 	}
 }
@@ -128,7 +129,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key := n.Content[i]
-		p := field(path, key.Value)
+		p := problem.Field(path, key.Value)
 		f, ok := fieldByTag(v, key.Value)
 		if !ok {
 			d.add(p, key, "unknown field")
@@ -150,7 +151,7 @@ func (d *decoder) list(n *yaml.Node, v reflect.Value, path string) {
 		if def, ok := s.Index(i).Addr().Interface().(elementDefaulter); ok {
 			def.applyDefaults()
 		}
-		d.value(e, s.Index(i), index(path, i))
+		d.value(e, s.Index(i), problem.Index(path, i))
 	}
 	v.Set(s)
 }
@@ -195,17 +196,4 @@ func describe(n *yaml.Node) string {
 		return fmt.Sprintf("%q", n.Value)
 	}
 	return n.Value
-}
-
-// field is the path of the field key of the mapping at path.
-func field(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// index is the path of element i of the list at path.
-func index(path string, i int) string {
-	return fmt.Sprintf("%s[%d]", path, i)
 }

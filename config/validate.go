@@ -278,7 +278,7 @@ func (c *Config) checkGames(k *checker, normalize bool) {
 	firstIndex := make(map[string]int)
 	for i := range c.Games {
 		g := &c.Games[i]
-		p := index("games", i)
+		p := problem.Index("games", i)
 		validID := k.id(f, p+".game_type", g.GameType)
 		if validID {
 			if j, dup := firstIndex[g.GameType]; dup {

@@ -248,7 +248,7 @@ func (p Param) checked(path string, n nesting) (Param, error) {
 		items := make([]Param, len(p.items))
 		for i, item := range p.items {
 			var err error
-			if items[i], err = item.checked(indexPath(path, i), n); err != nil {
+			if items[i], err = item.checked(problem.Index(path, i), n); err != nil {
 				return Param{}, err
 			}
 		}
@@ -265,7 +265,7 @@ func (p Param) checked(path string, n nesting) (Param, error) {
 				if !idPattern.MatchString(name) {
 					return fail("field %q: name must be lowercase letters, digits and single underscores", name)
 				}
-				f, err := p.fields[name].checked(fieldPath(path, name), n)
+				f, err := p.fields[name].checked(problem.Field(path, name), n)
 				if err != nil {
 					return Param{}, err
 				}
@@ -313,12 +313,12 @@ func (k *paramChecker) fields(declared map[string]Param, v map[string]any, path,
 		p := declared[name]
 		switch e, ok := v[name]; {
 		case ok:
-			out[name] = k.value(p, e, fieldPath(path, name))
+			out[name] = k.value(p, e, problem.Field(path, name))
 		case p.hasDef:
 			// Checking the default again hands out a fresh copy of it.
-			out[name] = k.value(p, p.def, fieldPath(path, name))
+			out[name] = k.value(p, p.def, problem.Field(path, name))
 		default:
-			k.add(fieldPath(path, name), "is required")
+			k.add(problem.Field(path, name), "is required")
 		}
 	}
 	return out
@@ -401,7 +401,7 @@ func (k *paramChecker) list(p Param, v any, path string) any {
 		if p.typ == ParamTuple {
 			decl = &p.items[i]
 		}
-		out[i] = k.value(*decl, item, indexPath(path, i))
+		out[i] = k.value(*decl, item, problem.Index(path, i))
 	}
 	return out
 }
@@ -581,21 +581,10 @@ func describeValue(v any) string {
 // in brackets.
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// fieldPath is the path of the field name of the mapping at path.
-func fieldPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-// indexPath is the path of element i of the list at path.
-func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
-
 // entryPath is the path of the entry key of the mapping at path.
 func entryPath(path, key string) string {
 	if plainKey.MatchString(key) {
-		return fieldPath(path, key)
+		return problem.Field(path, key)
 	}
 	return path + "[" + strconv.Quote(key) + "]"
 }

@@ -6,6 +6,7 @@ package problem
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -50,3 +51,15 @@ func (l List) Error() string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// Field is the path of the member key of the mapping at path ("games[2]" and "scoring"
+// make "games[2].scoring").
+func Field(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// Index is the path of element i of the list at path ("heaps" and 1 make "heaps[1]").
+func Index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }

@@ -22,3 +22,15 @@ func TestList(t *testing.T) {
 		t.Errorf("got %q, want %q", err.Error(), want)
 	}
 }
+
+func TestPaths(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{Field("", "league"), "league"},
+		{Field(Index("games", 2), "scoring"), "games[2].scoring"},
+		{Index(Field("params", "heaps"), 1), "params.heaps[1]"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}

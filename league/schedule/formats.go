@@ -174,7 +174,7 @@ func (f Format) Validate() error {
 		v.add("scheduling.overlap_rounds", "%s pairs each round from the results before it, so its rounds cannot overlap", f.Algorithm)
 	}
 	for i, tb := range f.Tiebreaks {
-		p := fmt.Sprintf("ranking.tiebreaks[%d]", i)
+		p := problem.Index("ranking.tiebreaks", i)
 		if v.oneOf(p, tb, standings.Tiebreaks...) && slices.Contains(f.Tiebreaks[:i], tb) {
 			v.add(p, "%q is listed twice", tb)
 		}
@@ -199,7 +199,7 @@ func (f Format) Schedulable(players []string) error {
 	if f.Algorithm == Gauntlet {
 		for i, c := range f.Candidates {
 			if !slices.Contains(players, c) {
-				return problem.List{{Path: fmt.Sprintf("scheduling.candidates[%d]", i), Message: fmt.Sprintf("%q is not a registered player", c)}}
+				return problem.List{{Path: problem.Index("scheduling.candidates", i), Message: fmt.Sprintf("%q is not a registered player", c)}}
 			}
 		}
 	}
@@ -240,12 +240,12 @@ func (v *validation) ids(path string, ids []string) {
 		return
 	}
 	for i, id := range ids {
-		p := fmt.Sprintf("%s[%d]", path, i)
+		p := problem.Index(path, i)
 		switch j := slices.Index(ids[:i], id); {
 		case !IDPattern.MatchString(id):
 			v.add(p, "must match %s, got %q", IDPattern, id)
 		case j >= 0:
-			v.add(p, "%q is already listed as %s[%d]", id, path, j)
+			v.add(p, "%q is already listed as %s", id, problem.Index(path, j))
 		}
 	}
 }
