@@ -4,6 +4,10 @@
 package protocol
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -327,4 +331,18 @@ func jsonFields(t reflect.Type, out map[string]reflect.Type, depth int) {
 	for _, et := range embedded {
 		jsonFields(et, out, depth+1)
 	}
+}
+
+// MatchCredential is hex(HMAC-SHA256(key = player's token, message = match_id)): the
+// League Manager hands it to the assigned referee, which shows it to the player; the
+// referee never learns the player's token and the credential is worthless elsewhere.
+func MatchCredential(playerToken, matchID string) string {
+	mac := hmac.New(sha256.New, []byte(playerToken))
+	mac.Write([]byte(matchID))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// TokenEqual compares secrets in constant time.
+func TokenEqual(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }

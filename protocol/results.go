@@ -1,9 +1,384 @@
 package protocol
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/big"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 )
+
+// Termination is how a match ended (game_metadata.termination).
+type Termination string
+
+// Terminations our referee records, and the League Manager's forfeit.
+const (
+	// TerminationNormal: the rules ended the game.
+	TerminationNormal Termination = "normal"
+	// TerminationIllegalMove: the loser moved illegally under the illegal-move policy loss.
+	TerminationIllegalMove Termination = "illegal_move"
+	// TerminationTimeout: the loser came to the end of the timeout ladder.
+	TerminationTimeout Termination = "timeout"
+	// TerminationNoShow: the loser did not join.
+	TerminationNoShow Termination = "no_show"
+	// TerminationDoubleNoShow: neither player joined; both lose.
+	TerminationDoubleNoShow Termination = "double_no_show"
+	// TerminationForfeit: the League Manager decided the result (GameMetadata.Forfeit);
+	// it is never written as a termination, only reported by Ending.
+	TerminationForfeit Termination = "forfeit"
+)
+
+// Technical reports whether t ends a match before the rules do, with GameMetadata.Loser
+// losing.
+func (t Termination) Technical() bool {
+	return t == TerminationIllegalMove || t == TerminationTimeout || t == TerminationNoShow
+}
+
+// ViolationKind is what a player did wrong (game_metadata.violations[].kind).
+type ViolationKind string
+
+// Violation kinds.
+const (
+	ViolationTimeout         ViolationKind = "timeout"
+	ViolationInvalidMove     ViolationKind = "invalid_move"
+	ViolationMalformedMove   ViolationKind = "malformed_move"
+	ViolationStaleAnswer     ViolationKind = "stale_answer"
+	ViolationUnreachable     ViolationKind = "unreachable"
+	ViolationMalformedAnswer ViolationKind = "malformed_answer"
+	ViolationRefused         ViolationKind = "refused"
+	ViolationNoJoin          ViolationKind = "no_join"
+	// ViolationInternal is the referee failing to build its own request: not Known, so
+	// never charged to the player.
+	ViolationInternal ViolationKind = "internal"
+)
+
+// Known reports whether k is a kind charged to the player it names.
+func (k ViolationKind) Known() bool {
+	return k.IllegalMove() || k.MissedAnswer() || k == ViolationNoJoin
+}
+
+// IllegalMove reports whether k is an answer whose move the rules refuse.
+func (k ViolationKind) IllegalMove() bool {
+	return k == ViolationInvalidMove || k == ViolationMalformedMove
+}
+
+// MissedAnswer reports whether k is a missed or unusable answer to REQUEST_MOVE, which
+// the statistics count as a timeout.
+func (k ViolationKind) MissedAnswer() bool {
+	switch k {
+	case ViolationTimeout, ViolationUnreachable, ViolationMalformedAnswer, ViolationRefused, ViolationStaleAnswer:
+		return true
+	}
+	return false
+}
+
+// ViolationAction is what the referee did about a violation.
+type ViolationAction string
+
+// Violation actions, in the order of the timeout ladder.
+const (
+	ActionWarning       ViolationAction = "warning"
+	ActionForcedMove    ViolationAction = "forced_move"
+	ActionTechnicalLoss ViolationAction = "technical_loss"
+)
+
+// ForfeitSuspended is GameMetadata.Forfeit of a match forfeited because a player is
+// suspended.
+const ForfeitSuspended = "suspended"
+
+// GameMetadata is the game_metadata of MATCH_RESULT_REPORT as our referee writes it
+// (enough to re-play the match), and as the League Manager writes a forfeit it decided
+// (ForfeitMetadata). schemas/game_metadata.json says what of it the League Manager
+// reads; ReadGameMetadata is the one way to read it.
+type GameMetadata struct {
+	// MatchSeed is nil when the record does not say.
+	MatchSeed  *int64          `json:"match_seed"`
+	GameParams map[string]any  `json:"game_params"`
+	Moves      []MoveRecord    `json:"moves"`
+	FinalState json.RawMessage `json:"final_state"`
+	// Termination is how the match ended; Loser names the loser of a technical one.
+	Termination Termination      `json:"termination"`
+	Loser       string           `json:"loser,omitempty"`
+	Violations  []MatchViolation `json:"violations"`
+	Steps       int              `json:"steps"`
+	TotalMoves  int              `json:"total_moves"`
+	RefereeID   string           `json:"referee_id"`
+	StartedAt   string           `json:"started_at"`
+	FinishedAt  string           `json:"finished_at"`
+	// Forfeit (a Forfeit* reason) and Suspended are set on a result the League Manager
+	// decided itself.
+	Forfeit   string   `json:"forfeit,omitempty"`
+	Suspended []string `json:"suspended,omitempty"`
+}
+
+// MoveRecord is one applied move in game_metadata.moves.
+type MoveRecord struct {
+	Step    int             `json:"step"`
+	Player  string          `json:"player"`
+	Move    json.RawMessage `json:"move"`
+	Outcome MoveOutcome     `json:"outcome"`
+	// ElapsedMS is the time the player took, -1 when the record does not say.
+	ElapsedMS int64 `json:"elapsed_ms"`
+	// Metadata is what the player sent beside the move, e.g. a model's reasoning.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// UnmarshalJSON decodes a move record, its ElapsedMS -1 when elapsed_ms is absent (0 is
+// a time: a move answered within the millisecond).
+func (m *MoveRecord) UnmarshalJSON(b []byte) error {
+	type plain MoveRecord // without this method
+	rec := plain{ElapsedMS: -1}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return err
+	}
+	*m = MoveRecord(rec)
+	return nil
+}
+
+// LLMNote is what the "llm" note an LLM player sends beside a move (MoveRecord.Metadata's
+// member "llm") counts: tokens in and out, and rethinks plus call_retries as errors.
+type LLMNote struct {
+	TokensIn, TokensOut, Errors int64
+}
+
+// LLMNote reads the move's llm note leniently, as a foreign player or referee may write
+// anything there: ok is false without an "llm" object, and a count that is not a whole
+// number from 0 to 2^40 reads as 0, so one careless member neither hides the note nor
+// overflows or lowers a sum. Members are matched exactly and the last of a repeated
+// one wins, as a plain JSON object reader sees them.
+func (m MoveRecord) LLMNote() (note LLMNote, ok bool) {
+	var meta, llm map[string]json.RawMessage
+	if json.Unmarshal(m.Metadata, &meta) != nil || json.Unmarshal(meta["llm"], &llm) != nil || llm == nil {
+		return LLMNote{}, false
+	}
+	return LLMNote{
+		TokensIn:  noteCount(llm["tokens_in"]),
+		TokensOut: noteCount(llm["tokens_out"]),
+		Errors:    noteCount(llm["rethinks"]) + noteCount(llm["call_retries"]),
+	}, true
+}
+
+func noteCount(raw json.RawMessage) int64 {
+	var n float64
+	if json.Unmarshal(raw, &n) != nil || n < 0 || n > 1<<40 || n != float64(int64(n)) {
+		return 0
+	}
+	return int64(n)
+}
+
+// MatchViolation is one rule or deadline event in game_metadata.violations.
+type MatchViolation struct {
+	Step   int             `json:"step"`
+	Player string          `json:"player"`
+	Kind   ViolationKind   `json:"kind"`
+	Action ViolationAction `json:"action"`
+	Detail string          `json:"detail,omitempty"`
+}
+
+// ForfeitMetadata is the game_metadata of a forfeit the League Manager decided: the
+// reason (a Forfeit* value) and the players who lose by it.
+type ForfeitMetadata struct {
+	Forfeit   string   `json:"forfeit"`
+	Suspended []string `json:"suspended"`
+}
+
+// Ending is how the match ended: TerminationForfeit for a forfeit the League Manager
+// decided, else Termination.
+func (md GameMetadata) Ending() Termination {
+	if md.Forfeit != "" {
+		return TerminationForfeit
+	}
+	return md.Termination
+}
+
+// metadataValidator validates what ReadGameMetadata reads; built on its first use.
+var metadataValidator = sync.OnceValues(NewValidator)
+
+// ReadGameMetadata is the one reader of game_metadata: raw is validated against
+// schemas/game_metadata.json (Validator.ValidateGameMetadata), then decoded into md by
+// encoding/json. It never fails: violations say what of raw could not be read, with
+// paths under GameMetadataPath, and md holds the rest. The League Manager refuses a
+// report with violations; a result stored before the schema (by a version that took
+// anything) is read as far as it goes, for the match page, statistics, ratings and
+// replay.
+//
+// What could not be read is left out of md: the top-level member a violation is in or,
+// in moves, violations and suspended, the entry's member (an entry then without its
+// player or kind goes whole). A violation of the record as a whole (not an object, too
+// many members) leaves md empty. An absent game_metadata (the member is optional) or
+// null is an empty record. Members are matched exactly: one named in another case
+// ("Steps") is the referee's own, not ours.
+func ReadGameMetadata(raw json.RawMessage) (md GameMetadata, violations []Violation) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return md, nil
+	}
+	v, err := metadataValidator()
+	if err != nil {
+		return md, []Violation{{Path: GameMetadataPath, Message: "no usable game_metadata schema"}}
+	}
+	value, err := decodeValue(raw)
+	if err != nil {
+		return md, []Violation{{Path: GameMetadataPath, Message: "not a JSON value"}}
+	}
+	violations = v.ValidateGameMetadata(value)
+	// Each pass leaves out at least one value, so this ends.
+	for vs := violations; len(vs) > 0; vs = v.ValidateGameMetadata(value) {
+		if !leaveOut(value, vs) {
+			return GameMetadata{}, violations
+		}
+	}
+	// encoding/json reads raw as the schema does, keeping moves and states byte for byte,
+	// unless a value was left out, a member is named in another case, or an integer is
+	// written 3.0 or 3e0 (which it refuses for an int): then it reads the value, mended.
+	src := []byte(raw)
+	cased, rewritten := otherCase(value), integral(value)
+	if cased || rewritten || violations != nil {
+		src, err = json.Marshal(value)
+	}
+	if err == nil {
+		err = json.Unmarshal(src, &md)
+	}
+	if err != nil {
+		// Cannot happen to a value the schema took; said rather than hidden.
+		return GameMetadata{}, append(violations, Violation{Path: GameMetadataPath, Message: "cannot be decoded"})
+	}
+	return md, violations
+}
+
+// metadataLists are the lists of game_metadata whose entries are left out one by one.
+var metadataLists = []string{"moves", "violations", "suspended"}
+
+// leaveOut removes from the game_metadata value what vs are about (see ReadGameMetadata)
+// and reports whether it removed anything; false for a violation of the whole.
+func leaveOut(value any, vs []Violation) bool {
+	obj, ok := value.(map[string]any)
+	if !ok {
+		return false
+	}
+	removed := false
+	drop := map[string][]int{} // entries to drop, by list
+	for _, v := range vs {
+		rel, _ := strings.CutPrefix(v.Path, GameMetadataPath)
+		if rel == "" {
+			return false
+		}
+		tok := strings.Split(rel[1:], "/")
+		for i, t := range tok {
+			tok[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+		}
+		member, ok := obj[tok[0]]
+		if !ok {
+			continue // left out already
+		}
+		list, isList := member.([]any)
+		i := -1
+		if isList && len(tok) > 1 && slices.Contains(metadataLists, tok[0]) {
+			i, _ = strconv.Atoi(tok[1])
+		}
+		if i < 0 || i >= len(list) {
+			delete(obj, tok[0])
+			removed = true
+			continue
+		}
+		if entry, isObj := list[i].(map[string]any); isObj && len(tok) > 2 {
+			if _, ok := entry[tok[2]]; ok {
+				delete(entry, tok[2])
+				removed = true
+			}
+			continue
+		}
+		drop[tok[0]] = append(drop[tok[0]], i)
+		removed = true
+	}
+	for name, idx := range drop {
+		list, ok := obj[name].([]any)
+		if !ok {
+			continue // the whole list went
+		}
+		slices.Sort(idx)
+		for _, i := range slices.Backward(slices.Compact(idx)) {
+			list = slices.Delete(list, i, i+1)
+		}
+		obj[name] = list
+	}
+	return removed
+}
+
+// otherCase removes from a valid game_metadata value the members that encoding/json
+// would take for GameMetadata's, MoveRecord's or MatchViolation's but are named in
+// another case, and reports whether there were any.
+func otherCase(value any) bool {
+	// The schema makes the record and the entries of its lists objects.
+	obj, _ := value.(map[string]any)
+	found := dropOtherCase(obj, reflect.TypeFor[GameMetadata]())
+	for name, t := range map[string]reflect.Type{"moves": reflect.TypeFor[MoveRecord](), "violations": reflect.TypeFor[MatchViolation]()} {
+		list, _ := obj[name].([]any)
+		for _, e := range list {
+			entry, _ := e.(map[string]any)
+			found = dropOtherCase(entry, t) || found
+		}
+	}
+	return found
+}
+
+// dropOtherCase removes the members of obj named like a json tag of struct type t in
+// another case, and reports whether there were any.
+func dropOtherCase(obj map[string]any, t reflect.Type) bool {
+	found := false
+	for k := range obj {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if k != name && strings.EqualFold(k, name) {
+				delete(obj, k)
+				found = true
+			}
+		}
+	}
+	return found
+}
+
+// integral writes as integers the integral numbers of a decoded value written with a
+// fraction or an exponent, and reports whether there were any: the schema takes 3.0
+// and 3e0 for integers, encoding/json does not.
+func integral(v any) bool {
+	found := false
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if n, ok := integer(e); ok {
+				x[i], found = n, true
+			} else {
+				found = integral(e) || found
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := integer(e); ok {
+				x[k], found = n, true
+			} else {
+				found = integral(e) || found
+			}
+		}
+	}
+	return found
+}
+
+// integer is v written as an integer when it is an integral json.Number in int64
+// written otherwise.
+func integer(v any) (json.Number, bool) {
+	n, ok := v.(json.Number)
+	if !ok || !strings.ContainsAny(string(n), ".eE") {
+		return "", false
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return "", false
+	}
+	return json.Number(r.Num().String()), true
+}
 
 // CheckResult is the one check of "is this a valid result of this match", used by the
 // League Manager when a report comes, by league verify on the audit log and by league
