@@ -9,7 +9,7 @@ SEED ?= 1
 EXTRA ?= 0
 DEMO_FLAGS ?=
 
-.PHONY: all build demo test test-long vet fuzz bench bench-league clean deps
+.PHONY: all build demo test test-long vet fuzz bench bench-league clean deps docs-screenshot
 
 all: build
 
@@ -35,6 +35,10 @@ test: deps vet
 # Long end-to-end runs (e.g. 50 players / 10 referees).
 test-long: deps
 	$(GO) test -tags long -race -count=1 -timeout 60m -run Long ./...
+
+# docs/live-view.png, the README's picture, taken by the browser test from a real league.
+docs-screenshot: deps
+	AGENT_LEAGUE_DOCS_SCREENSHOT=$(CURDIR)/docs/live-view.png $(GO) test -count=1 -run '^TestDashboardInABrowser$$' ./internal/e2e
 
 FUZZTIME ?= 10s
 fuzz:

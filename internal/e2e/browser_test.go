@@ -100,6 +100,10 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// liveAndRated: the dashboard's live board shows a mark of a running match, the ratings
+// table rates at least one player, and two matches are in the standings (round 1 done).
+const liveAndRated = `[...document.querySelectorAll("#standings tbody tr")].reduce((n, r) => n + Number(r.children[6].textContent), 0) >= 4 && !document.getElementById("live-box").hidden && document.querySelectorAll("#live-board .cell.X, #live-board .cell.O").length > 0 && document.getElementById("live-status").textContent.startsWith("step ") && [...document.querySelectorAll("#ratings td.rating")].some((td) => td.textContent !== "–")`
+
 // Points of the standings table as the page shows them.
 const standingsPoints = `[...document.querySelectorAll("#standings tbody tr")].map((r) => Number(r.children[2].textContent))`
 
@@ -124,7 +128,13 @@ func TestDashboardInABrowser(t *testing.T) {
 	run.admin(t, protocol.AdminStartLeagueRequest, map[string]any{})
 	// The page is never reloaded: what changes arrives over the event stream.
 	poll(t, ctx, "a player with points", `Math.max(...`+standingsPoints+`) > 0`, 30*time.Second)
+	// The live board follows a running match from the move events; p01's slow matches
+	// keep one running after the first results, so the page shows all three together.
+	poll(t, ctx, "two results, a rated player and a move on the live board", liveAndRated, 60*time.Second)
 	screenshot(t, ctx, dir, "dashboard.png")
+	if path := os.Getenv("AGENT_LEAGUE_DOCS_SCREENSHOT"); path != "" {
+		screenshot(t, ctx, filepath.Dir(path), filepath.Base(path))
+	}
 
 	// Open a running match from the dashboard and watch its board fill. A match may end
 	// before its page shows a move; then the next one is tried.

@@ -215,10 +215,36 @@ function dashboard() {
       el("td", {}, el("span", { class: "badge ABANDONED" }, "ABANDONED")),
       el("td", {}, m.referee_id || ""))));
   };
-  const refresh = debounce(() => getJSON("api/league").then(render).catch(() => {}), 100);
+  const refresh = debounce(() => getJSON("api/league").then((v) => { last = v; render(v); }).catch(() => {}), 100);
+  // The live board follows one match: the first to make a move, until it ends; then the
+  // next match that moves takes its place. It shows the view each move_made event carries.
+  let last = null, live = null;
+  const drawLive = () => {
+    const box = document.getElementById("live-box");
+    box.hidden = !live;
+    if (!live) return;
+    const m = ((last && last.round && last.round.matches) || []).find((x) => x.match_id === live.id);
+    const players = m ? m.players : ["", ""];
+    const a = document.getElementById("live-match");
+    a.href = "match?id=" + encodeURIComponent(live.id);
+    a.textContent = live.id + (m ? " · " + players[0] + " vs " + players[1] : "");
+    document.getElementById("live-board").replaceChildren(drawView(last ? last.game_type : "", live.view, players));
+    document.getElementById("live-status").textContent = (live.done ? "finished after step " : "step ") + live.step;
+  };
+  const onEvent = (type, e) => {
+    if (type === "move_made" && e.data && e.data.view && (!live || live.done || live.id === e.match_id)) {
+      live = { id: e.match_id, view: e.data.view, step: e.data.step, done: false };
+      drawLive();
+    } else if ((type === "match_finished" || type === "match_abandoned") && live && live.id === e.match_id) {
+      live.done = true;
+      drawLive();
+    }
+    refresh();
+  };
   getJSON("api/league").then((v) => {
+    last = v;
     render(v);
-    stream("events?last_event_id=" + v.last_event_id, refresh);
+    stream("events?last_event_id=" + v.last_event_id, onEvent);
   });
 }
 
