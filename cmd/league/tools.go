@@ -18,12 +18,12 @@ import (
 const logExitCodes = `exit codes:
   0  every check passed
   1  the log was changed or damaged: a line that is not an audit entry with more lines
-     after it, a broken hash chain, a check that fails; or any other error
+     after it, a check that fails (verify also checks the hash chain; replay does
+     not); or any other error
   2  a bad command line
   3  a torn tail: the last line was cut short by a crash mid-write, and every line
-     before it checks out. The League Manager cuts a last line without a newline when
-     it starts; one that ends in a newline it keeps, so cut the file where the message
-     says first.
+     before it checks out. The League Manager cuts such a line when it starts and
+     writes an AUDIT_RECOVERY line saying how many bytes it removed.
 A line that stops the reading is named with its kind on stderr ("line 42: torn last
 line: ..."); the lines before it are still checked.`
 
