@@ -35,6 +35,7 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 		"after the League Manager has shut down, how long agents may take to leave on its LEAGUE_SHUTDOWN before SIGTERM (and as long again before SIGKILL)")
 	extra := fset.Int("extra", 0, "before starting the league, wait for this many more players, started by hand from another terminal with --league <the League Manager's URL> (the demo prints the command lines of the examples)")
 	extraWait := fset.Duration("extra-wait", 5*time.Minute, "how long to wait for the --extra players")
+	think := fset.Duration("think", 0, "every player waits this long before each move, so that the live view can be watched (e.g. 500ms)")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return cli.UsageError{Err: err}
 	}
@@ -45,6 +46,8 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.UsageError{Err: fmt.Errorf("--grace must be positive, got %s", *grace)}
 	case *extra < 0 || *extraWait <= 0:
 		return cli.UsageError{Err: fmt.Errorf("--extra must not be negative and --extra-wait must be positive, got %d and %s", *extra, *extraWait)}
+	case *think < 0:
+		return cli.UsageError{Err: fmt.Errorf("--think must not be negative, got %s", *think)}
 	}
 	wait := time.Duration(0) // for the extra players, which --timeout does not count
 	if *extra > 0 {
@@ -62,7 +65,7 @@ func Run(ctx context.Context, args []string, out io.Writer) error {
 
 	ll, err := localleague.Start(ctx, localleague.Setup{
 		BinDir: binDir, CfgPath: *cfgPath, DataDir: *dataDir, LogDir: *logDir, GameType: *gameType, Strategy: *strategy,
-		Players: *players, Referees: *referees, Seed: *seed, Window: wait, Out: out,
+		Players: *players, Referees: *referees, Seed: *seed, Window: wait, Think: *think, Out: out,
 		// The demo's usual ports, so its live view is always at the same address.
 		Ports: [3]int{8000, 8001, 9001},
 	})
