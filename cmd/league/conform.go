@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/internal/conform"
 	"github.com/agentleague/agentleague/internal/netsec"
@@ -35,7 +36,7 @@ func conformCmd(ctx context.Context, args []string) error {
 	fset := flag.NewFlagSet("league conform "+subject, flag.ContinueOnError)
 	listen := fset.String("listen", "127.0.0.1:8900", "address to serve as League Manager; start the agent with --league http://ADDR/mcp (player, referee); where the tool's referees and players listen (league-manager)")
 	url := fset.String("url", "", "JSON-RPC URL of the League Manager under test, e.g. http://127.0.0.1:8000/mcp (league-manager)")
-	game := fset.String("game", "tic_tac_toe", "game_type to play")
+	gameType := fset.String("game", "tic_tac_toe", "game_type to play")
 	wait := fset.Duration("wait", 60*time.Second, "how long to wait for the agent to register")
 	move := fset.Duration("move-timeout", 30*time.Second, "deadline of each move")
 	result := fset.Duration("result-timeout", conform.DefaultResultTimeout, "how long a referee may take to report a result once its match is over (referee)")
@@ -54,6 +55,10 @@ func conformCmd(ctx context.Context, args []string) error {
 	}
 	if subject == "league-manager" && *url == "" {
 		return cli.UsageError{Err: errors.New("league conform league-manager needs --url")}
+	}
+	// The tool plays the game by its own rules: it knows the built-in games only.
+	if _, ok := game.Default().ParamSchema(*gameType); !ok {
+		return cli.UsageError{Err: fmt.Errorf("--game %q: the tool plays only %s", *gameType, strings.Join(game.Default().Types(), ", "))}
 	}
 	if *wait <= 0 || *move <= 0 || *result <= 0 || *grace <= 0 || *reminder < 0 {
 		return cli.UsageError{Err: errors.New("--wait, --move-timeout, --result-timeout and --grace must be positive, --reminder-wait not negative")}
@@ -74,7 +79,7 @@ func conformCmd(ctx context.Context, args []string) error {
 	if *verbose {
 		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).With().Timestamp().Logger()
 	}
-	opt := conform.Options{Listen: *listen, URL: *url, Game: *game, Wait: *wait, MoveTimeout: *move,
+	opt := conform.Options{Listen: *listen, URL: *url, Game: *gameType, Wait: *wait, MoveTimeout: *move,
 		AdminToken: os.Getenv("LEAGUE_ADMIN_TOKEN"), Log: log, ResultTimeout: *result, Grace: *grace, ReminderWait: *reminder,
 		ClientTLS: copt.TLS, Insecure: copt.Insecure,
 		// Tests and scripts read the URL from this line; the report goes to stdout.
@@ -82,7 +87,7 @@ func conformCmd(ctx context.Context, args []string) error {
 			fmt.Fprintf(os.Stderr, "league conform %s: League Manager listening on %s; start the %s with --league %s (waiting %s)\n",
 				subject, leagueURL, subject, leagueURL, *wait)
 		}}
-	rep := conform.NewReport(subject, *game)
+	rep := conform.NewReport(subject, *gameType)
 	runErr := conform.Subjects[subject](ctx, opt, rep)
 	write := rep.WriteText
 	if *jsonOut {

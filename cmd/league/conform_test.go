@@ -118,11 +118,16 @@ func conformWith(t *testing.T, python string, agent []string) (int, string) {
 	return 0, ""
 }
 
-// A subject that does not exist is a usage error.
+// A subject that does not exist, or a game the tool cannot play, is a usage error: no
+// report is printed, so nothing says CONFORMS.
 func TestConformUsage(t *testing.T) {
-	for _, args := range [][]string{{"conform"}, {"conform", "nobody"}, {"conform", "player", "--grace", "0s"}} {
-		if code, _, stderr := runLeague(t, nil, args...); code != 2 || !strings.Contains(stderr, "league conform") {
+	for _, args := range [][]string{{"conform"}, {"conform", "nobody"}, {"conform", "player", "--grace", "0s"}, {"conform", "referee", "--game", "nim"}} {
+		code, stdout, stderr := runLeague(t, nil, args...)
+		if code != 2 || !strings.Contains(stderr, "league conform") {
 			t.Errorf("league %v: exit %d, stderr %q; want 2 and a usage message", args, code, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("league %v printed a report on a bad command line: %q", args, stdout)
 		}
 	}
 }
