@@ -15,7 +15,7 @@
 // is the result of the request that asked for it; nothing is sent back later.
 //
 // The schema of each message is in schemas/ (schemas/<message_type in lowercase>.json),
-// and the README's "Write your own agent" has the flow of a match, credentials and
+// and docs/agents.md has the flow of a match, credentials and
 // deadlines. examples/python/tic_tac_toe_player.py is the same player in Python.
 'use strict';
 

@@ -14,7 +14,7 @@ league.v2 message: {"envelope": {...}, "payload": {...}}. Every answer is the re
 request that asked for it; nothing is sent back later.
 
 The schema of each message is in schemas/ (schemas/<message_type in lowercase>.json), and
-the README's "Write your own agent" has the flow of a match, credentials and deadlines.
+docs/agents.md has the flow of a match, credentials and deadlines.
 """
 import argparse
 import hashlib

@@ -22,7 +22,7 @@ func waitExtra(ctx context.Context, out io.Writer, ll *localleague.League, n int
 		for i := 1; i <= n; i++ {
 			fmt.Fprintln(out, "  "+exampleCommand(i, ll.LMURL))
 		}
-		fmt.Fprintf(out, "  (or any agent of yours, with --league %s; README: \"Write your own agent\")\n", ll.LMURL)
+		fmt.Fprintf(out, "  (or any agent of yours, with --league %s; docs/agents.md)\n", ll.LMURL)
 	} else {
 		fmt.Fprintf(out, "  the example players play tic_tac_toe only: start players of your own for %s with --league %s\n", gameType, ll.LMURL)
 	}

@@ -269,10 +269,9 @@ func (s *Strategy) drop() {
 	}
 }
 
-// Close ends the match's engine: quit, and a kill if it has not exited a second (or the
-// handshake timeout, when shorter) later. A
-// move in progress gives up first. Later moves fail. It returns an error when the engine
-// had to be killed.
+// Close ends the match's engine: quit, and a kill if it has not exited maxQuitGrace (or
+// the handshake timeout, when shorter) later. A move in progress gives up first. Later
+// moves fail. It returns an error when the engine had to be killed.
 func (s *Strategy) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.mu.Lock()
