@@ -125,8 +125,26 @@ func StartMany(ctx context.Context, opts ManyOptions) (*Many, error) {
 	if err != nil {
 		return nil, err
 	}
+	addr := opts.Addr
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	// The address is taken before any league opens, so a taken port touches no league's
+	// files; a request that comes while they open waits for the routes.
+	var routes http.Handler
+	ready := make(chan struct{})
+	srv, err := httpserve.StartTLS(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ready:
+			routes.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	}), opts.TLS)
+	if err != nil {
+		return nil, err
+	}
 	ctx, stop := context.WithCancel(ctx)
-	m := &Many{log: log, advertise: strings.TrimSuffix(opts.Advertise, "/"), proc: prometheus.NewRegistry(), stop: stop, done: make(chan struct{})}
+	m := &Many{log: log, advertise: strings.TrimSuffix(opts.Advertise, "/"), proc: prometheus.NewRegistry(), stop: stop, done: make(chan struct{}), http: srv}
 	m.proc.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ids := map[string]string{}
 	for _, folder := range folders {
@@ -136,16 +154,8 @@ func StartMany(ctx context.Context, opts ManyOptions) (*Many, error) {
 		}
 		m.leagues = append(m.leagues, lg)
 	}
-	addr := opts.Addr
-	if addr == "" {
-		addr = DefaultAddr
-	}
-	srv, err := httpserve.StartTLS(addr, m.routes(), opts.TLS)
-	if err != nil {
-		m.stopAll()
-		return nil, err
-	}
-	m.http = srv
+	routes = m.routes()
+	close(ready)
 	// Ends once every league that started has ended; Wait waits for it.
 	go m.run()
 	return m, nil
@@ -220,16 +230,6 @@ func (m *Many) run() {
 	defer cancel()
 	errs = append(errs, m.http.Shutdown(ctx))
 	m.err = errors.Join(errs...)
-}
-
-// stopAll shuts down the leagues that started, when the Many cannot serve them.
-func (m *Many) stopAll() {
-	m.stop()
-	for _, lg := range m.leagues {
-		if lg.srv != nil {
-			_ = lg.srv.Wait()
-		}
-	}
 }
 
 // URL is the base address of the leagues, e.g. http://127.0.0.1:8000/: the advertised

@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -130,4 +133,33 @@ func statusCode(t *testing.T, url string) int {
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// An address already taken stops StartMany before any league opens: no league's
+// database or audit log is written, so none records a shutdown that never happened.
+func TestManyTakenAddressTouchesNoLeague(t *testing.T) {
+	dir := t.TempDir()
+	manyLeague(t, dir, "a")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	nop := zerolog.Nop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m, err := server.StartMany(ctx, server.ManyOptions{Dir: dir, Addr: taken.Addr().String(), AdminToken: e2eAdminToken, Log: &nop, Stderr: io.Discard})
+	if err == nil {
+		cancel()
+		_ = m.Wait()
+		t.Fatal("StartMany on a taken address succeeded")
+	}
+	if !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("StartMany: %v, want the address in use", err)
+	}
+	for _, name := range []string{server.LeagueAuditPath, server.LeagueDBPath} {
+		if _, err := os.Stat(filepath.Join(dir, "a", name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("league a's %s exists after a failed start (%v)", name, err)
+		}
+	}
 }
