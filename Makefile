@@ -24,7 +24,7 @@ demo: build
 vet:
 	$(GO) vet ./...
 
-# Debian packages the tests need (chromium, python3-requests, nodejs, gcc, pgn-extract, stockfish), installed if missing.
+# Debian packages the tests need (gcc, chromium, python3-requests, nodejs, npm, pgn-extract, stockfish), installed if missing.
 deps:
 	./.ci/deps.sh
 
