@@ -87,6 +87,9 @@ func (m *Manager) register(msg *protocol.Message) (*protocol.Message, error) {
 		return nil, err
 	}
 	ans := protocol.RegistrationAnswer{Status: protocol.StatusRegistered, AuthToken: a.token, LeagueID: m.leagueID, Features: Features}
+	if a.has(protocol.FeatureOutbound) {
+		ans.EndpointURL = a.endpoint
+	}
 	if kind == store.KindReferee {
 		lease := m.e.cfg.Timeouts.LeagueLevel
 		ans.RefereeID, ans.HeartbeatIntervalMS, ans.LeaseMS = a.id, lease.HeartbeatIntervalMS, lease.LeaseMS
@@ -109,6 +112,12 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 	}
 	if msg.Envelope.Sender != sender {
 		return nil, refuse(errSenderMismatch, "sender %s does not match %s_id %q", msg.Envelope.Sender, kind, id)
+	}
+	if slices.Contains(p.features, protocol.FeatureOutbound) {
+		// The schema let it come without an endpoint: its endpoint is on the relay.
+		if p.endpoint, err = m.relayEndpoint(kind, id); err != nil {
+			return nil, err
+		}
 	}
 	if err := m.checkEndpoint(p.endpoint); err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/relay"
 	"github.com/agentleague/agentleague/league/schedule"
 
 	"github.com/agentleague/agentleague/config"
@@ -101,6 +102,10 @@ type Options struct {
 	// loopback (league serve --insecure); without it their registration is refused with
 	// INSECURE_ENDPOINT, since their tokens would cross the network in clear.
 	Insecure bool
+	// PublicURL is the League Manager's /mcp endpoint as agents and referees reach it:
+	// the relay endpoints of outbound agents are under it. Nil turns the relay off, and
+	// an outbound registration is refused.
+	PublicURL func() string
 }
 
 // Auditor records the League Manager's own decisions in the audit log; *audit.Log is
@@ -121,6 +126,9 @@ type Manager struct {
 	metrics  *metrics
 	hub      *events.Hub
 	insecure bool
+	// relay holds the requests of outbound agents; publicURL is Options.PublicURL.
+	relay     *relay.Hub
+	publicURL func() string
 
 	e *engine
 	// limits is guarded by e.mu.
@@ -149,13 +157,14 @@ func NewManager(opt Options) (*Manager, error) {
 	if opt.Games == nil {
 		opt.Games = game.Default()
 	}
-	m := &Manager{leagueID: opt.Config.League.LeagueID, log: opt.Log, hub: events.NewHub(eventsKept), limits: newLimiters(opt.Config), insecure: opt.Insecure}
+	m := &Manager{leagueID: opt.Config.League.LeagueID, log: opt.Log, hub: events.NewHub(eventsKept), limits: newLimiters(opt.Config), insecure: opt.Insecure, publicURL: opt.PublicURL}
 	m.metrics = newMetrics(m)
 	e, err := newEngine(opt, m.hub, m.metrics)
 	if err != nil {
 		return nil, err
 	}
 	m.e = e
+	m.relay = relay.NewHub(relayAgents{e}, m.metrics.labelled(), opt.Log)
 	if lg, ok := opt.Audit.(auditHealth); ok {
 		lg.OnFailure(m.auditFailed)
 	}
@@ -185,6 +194,7 @@ func (m *Manager) Close() {
 	e.alarm.stop()
 	e.mu.Unlock()
 	m.hub.Close()
+	m.relay.Close()
 	// Without mu: the calls in flight take it to apply their answers.
 	e.notices.close()
 }

@@ -17,8 +17,9 @@ import (
 // served by one process (league serve --leagues) can be gathered together; the Go and
 // process metrics, one set per process, are on a registry apart.
 type metrics struct {
-	reg  *prometheus.Registry
-	proc *prometheus.Registry
+	reg      *prometheus.Registry
+	proc     *prometheus.Registry
+	leagueID string
 	// registrations by kind (referee, player) and result (accepted, refused).
 	registrations *prometheus.CounterVec
 	// resultSeconds is the time from a MATCH_RESULT_REPORT's arrival to its answer, for
@@ -60,10 +61,16 @@ func newMetrics(m *Manager) *metrics {
 			Name: "league_move_events_total", Help: "MOVE_EVENT messages by result (accepted or refused).",
 		}, []string{"result"}),
 	}
-	prometheus.WrapRegistererWith(prometheus.Labels{"league_id": m.leagueID}, x.reg).MustRegister(
+	x.leagueID = m.leagueID
+	x.labelled().MustRegister(
 		x.registrations, x.resultSeconds, x.timeouts, x.violations, x.standings, x.moveEvents, stateCollector{m})
 	x.proc.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return x
+}
+
+// labelled registers a league's metrics, each with its league_id label.
+func (x *metrics) labelled() prometheus.Registerer {
+	return prometheus.WrapRegistererWith(prometheus.Labels{"league_id": x.leagueID}, x.reg)
 }
 
 // handler serves the league's and the process's metrics in the Prometheus text format.

@@ -121,6 +121,9 @@ func (m *Manager) Shutdown(ctx context.Context, reason string, drain time.Durati
 	// The event streams end, so the HTTP server's shutdown does not wait for them.
 	m.hub.Close()
 	wg.Wait()
+	// Every notice is out, through the relay too: its polls end now, so the HTTP
+	// server's shutdown does not wait for them.
+	m.relay.Close()
 	return err
 }
 

@@ -133,6 +133,7 @@ func Routes(m *Manager, rpc *protocol.Server) http.Handler {
 	})
 	mux.Handle("GET /metrics", m.metrics.handler())
 	web.Register(mux, m, m.hub)
+	m.relay.Register(mux)
 	return mux
 }
 

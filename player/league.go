@@ -1,6 +1,7 @@
 package player
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -115,12 +116,17 @@ func (p *Player) joinContext(ctx context.Context) (context.Context, context.Canc
 // and stores the token, league id and features. Besides the transient refusals it
 // retries NO_REFEREE_REGISTERED: the referees may register after the players.
 func (l *leagueLink) register(jctx context.Context, endpoint string, gameTypes []string) error {
+	features := Features
+	if endpoint == "" {
+		// Outbound: the League Manager gives the player an endpoint on its relay.
+		features = append(slices.Clip(Features), protocol.FeatureOutbound)
+	}
 	msg, err := protocol.NewMessage(protocol.RegisterPlayerRequest, protocol.PlayerSender(l.id), protocol.PlayerRegistration{
 		PlayerID: l.id, EndpointURL: endpoint, DisplayName: l.displayName,
 		// A model server plays only what it listed; the League Manager refuses a league
 		// of another game at once.
 		GameTypes: gameTypes,
-		Features:  Features,
+		Features:  features,
 	})
 	if err != nil {
 		return err
@@ -159,7 +165,7 @@ func (l *leagueLink) register(jctx context.Context, endpoint string, gameTypes [
 	l.token, l.leagueID, l.features = a.AuthToken, a.LeagueID, a.Features
 	l.mu.Unlock()
 	close(l.registered)
-	log.Info().Str("league_id", a.LeagueID).Strs("features", a.Features).Msg("registered")
+	log.Info().Str("league_id", a.LeagueID).Strs("features", a.Features).Str("endpoint", cmp.Or(a.EndpointURL, endpoint)).Msg("registered")
 	return nil
 }
 

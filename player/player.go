@@ -67,6 +67,10 @@ type Config struct {
 	// Advertise is the endpoint registered with the League Manager; empty: the URL of
 	// Addr (https with TLS).
 	Advertise string
+	// Outbound makes a player that accepts no connections: it listens on no port,
+	// registers without an endpoint and takes its requests from the League Manager's
+	// relay over connections it opens (protocol/README.md, "Outbound agents").
+	Outbound bool
 	// TLS, when set, makes the server serve HTTPS (netsec.ServerConfig).
 	TLS *tls.Config
 	// ClientTLS configures the calls to the League Manager (whom to trust); nil: the
@@ -283,6 +287,12 @@ func (p *Player) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err
 	}
+	if p.cfg.Outbound {
+		p.setState(StateRegistering)
+		p.log.Info().Str("league_url", p.cfg.LeagueURL).Str("strategy", p.cfg.Strategy).Msg("player outbound: no listening port, requests come through the League Manager's relay")
+		fmt.Fprintf(p.cfg.Stdout, "player %s outbound through %s\n", p.cfg.ID, p.cfg.LeagueURL)
+		return p.play(ctx, "", nil)
+	}
 	srv, err := httpserve.StartTLS(p.cfg.Addr, p.routes(), p.cfg.TLS)
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
@@ -311,7 +321,8 @@ func (p *Player) begin() error {
 
 // Serve is Run for a player whose endpoint another server serves (the MCP gateway serves
 // the Handler of each seat at a path of its own): it registers endpoint and plays until
-// ctx ends or LEAGUE_SHUTDOWN arrives, and prints nothing.
+// ctx ends or LEAGUE_SHUTDOWN arrives, and prints nothing. An empty endpoint makes it
+// outbound: its requests come through the League Manager's relay.
 func (p *Player) Serve(ctx context.Context, endpoint string) error {
 	if err := p.begin(); err != nil {
 		return err
@@ -330,6 +341,7 @@ func (p *Player) Registered() <-chan struct{} { return p.link.registered }
 // stops: srv, when the player has its own, is shut down gracefully.
 func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Server) error {
 	var err error
+	stopRelay := func() {}
 	switch {
 	case p.model != nil:
 		err = p.checkModel(ctx)
@@ -345,6 +357,10 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 	}
 	switch {
 	case err == nil:
+		var relayed <-chan error
+		if endpoint == "" {
+			relayed, stopRelay = p.serveRelay(ctx)
+		}
 		if p.link.ready(jctx) {
 			p.setState(StateActive)
 		} else {
@@ -356,6 +372,11 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 			p.log.Info().Msg("stopping: asked to stop")
 		case <-p.shutdown:
 			p.log.Info().Msg("stopping: league shut down")
+		case rerr := <-relayed:
+			p.log.Info().AnErr("relay", rerr).Msg("stopping: the League Manager's relay ended")
+			if !errors.Is(rerr, protocol.ErrRelayClosed) {
+				err = rerr
+			}
 		}
 	case ctx.Err() != nil:
 		// Asked to stop while registering: a clean stop, not a failure.
@@ -368,6 +389,7 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 	}
 	p.setState(StateStopping)
 	close(p.stopping)
+	stopRelay()
 	if srv != nil {
 		// Shutdown lets requests in flight finish, so a LEAGUE_SHUTDOWN_ACK is written
 		// before the connection closes.
@@ -382,6 +404,24 @@ func (p *Player) play(ctx context.Context, endpoint string, srv *httpserve.Serve
 	p.setState(StateStopped)
 	p.log.Info().Msg("player stopped")
 	return err
+}
+
+// serveRelay serves the player's requests from the League Manager's relay until stop is
+// called (it waits for the answers in progress, a LEAGUE_SHUTDOWN_ACK among them) or the
+// relay ends, which ended reports.
+func (p *Player) serveRelay(ctx context.Context) (ended <-chan error, stop func()) {
+	token, _ := p.link.registration()
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	over := make(chan struct{})
+	go func() {
+		defer close(over)
+		done <- p.client.ServeOutbound(rctx, protocol.Outbound{LeagueURL: p.cfg.LeagueURL, Token: token, Handler: p.routes(), Grace: shutdownGrace, Log: p.log})
+	}()
+	return done, func() {
+		cancel()
+		<-over
+	}
 }
 
 // Status reports the player's state and results.

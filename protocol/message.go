@@ -104,6 +104,13 @@ const (
 	FeatureMatchCancellation = "match_cancellation"
 	// FeatureMatchQuery (League Manager): QUERY_MATCH is answered with MATCH_INFO.
 	FeatureMatchQuery = "match_query"
+	// FeatureRelay (League Manager): an agent that announces FeatureOutbound may register
+	// without an endpoint and take its requests from the relay (protocol/README.md,
+	// "Outbound agents").
+	FeatureRelay = "relay"
+	// FeatureOutbound (player, referee): the agent accepts no connections; it registers
+	// without endpoint_url and is given a relay endpoint.
+	FeatureOutbound = "outbound"
 )
 
 // Match phases in HEARTBEAT_REQUEST match_progress and RESULT_REMINDER_ACK.

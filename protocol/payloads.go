@@ -76,8 +76,9 @@ const (
 
 // RefereeRegistration is the REGISTER_REFEREE_REQUEST payload.
 type RefereeRegistration struct {
-	DisplayName          string   `json:"display_name,omitempty"`
-	EndpointURL          string   `json:"endpoint_url"`
+	DisplayName string `json:"display_name,omitempty"`
+	// EndpointURL is empty for an outbound referee (FeatureOutbound).
+	EndpointURL          string   `json:"endpoint_url,omitempty"`
 	Features             []string `json:"features"`
 	GameTypes            []string `json:"game_types"`
 	MaxConcurrentMatches int      `json:"max_concurrent_matches"`
@@ -86,8 +87,9 @@ type RefereeRegistration struct {
 
 // PlayerRegistration is the REGISTER_PLAYER_REQUEST payload.
 type PlayerRegistration struct {
-	PlayerID    string `json:"player_id"`
-	EndpointURL string `json:"endpoint_url"`
+	PlayerID string `json:"player_id"`
+	// EndpointURL is empty for an outbound player (FeatureOutbound).
+	EndpointURL string `json:"endpoint_url,omitempty"`
 	DisplayName string `json:"display_name,omitempty"`
 	// GameTypes, when set, are the only games the player can play.
 	GameTypes []string `json:"game_types,omitempty"`
@@ -107,6 +109,9 @@ type RegistrationAnswer struct {
 	// HeartbeatIntervalMS and LeaseMS go to referees under feature heartbeats.
 	HeartbeatIntervalMS int `json:"heartbeat_interval_ms,omitempty"`
 	LeaseMS             int `json:"lease_ms,omitempty"`
+	// EndpointURL is the relay endpoint the League Manager gave an outbound agent: where
+	// others call it.
+	EndpointURL string `json:"endpoint_url,omitempty"`
 }
 
 // AgentReady is the AGENT_READY_REQUEST payload: an empty object.

@@ -31,6 +31,10 @@ type Config struct {
 	// Advertise is the endpoint registered with the League Manager; empty: the URL of
 	// Addr (https with TLS).
 	Advertise string
+	// Outbound makes a referee that accepts no connections: it listens on no port,
+	// registers without an endpoint and takes its requests from the League Manager's
+	// relay over connections it opens (protocol/README.md, "Outbound agents").
+	Outbound bool
 	// TLS, when set, makes the server serve HTTPS (netsec.ServerConfig).
 	TLS *tls.Config
 	// ClientTLS configures the calls to the League Manager and the players (whom to
@@ -242,29 +246,45 @@ func (r *Referee) Run(ctx context.Context) error {
 	// can let them finish; the handlers pass it to the goroutines they start.
 	mctx, cancelMatches := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelMatches()
-	srv, err := httpserve.StartTLS(r.cfg.Addr, r.routes(mctx), r.cfg.TLS)
-	if err != nil {
-		return err
+	var srv *httpserve.Server
+	endpoint := "" // outbound: the League Manager gives one on its relay
+	if r.cfg.Outbound {
+		fmt.Fprintf(r.cfg.Stdout, "referee %s outbound through %s\n", r.cfg.ID, r.cfg.LeagueURL)
+		r.log.Info().Str("league_url", r.cfg.LeagueURL).Strs("games", r.cfg.Games).Msg("referee outbound: no listening port, requests come through the League Manager's relay")
+	} else {
+		var err error
+		if srv, err = httpserve.StartTLS(r.cfg.Addr, r.routes(mctx), r.cfg.TLS); err != nil {
+			return err
+		}
+		endpoint = srv.URL()
+		if r.cfg.Advertise != "" {
+			endpoint = r.cfg.Advertise
+		}
+		// Tools and tests read the endpoint from this one stdout line.
+		fmt.Fprintf(r.cfg.Stdout, "referee %s listening on %s\n", r.cfg.ID, endpoint)
+		r.log.Info().Str("url", endpoint).Str("addr", srv.Addr()).Strs("games", r.cfg.Games).Msg("referee listening")
 	}
-	endpoint := srv.URL()
-	if r.cfg.Advertise != "" {
-		endpoint = r.cfg.Advertise
-	}
-	// Tools and tests read the endpoint from this one stdout line.
-	fmt.Fprintf(r.cfg.Stdout, "referee %s listening on %s\n", r.cfg.ID, endpoint)
-	r.log.Info().Str("url", endpoint).Str("addr", srv.Addr()).Strs("games", r.cfg.Games).Msg("referee listening")
 	// Heartbeats go on while matches drain: the League Manager keeps the lease of a
 	// referee that is still finishing matches.
 	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBeats()
 	var beats sync.WaitGroup
+	// The relay of an outbound referee runs under relayCtx until stop, which waits for
+	// the answers in progress (a LEAGUE_SHUTDOWN_ACK among them).
+	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
+	relayed := make(chan error, 1)
+	var relay sync.WaitGroup
 	stop := func() {
 		r.stopMatches(cancelMatches)
 		stopBeats()
 		beats.Wait()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
+		stopRelay()
+		relay.Wait()
+		if srv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		}
 	}
 	// Registration and AGENT_READY are retried until cfg.RegisterFor: the League Manager
 	// may start after the referee, or fail to write for a while (a full disk).
@@ -273,6 +293,14 @@ func (r *Referee) Run(ctx context.Context) error {
 	if err := r.register(jctx, endpoint); err != nil {
 		stop()
 		return err
+	}
+	if r.cfg.Outbound {
+		r.mu.Lock()
+		token := r.token
+		r.mu.Unlock()
+		relay.Go(func() {
+			relayed <- r.client.ServeOutbound(relayCtx, protocol.Outbound{LeagueURL: r.cfg.LeagueURL, Token: token, Handler: r.routes(mctx), Log: r.log})
+		})
 	}
 	r.mu.Lock()
 	every := r.heartbeat
@@ -290,6 +318,13 @@ func (r *Referee) Run(ctx context.Context) error {
 	case <-r.shutdown:
 		r.log.Info().Dur("drain_timeout", r.cfg.DrainTimeout).Msg("league shutdown: finishing matches in progress")
 		r.drain(ctx, cancelMatches)
+	case err := <-relayed:
+		r.log.Info().AnErr("relay", err).Msg("stopping: the League Manager's relay ended")
+		stop()
+		if errors.Is(err, protocol.ErrRelayClosed) {
+			return nil
+		}
+		return err
 	}
 	stop()
 	return nil
@@ -374,9 +409,14 @@ const (
 // takes it or jctx (see joinContext) ends, and stores the token, league id, features and
 // heartbeat interval.
 func (r *Referee) register(jctx context.Context, url string) error {
+	features := Features
+	if url == "" {
+		// Outbound: the League Manager gives the referee an endpoint on its relay.
+		features = append(slices.Clip(Features), protocol.FeatureOutbound)
+	}
 	msg, err := protocol.NewMessage(protocol.RegisterRefereeRequest, protocol.RefereeSender(r.cfg.ID), protocol.RefereeRegistration{
 		RefereeID: r.cfg.ID, EndpointURL: url, GameTypes: r.cfg.Games, MaxConcurrentMatches: r.cfg.MaxMatches,
-		Features: Features,
+		Features: features,
 	})
 	if err != nil {
 		return err

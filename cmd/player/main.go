@@ -78,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
 	var netFlags cli.Net
 	netFlags.AddFlags(fset)
+	netFlags.AddOutbound(fset)
 	rest, err := cli.Parse(fset, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -89,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ID: *id, Addr: *addr, LeagueURL: *league, Strategy: *strat, Seed: *seed,
 		DisplayName: *displayName, RegisterFor: *registerFor, Stdout: stdout, Fault: *fault, Think: *think,
 		ModelURL: *modelURL, ModelAuth: lbm.AuthFromEnv(), Engine: engine,
-		Advertise: netFlags.Advertise, Insecure: netFlags.Insecure,
+		Advertise: netFlags.Advertise, Insecure: netFlags.Insecure, Outbound: netFlags.Outbound,
 	}
 	switch {
 	case len(rest) > 0:

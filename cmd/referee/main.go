@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string) int {
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
 	var netFlags cli.Net
 	netFlags.AddFlags(fset)
+	netFlags.AddOutbound(fset)
 	if _, err := cli.Parse(fset, args); err != nil {
 		return 2
 	}
@@ -103,7 +104,7 @@ func run(ctx context.Context, args []string) int {
 		Policy: *policy, MoveTimeout: time.Duration(*moveMS) * time.Millisecond, JoinTimeout: time.Duration(*joinMS) * time.Millisecond,
 		ReportTimeout: time.Duration(*reportMS) * time.Millisecond, DrainTimeout: time.Duration(*drainMS) * time.Millisecond,
 		RegisterFor: *registerFor, Penalties: protocol.Penalties{MoveWarnings: 1, ForcedMoves: 1},
-		Advertise: netFlags.Advertise, TLS: serverTLS, ClientTLS: clientTLS, Insecure: netFlags.Insecure,
+		Advertise: netFlags.Advertise, TLS: serverTLS, ClientTLS: clientTLS, Insecure: netFlags.Insecure, Outbound: netFlags.Outbound,
 	}, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "referee: %v\n", err)

@@ -17,6 +17,9 @@ type Net struct {
 	TLSCert, TLSKey string
 	TLSCA           string
 	Insecure        bool
+	// Outbound (players and referees, AddOutbound): listen on nothing and take requests
+	// from the League Manager's relay.
+	Outbound bool
 }
 
 // Call is an endpoint a role calls, named by its flag (e.g. "league").
@@ -31,6 +34,11 @@ func (n *Net) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&n.Insecure, "insecure", false, "allow plain HTTP on and to addresses that are not loopback: tokens then cross the network in clear")
 }
 
+// AddOutbound registers --outbound, for an agent that accepts no connections.
+func (n *Net) AddOutbound(fs *flag.FlagSet) {
+	fs.BoolVar(&n.Outbound, "outbound", false, "accept no connections (behind NAT, in a sandbox): listen on no port, register without an endpoint and take every request from the League Manager's relay over connections this process opens")
+}
+
 // Check checks the flags against the listen address addr and the endpoints the role
 // calls, before anything is opened; an error is a bad command line. Plain HTTP off
 // loopback is refused unless --insecure, and an address on every interface needs
@@ -38,6 +46,12 @@ func (n *Net) AddFlags(fs *flag.FlagSet) {
 func (n *Net) Check(addr string, calls ...Call) error {
 	if (n.TLSCert == "") != (n.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together: give both or neither")
+	}
+	if n.Outbound {
+		if n.Advertise != "" || n.TLSCert != "" {
+			return errors.New("--outbound serves nothing: --advertise, --tls-cert and --tls-key do not go with it")
+		}
+		return n.checkCalls(calls)
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -61,6 +75,12 @@ func (n *Net) Check(addr string, calls ...Call) error {
 	if err := netsec.CheckListen(addr, withTLS); err != nil && !n.Insecure {
 		return fmt.Errorf("--addr %s serves %w; give --tls-cert and --tls-key, or pass --insecure", addr, err)
 	}
+	return n.checkCalls(calls)
+}
+
+// checkCalls refuses plain HTTP off loopback to the endpoints the role calls, unless
+// --insecure.
+func (n *Net) checkCalls(calls []Call) error {
 	for _, c := range calls {
 		err := netsec.CheckURL(c.URL)
 		switch {

@@ -203,7 +203,7 @@ func (m *Many) open(ctx context.Context, opts ManyOptions, folder string, ids ma
 		Config: cfg, DBPath: filepath.Join(dir, LeagueDBPath), AuditPath: filepath.Join(dir, LeagueAuditPath),
 		LogPath: filepath.Join(dir, LeagueLogPath), Drain: opts.Drain, CutDrain: opts.CutDrain,
 		StopReason: opts.StopReason, AdminToken: opts.AdminToken, Stderr: opts.Stderr, mounted: true,
-		ClientTLS: opts.ClientTLS, Insecure: opts.Insecure,
+		ClientTLS: opts.ClientTLS, Insecure: opts.Insecure, Advertise: m.URL() + "leagues/" + id + "/mcp",
 	})
 	if err != nil {
 		lg.info.Error = err.Error()

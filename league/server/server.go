@@ -316,7 +316,7 @@ func (s *Server) open(cfg *config.Config, opts Options) error {
 		return err
 	}
 	s.client = protocol.NewClientWith(validator, log, protocol.ClientOptions{TLS: opts.ClientTLS, Insecure: opts.Insecure})
-	mopt := league.Options{Config: cfg, Store: db, Audit: log, Client: s.client, AdminToken: token, Log: s.log, Insecure: opts.Insecure}
+	mopt := league.Options{Config: cfg, Store: db, Audit: log, Client: s.client, AdminToken: token, Log: s.log, Insecure: opts.Insecure, PublicURL: s.URL}
 	if c := opts.Clock; c != nil {
 		mopt.Now = c.Now
 		mopt.AfterFunc = func(d time.Duration, f func()) league.Timer { return c.AfterFunc(d, f) }
