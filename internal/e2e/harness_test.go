@@ -111,11 +111,16 @@ func startProc(t *testing.T, name string, env []string, bin string, args ...stri
 	t.Cleanup(func() { p.stop(t) })
 	select {
 	case line := <-lines:
-		i := strings.Index(line, "listening on ")
-		if i < 0 {
+		// An outbound agent listens on nothing: its line names the League Manager it
+		// polls, and url is that.
+		_, url, ok := strings.Cut(line, "listening on ")
+		if !ok {
+			_, url, ok = strings.Cut(line, " outbound through ")
+		}
+		if !ok {
 			t.Fatalf("%s: unexpected first line %q; stderr:\n%s", name, line, stderr.String())
 		}
-		p.url = strings.TrimSpace(line[i+len("listening on "):])
+		p.url = strings.TrimSpace(url)
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s did not start; stderr:\n%s", name, stderr.String())
 	}
