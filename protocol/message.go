@@ -66,6 +66,8 @@ const (
 	ResultReminderAck        = "RESULT_REMINDER_ACK"
 	QueryMatch               = "QUERY_MATCH"
 	MatchInfo                = "MATCH_INFO"
+	LeagueCompleted          = "LEAGUE_COMPLETED"
+	LeagueCompletedAck       = "LEAGUE_COMPLETED_ACK"
 )
 
 // Features are named capabilities announced at registration: agents list theirs in the
@@ -111,6 +113,10 @@ const (
 	// FeatureOutbound (player, referee): the agent accepts no connections; it registers
 	// without endpoint_url and is given a relay endpoint.
 	FeatureOutbound = "outbound"
+	// FeatureLeagueCompleted (League Manager): it sends LEAGUE_COMPLETED with the final
+	// standings when the league completes. (Player, referee): it takes LEAGUE_COMPLETED
+	// and answers LEAGUE_COMPLETED_ACK.
+	FeatureLeagueCompleted = "league_completed"
 )
 
 // Match phases in HEARTBEAT_REQUEST match_progress and RESULT_REMINDER_ACK.

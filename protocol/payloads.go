@@ -195,7 +195,7 @@ type MatchAck struct {
 }
 
 // Ack is the payload of the acknowledgements that name nothing: GAME_OVER_ACK,
-// LEAGUE_SHUTDOWN_ACK, MOVE_EVENT_ACK.
+// LEAGUE_SHUTDOWN_ACK, LEAGUE_COMPLETED_ACK, MOVE_EVENT_ACK.
 type Ack struct {
 	Status string `json:"status"`
 }
@@ -342,6 +342,15 @@ type Shutdown struct {
 	Reason   string `json:"reason"`
 }
 
+// LeagueCompletion is the LEAGUE_COMPLETED payload: the final standings (the rows of
+// STANDINGS_RESPONSE) of the league that completed.
+type LeagueCompletion struct {
+	LeagueID    string         `json:"league_id"`
+	CompletedAt string         `json:"completed_at"`
+	Rounds      int            `json:"rounds"`
+	Standings   []StandingsRow `json:"standings"`
+}
+
 // MatchQuery is the QUERY_MATCH payload.
 type MatchQuery struct {
 	MatchID string `json:"match_id"`
@@ -372,6 +381,11 @@ type Standings struct {
 	// complete and the standings will not change.
 	LeagueState string `json:"league_state"`
 	Final       bool   `json:"final"`
+	// MatchesLeft, in the answer to a player, counts that player's matches not yet
+	// finished, when the schedule fixes them all (round robin, gauntlet) or the league is
+	// complete; nil when it is not known (registration open, or a Swiss or knockout
+	// league whose next rounds are not paired yet).
+	MatchesLeft *int `json:"matches_left,omitempty"`
 }
 
 // StandingsRow is one player's line of the standings.

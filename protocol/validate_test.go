@@ -43,7 +43,7 @@ func TestValidateParams(t *testing.T) {
 		want   []string
 	}{
 		{name: "valid", params: params(t, heartbeat(t))},
-		{name: "unknown message type", params: unknownType, want: []string{"/envelope/message_type: value must be one of \"REGISTER_REFEREE_REQUEST\", \"REGISTER_REFEREE_RESPONSE\", \"REGISTER_PLAYER_REQUEST\", \"REGISTER_PLAYER_RESPONSE\", \"AGENT_READY_REQUEST\", \"AGENT_READY_RESPONSE\", \"MATCH_ASSIGNMENT\", \"MATCH_ASSIGNMENT_ACK\", \"MATCH_RESULT_REPORT\", \"MATCH_RESULT_ACK\", \"QUERY_STANDINGS\", \"STANDINGS_RESPONSE\", \"GAME_INVITATION\", \"GAME_JOIN_ACK\", \"REQUEST_MOVE\", \"MOVE_RESPONSE\", \"GAME_OVER\", \"GAME_OVER_ACK\", \"LEAGUE_SHUTDOWN\", \"LEAGUE_SHUTDOWN_ACK\", \"ADMIN_START_LEAGUE_REQUEST\", \"ADMIN_START_LEAGUE_RESPONSE\", \"ADMIN_SHUTDOWN_REQUEST\", \"ADMIN_SHUTDOWN_RESPONSE\", \"HEARTBEAT_REQUEST\", \"HEARTBEAT_RESPONSE\", \"MOVE_EVENT\", \"MOVE_EVENT_ACK\", \"MATCH_CANCELLED\", \"MATCH_CANCELLED_ACK\", \"RESULT_REMINDER\", \"RESULT_REMINDER_ACK\", \"QUERY_MATCH\", \"MATCH_INFO\""}},
+		{name: "unknown message type", params: unknownType, want: []string{"/envelope/message_type: value must be one of \"REGISTER_REFEREE_REQUEST\", \"REGISTER_REFEREE_RESPONSE\", \"REGISTER_PLAYER_REQUEST\", \"REGISTER_PLAYER_RESPONSE\", \"AGENT_READY_REQUEST\", \"AGENT_READY_RESPONSE\", \"MATCH_ASSIGNMENT\", \"MATCH_ASSIGNMENT_ACK\", \"MATCH_RESULT_REPORT\", \"MATCH_RESULT_ACK\", \"QUERY_STANDINGS\", \"STANDINGS_RESPONSE\", \"GAME_INVITATION\", \"GAME_JOIN_ACK\", \"REQUEST_MOVE\", \"MOVE_RESPONSE\", \"GAME_OVER\", \"GAME_OVER_ACK\", \"LEAGUE_SHUTDOWN\", \"LEAGUE_SHUTDOWN_ACK\", \"ADMIN_START_LEAGUE_REQUEST\", \"ADMIN_START_LEAGUE_RESPONSE\", \"ADMIN_SHUTDOWN_REQUEST\", \"ADMIN_SHUTDOWN_RESPONSE\", \"HEARTBEAT_REQUEST\", \"HEARTBEAT_RESPONSE\", \"MOVE_EVENT\", \"MOVE_EVENT_ACK\", \"MATCH_CANCELLED\", \"MATCH_CANCELLED_ACK\", \"RESULT_REMINDER\", \"RESULT_REMINDER_ACK\", \"QUERY_MATCH\", \"MATCH_INFO\", \"LEAGUE_COMPLETED\", \"LEAGUE_COMPLETED_ACK\""}},
 		{name: "member beside envelope and payload", params: extraTop, want: []string{"/: additionalProperties 'extra' not allowed"}},
 		{name: "envelope not an object", params: map[string]any{"envelope": "x", "payload": map[string]any{}}, want: []string{"/envelope: expected object, but got string"}},
 		{name: "array", params: []any{}, want: []string{"/: params must be an object with envelope and payload"}},
@@ -74,7 +74,7 @@ func TestValidateMessage(t *testing.T) {
 	if err := v.ValidateMessage(bad); err == nil {
 		t.Error("bad timestamp: got nil, want an error")
 	}
-	if got := len(v.MessageTypes()); got != 34 {
-		t.Errorf("got %d message types, want 34", got)
+	if got := len(v.MessageTypes()); got != 36 {
+		t.Errorf("got %d message types, want 36", got)
 	}
 }
