@@ -162,6 +162,19 @@ func (r *MatchRunner) scoring() protocol.Scoring {
 	return protocol.Scoring{Win: 3, Draw: 1, Loss: 0}
 }
 
+// playerRetry retries a call to a player whose connection failed (reset, refused, cut
+// on the way, as when the relay connection of an outbound agent drops): twice, quickly,
+// within the call's deadline. The same request goes again, which a player answers as
+// before; a player that answered, or refused, is never asked twice.
+var playerRetry = protocol.RetryPolicy{Attempts: 3, Backoff: 100 * time.Millisecond, MaxBackoff: 400 * time.Millisecond}
+
+// callPlayer sends m to the player of s within deadline, retrying lost connections.
+func (r *MatchRunner) callPlayer(ctx context.Context, s *seat, m *protocol.Message, deadline time.Duration) (*protocol.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	return r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Retry: playerRetry, Peer: protocol.PlayerSender(s.id)})
+}
+
 func (r *MatchRunner) joinTimeout() time.Duration {
 	if r.A.Deadlines != nil && r.A.Deadlines.JoinAckMS > 0 {
 		return time.Duration(r.A.Deadlines.JoinAckMS) * time.Millisecond
@@ -261,7 +274,7 @@ func (r *MatchRunner) inviteOne(ctx context.Context, s, other *seat) (bool, stri
 	if err != nil {
 		return false, "internal"
 	}
-	ans, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: r.joinTimeout(), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)})
+	ans, err := r.callPlayer(ctx, s, m, r.joinTimeout())
 	if err != nil {
 		r.Log.Warn().Err(err).Str("player_id", s.id).Msg("invitation failed")
 		return false, errorKind(err)
@@ -429,7 +442,7 @@ func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view json.RawMes
 	if err != nil {
 		return nil, protocol.ViolationInternal, err.Error(), err
 	}
-	ans, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: deadline, Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)})
+	ans, err := r.callPlayer(ctx, s, m, deadline)
 	if err != nil {
 		kind := protocol.ViolationUnreachable
 		switch {
@@ -497,7 +510,7 @@ func (r *MatchRunner) announce(ctx context.Context, seats [2]*seat, rep *Report)
 		if err != nil {
 			return
 		}
-		if _, err := r.Caller.Call(ctx, s.url, m, protocol.CallOptions{Timeout: r.joinTimeout(), Retry: protocol.RetryPolicy{Attempts: 1}, Peer: protocol.PlayerSender(s.id)}); err != nil && !errors.Is(err, protocol.ErrBadResponse) {
+		if _, err := r.callPlayer(ctx, s, m, r.joinTimeout()); err != nil && !errors.Is(err, protocol.ErrBadResponse) {
 			r.Log.Debug().Err(err).Str("player_id", s.id).Msg("game over not delivered")
 		}
 	}
