@@ -116,6 +116,8 @@ func newFakePlayer(tb testing.TB, id string) *fakePlayer {
 		switch msg.Envelope.MessageType {
 		case protocol.LeagueShutdown:
 			return msg.Reply(protocol.LeagueShutdownAck, protocol.PlayerSender(id), map[string]string{"status": "acknowledged"})
+		case protocol.LeagueCompleted:
+			return msg.Reply(protocol.LeagueCompletedAck, protocol.PlayerSender(id), map[string]string{"status": "acknowledged"})
 		case protocol.MatchCancelled:
 			if !noCancelOK {
 				return msg.Reply(protocol.MatchCancelledAck, protocol.PlayerSender(id), map[string]string{"status": "acknowledged"})

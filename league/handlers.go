@@ -270,6 +270,11 @@ func (m *Manager) queryStandings(msg *protocol.Message) (*protocol.Message, erro
 		return nil, err
 	}
 	ans := protocol.Standings{UpdatedAt: e.fx.updatedAt, LeagueState: e.state, Final: e.state == StateCompleted}
+	if role, id := protocol.ParseSender(msg.Envelope.Sender); role == store.KindPlayer {
+		if left, known := matchesLeft(&e.fx, e.format, e.state, id); known {
+			ans.MatchesLeft = &left
+		}
+	}
 	if ans.UpdatedAt == "" {
 		ans.UpdatedAt = e.now()
 	}

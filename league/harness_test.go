@@ -527,6 +527,12 @@ func newFakeReferee(tb testing.TB, id string) *fakeReferee {
 			f.mu.Unlock()
 			return msg.Reply(protocol.LeagueShutdownAck, protocol.RefereeSender(id), map[string]string{"status": "acknowledged"})
 		}
+		if msg.Envelope.MessageType == protocol.LeagueCompleted {
+			f.mu.Lock()
+			f.calls = append(f.calls, msg)
+			f.mu.Unlock()
+			return msg.Reply(protocol.LeagueCompletedAck, protocol.RefereeSender(id), map[string]string{"status": "acknowledged"})
+		}
 		var p struct {
 			MatchID string `json:"match_id"`
 		}

@@ -208,6 +208,7 @@ func (e *engine) completeRounds() error {
 			e.state = StateCompleted
 			e.log.Info().Int("rounds", len(e.fx.rounds)).Msg("league completed")
 			e.hub.Publish(events.LeagueCompleted, "", map[string]any{"rounds": len(e.fx.rounds), "standings": e.fx.table.Rows()})
+			e.notices.completed(e.agents.all(), e.fx.table.Rows(), len(e.fx.rounds), adv.At)
 			return nil
 		}
 		e.fx.current = next

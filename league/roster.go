@@ -167,7 +167,7 @@ var Features = []string{
 	protocol.FeatureSignedAssignments, protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats,
 	protocol.FeatureMatchProgress, protocol.FeatureResultReminders, protocol.FeatureMoveEvents,
 	protocol.FeatureMoveBatches, protocol.FeatureResultMoves, protocol.FeatureMatchCancellation, protocol.FeatureMatchQuery,
-	protocol.FeatureRelay,
+	protocol.FeatureRelay, protocol.FeatureLeagueCompleted,
 }
 
 // knownFeatures are the features an agent may announce that change what this League
@@ -175,7 +175,7 @@ var Features = []string{
 var knownFeatures = []string{
 	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
 	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMatchCancellation,
-	protocol.FeatureOutbound,
+	protocol.FeatureOutbound, protocol.FeatureLeagueCompleted,
 }
 
 // features keeps the announced features this League Manager knows, sorted: others mean
