@@ -570,3 +570,18 @@ func TestAssignmentWaitsForTheRegistrationAnswer(t *testing.T) {
 		}
 	})
 }
+
+// LEAGUE_COMPLETED is acknowledged and changes nothing: the referee still takes
+// assignments until LEAGUE_SHUTDOWN.
+func TestLeagueCompletedIsAcknowledged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		if !slices.Contains(Features, protocol.FeatureLeagueCompleted) {
+			t.Errorf("the referee announces %v, want %s among them", Features, protocol.FeatureLeagueCompleted)
+		}
+		b := newBench(t, nil, nil, leagueAcks, slowPlayers(t, time.Second))
+		b.ok(fromLM(t, protocol.LeagueCompleted, "", map[string]any{"league_id": "league-1", "standings": []any{}}), protocol.LeagueCompletedAck)
+		b.ok(assignMsg(t, "m-1"), protocol.MatchAssignmentAck)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+	})
+}

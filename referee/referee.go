@@ -96,6 +96,7 @@ const (
 var Features = []string{
 	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
 	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureMatchCancellation,
+	protocol.FeatureLeagueCompleted,
 }
 
 // Backoff between MATCH_RESULT_REPORT attempts: doubling from reportBackoff to
@@ -555,6 +556,17 @@ func (r *Referee) handle(ctx, matches context.Context, msg *protocol.Message) (*
 		r.closeAssignments()
 		r.stopOnce.Do(func() { close(r.shutdown) })
 		return r.reply(msg, protocol.LeagueShutdownAck, protocol.Ack{Status: protocol.StatusAcknowledged})
+	case protocol.LeagueCompleted:
+		// Every result is in: nothing changes for the referee, which serves until
+		// LEAGUE_SHUTDOWN or until it is stopped.
+		if err := r.fromLeague(ctx, &msg.Envelope); err != nil {
+			return nil, err
+		}
+		var lc protocol.LeagueCompletion
+		_ = msg.Decode(&lc) // validated against its schema already; only logged
+		r.log.Info().Str("conversation_id", msg.Envelope.ConversationID).Str("league_id", lc.LeagueID).
+			Int("rounds", lc.Rounds).Int("players", len(lc.Standings)).Msg("league completed")
+		return r.reply(msg, protocol.LeagueCompletedAck, protocol.Ack{Status: protocol.StatusAcknowledged})
 	}
 	return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a referee does not accept %s", msg.Envelope.MessageType)
 }
