@@ -44,6 +44,8 @@ type benchBuild struct {
 	name            string // the column's title
 	binDir, cfgPath string
 	profileDir      string // where its processes write CPU profiles; "" for none
+	// outbound is how many of its players run with --outbound (the last ones).
+	outbound int
 }
 
 // benchOptions are the settings every run shares.
@@ -74,6 +76,15 @@ type runFigures struct {
 	derived     bool
 	liveMoves   int
 	storedMoves int
+	// Of a run with outbound players, per kind of match (kindDirect, kindMixed,
+	// kindRelayed): its matches with moves and the p50 and p99 of their per-move
+	// overheads, in milliseconds, measured as overheadP50 and overheadP99 are.
+	kindMatches      [3]int
+	kindP50, kindP99 [3]float64
+	// relayedMoves are the moves the outbound players made; relayCalls the calls the
+	// League Manager's relay answered (league_relay_calls_total{outcome="answered"}).
+	relayedMoves int
+	relayCalls   int64
 }
 
 // maxBenchProcesses bounds the agents of a bench: each listens on a port of its own,
@@ -88,6 +99,10 @@ func Run(ctx context.Context, args []string) error {
 	var o benchOptions
 	fset.IntVar(&o.players, "players", 10, "number of player processes")
 	fset.IntVar(&o.referees, "referees", 5, "number of referee processes")
+	outbound := fset.Int("outbound", 0, "run N of the players (the last N) with --outbound, through the League Manager's relay, and each run a second time "+
+		"all direct with the same seed: the table compares the two leagues, and a report below it sets per-move overhead p50 and p99 of matches "+
+		"between relayed players against matches between direct ones of the same runs, and the relay's CPU per relayed move "+
+		"(the League Manager's CPU with relayed players less all direct, over the moves of relayed players); 0 for none")
 	fset.StringVar(&o.gameType, "game", "tic_tac_toe", "game to play")
 	fset.StringVar(&o.strategy, "strategy", "random", "strategy of every player")
 	fset.DurationVar(&o.think, "think", 0, "each player waits this long before answering each move (player --think)")
@@ -116,6 +131,12 @@ func Run(ctx context.Context, args []string) error {
 		return cli.UsageError{Err: fmt.Errorf("--think must not be negative and --timeout must be positive, got %s and %s", o.think, o.timeout)}
 	case (*against == "") != (*againstCfg == ""):
 		return cli.UsageError{Err: errors.New("--against and --against-config go together")}
+	case *outbound != 0 && (*outbound < 2 || *outbound > o.players-2):
+		// Two of each kind at least, so that matches between relayed players and matches
+		// between direct ones both exist.
+		return cli.UsageError{Err: fmt.Errorf("--outbound must be from 2 to --players less 2 (%d), got %d", o.players-2, *outbound)}
+	case *outbound != 0 && *against != "":
+		return cli.UsageError{Err: errors.New("--outbound compares a league with outbound players against the same league all direct, not with --against")}
 	}
 	if *binDir == "" {
 		dir, err := localleague.OwnBinDir()
@@ -127,6 +148,11 @@ func Run(ctx context.Context, args []string) error {
 	builds := []benchBuild{{name: "this build", binDir: *binDir, cfgPath: *cfgPath, profileDir: *profileDir}}
 	if *against != "" {
 		builds = append(builds, benchBuild{name: *against, binDir: *against, cfgPath: *againstCfg})
+	}
+	if *outbound > 0 {
+		// The same build twice: with outbound players, and all direct.
+		builds[0].name, builds[0].outbound = fmt.Sprintf("%d outbound", *outbound), *outbound
+		builds = append(builds, benchBuild{name: "all direct", binDir: *binDir, cfgPath: *cfgPath})
 	}
 	for _, b := range builds {
 		if err := checkBuild(b, o.think); err != nil {
@@ -162,14 +188,21 @@ func Run(ctx context.Context, args []string) error {
 			figures[i] = append(figures[i], f)
 		}
 	}
-	fmt.Printf("league bench: %d players, %d referees, %s, strategy %s, think %s, median of %d %s\n",
-		o.players, o.referees, o.gameType, o.strategy, o.think, *runs, plural(*runs, "run"))
+	players := fmt.Sprintf("%d players", o.players)
+	if *outbound > 0 {
+		players += fmt.Sprintf(" (%d outbound, then all direct)", *outbound)
+	}
+	fmt.Printf("league bench: %s, %d referees, %s, strategy %s, think %s, median of %d %s\n",
+		players, o.referees, o.gameType, o.strategy, o.think, *runs, plural(*runs, "run"))
 	writeBenchTable(os.Stdout, builds, medians(figures), fl, pf)
+	if *outbound > 0 {
+		writeOutboundReport(os.Stdout, o.players, *outbound, summariseOutbound(figures[0], figures[1]))
+	}
 	return nil
 }
 
 // checkBuild checks that a build has its binaries and a complete configuration folder,
-// and that its player knows --think when the bench needs it.
+// and that its player knows --think and --outbound when the bench needs them.
 func checkBuild(b benchBuild, think time.Duration) error {
 	if err := localleague.CheckBinDir(b.binDir); err != nil {
 		return fmt.Errorf("%s: %w", b.name, err)
@@ -180,11 +213,14 @@ func checkBuild(b benchBuild, think time.Duration) error {
 			return fmt.Errorf("%s: the League Manager reads %s beside its league.yaml: %w", b.name, f, err)
 		}
 	}
-	if think > 0 {
+	if think > 0 || b.outbound > 0 {
 		// A player without the flag prints its usage, which then lacks it.
 		out, _ := exec.Command(filepath.Join(b.binDir, "player"), "-h").CombinedOutput()
-		if !strings.Contains(string(out), "-think") {
+		if think > 0 && !strings.Contains(string(out), "-think") {
 			return fmt.Errorf("%s: its player has no --think, so --think cannot be compared", b.name)
+		}
+		if b.outbound > 0 && !strings.Contains(string(out), "-outbound") {
+			return fmt.Errorf("%s: its player has no --outbound", b.name)
 		}
 	}
 	return nil
@@ -237,7 +273,7 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	base := 10000 + rand.IntN(20000-maxBenchProcesses-1)
 	ll, err := localleague.Start(ctx, localleague.Setup{
 		BinDir: b.binDir, CfgPath: b.cfgPath, DataDir: dataDir, LogDir: logDir, GameType: o.gameType, Strategy: o.strategy,
-		Players: o.players, Referees: o.referees, Seed: o.seed, Think: o.think, ProfileDir: b.profileDir, Out: io.Discard,
+		Players: o.players, Referees: o.referees, OutboundPlayers: b.outbound, Seed: o.seed, Think: o.think, ProfileDir: b.profileDir, Out: io.Discard,
 		Poll: benchPoll, Ports: [3]int{base, base + 1, base + 1 + o.referees},
 	})
 	if ll != nil {
@@ -275,6 +311,10 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	if err != nil {
 		return f, err
 	}
+	relayBefore, err := relayCallsOf(ctx, ll)
+	if err != nil {
+		return f, err
+	}
 	started := time.Now()
 	if _, err := admin.StartLeague(ctx, ll.LMURL, ll.AdminToken); err != nil {
 		return f, fmt.Errorf("start league: %w", err)
@@ -288,6 +328,10 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 		return f, err
 	}
 	exAfter, _, err := exchangesOf(ctx, ll)
+	if err != nil {
+		return f, err
+	}
+	relayAfter, err := relayCallsOf(ctx, ll)
 	if err != nil {
 		return f, err
 	}
@@ -314,9 +358,20 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	for i := range f.cpu {
 		f.cpu[i] = cpuAfter[i] - cpuBefore[i]
 	}
-	f.exchanges, f.derived = exAfter-exBefore, !counted
+	// An outbound player has no GET /status: the relay counts its exchanges.
+	f.relayCalls = relayAfter - relayBefore
+	f.exchanges, f.derived = exAfter-exBefore+f.relayCalls, !counted
 	if !counted {
 		f.exchanges = derivedExchanges(af)
+	}
+	if len(ll.Outbound) > 0 {
+		for k, ms := range byKind(af.matches, ll.Outbound) {
+			over := moveOverheads(ms, o.think)
+			f.kindMatches[k] = len(over)
+			f.kindP50[k], _ = percentile(over, 50)
+			f.kindP99[k], _ = percentile(over, 99)
+		}
+		f.relayedMoves = relayedMoves(af.matches, ll.Outbound)
 	}
 	return f, nil
 }
@@ -375,6 +430,34 @@ func exchangesOf(ctx context.Context, ll *localleague.League) (total int64, coun
 		total += *n
 	}
 	return total, true, nil
+}
+
+// relayCallsOf is the number of calls to outbound agents the League Manager's relay
+// has answered so far, from its GET /metrics; 0 in a league without outbound players.
+func relayCallsOf(ctx context.Context, ll *localleague.League) (int64, error) {
+	if len(ll.Outbound) == 0 {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	url := ll.Base + "/metrics"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, fmt.Errorf("read relay calls: %w", err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("read relay calls: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("read relay calls: GET %s: %s", url, res.Status)
+	}
+	n, err := answeredRelayCalls(res.Body)
+	if err != nil {
+		return 0, fmt.Errorf("read relay calls: GET %s: %w", url, err)
+	}
+	return n, nil
 }
 
 // statusExchanges reads the exchanges field of a GET /status; nil when it has none.

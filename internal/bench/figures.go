@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
@@ -29,6 +32,10 @@ type matchFigure struct {
 	stored time.Time
 	// moves are the moves of the stored game_metadata.
 	moves int
+	// players are the players its assignment names; movesBy counts the moves of each
+	// (nil when the records do not say).
+	players []string
+	movesBy map[string]int
 }
 
 // auditFigures is what the audit log says of the league between its start and its end.
@@ -62,6 +69,7 @@ func parseAudit(r io.Reader) (auditFigures, error) {
 		return f, fmt.Errorf("read audit log: %w", err)
 	}
 	assigned := map[string][]time.Time{}
+	players := map[string][]string{}
 	for _, e := range entries {
 		var m auditMessage
 		if e.Direction != audit.DirRequest || json.Unmarshal(e.Message, &m) != nil || m.Params == nil ||
@@ -73,6 +81,12 @@ func parseAudit(r io.Reader) (auditFigures, error) {
 			return f, fmt.Errorf("audit line %d: envelope timestamp: %w", e.Line, err)
 		}
 		assigned[m.Params.Envelope.MatchID] = append(assigned[m.Params.Envelope.MatchID], at)
+		var a struct {
+			Players []string `json:"players"`
+		}
+		if json.Unmarshal(m.Params.Payload, &a) == nil && len(a.Players) > 0 {
+			players[m.Params.Envelope.MatchID] = a.Players
+		}
 	}
 	// The start request's own lines are written once it is answered, after the schedule
 	// and possibly after the first assignments and results: the league starts at
@@ -120,14 +134,26 @@ func parseAudit(r io.Reader) (auditFigures, error) {
 			}
 			var p struct {
 				GameMetadata *struct {
-					Moves []json.RawMessage `json:"moves"`
+					Moves []struct {
+						Player string `json:"player"`
+					} `json:"moves"`
 				} `json:"game_metadata"`
 			}
 			if err := json.Unmarshal(m.Params.Payload, &p); err != nil || p.GameMetadata == nil {
 				return f, fmt.Errorf("audit line %d: result of match %q without game_metadata", e.Line, env.MatchID)
 			}
 			stored[env.MatchID] = true
-			f.matches = append(f.matches, matchFigure{id: env.MatchID, assigned: from, stored: at, moves: len(p.GameMetadata.Moves)})
+			var by map[string]int
+			for _, mv := range p.GameMetadata.Moves {
+				if mv.Player != "" {
+					if by == nil {
+						by = map[string]int{}
+					}
+					by[mv.Player]++
+				}
+			}
+			f.matches = append(f.matches, matchFigure{id: env.MatchID, assigned: from, stored: at, moves: len(p.GameMetadata.Moves),
+				players: players[env.MatchID], movesBy: by})
 		}
 	}
 	return f, nil
@@ -166,6 +192,55 @@ func moveOverheads(matches []matchFigure, think time.Duration) []float64 {
 		out = append(out, float64(busy)/float64(time.Millisecond)/float64(m.moves))
 	}
 	return out
+}
+
+// Kinds of match by how many of its players are outbound, indexes of [3] figures.
+const (
+	kindDirect  = 0 // neither player is outbound
+	kindMixed   = 1 // one is
+	kindRelayed = 2 // both are: every request of the match goes through the relay
+)
+
+// kindNames name the kinds in the report.
+var kindNames = [3]string{"direct", "mixed", "relayed"}
+
+// byKind splits matches by how many of their players are outbound.
+func byKind(matches []matchFigure, outbound map[string]bool) [3][]matchFigure {
+	var out [3][]matchFigure
+	for _, m := range matches {
+		k := 0
+		for _, p := range m.players {
+			if outbound[p] {
+				k++
+			}
+		}
+		out[min(k, kindRelayed)] = append(out[min(k, kindRelayed)], m)
+	}
+	return out
+}
+
+// relayedMoves counts the moves the outbound players made: each was a REQUEST_MOVE
+// through the relay.
+func relayedMoves(matches []matchFigure, outbound map[string]bool) int {
+	n := 0
+	for _, m := range matches {
+		for p, k := range m.movesBy {
+			if outbound[p] {
+				n += k
+			}
+		}
+	}
+	return n
+}
+
+// relayCPUPer is the relay's CPU per relayed unit (a move, a call) in µs: the League
+// Manager's CPU seconds in a run with outbound players less those in the same league
+// all direct, over the units; false when there were none.
+func relayCPUPer(lmWith, lmWithout float64, units int64) (float64, bool) {
+	if units <= 0 {
+		return 0, false
+	}
+	return 1e6 * (lmWith - lmWithout) / float64(units), true
 }
 
 // totalMoves adds up the moves of every match.
@@ -239,3 +314,29 @@ func pidCPUSeconds(pid int) (float64, error) {
 // processCPUClock is the clock id of process pid's CPU time as glibc makes it: the
 // complement of pid shifted left by 3, or CPUCLOCK_SCHED (2).
 func processCPUClock(pid int) int32 { return (^int32(pid))<<3 | 2 }
+
+// answeredRelayCalls sums the series of league_relay_calls_total{outcome="answered"} in
+// a GET /metrics answer (Prometheus text format): one per league of the League Manager.
+func answeredRelayCalls(r io.Reader) (int64, error) {
+	const name = "league_relay_calls_total{"
+	var n float64
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, name), "} ")
+		if !strings.HasPrefix(line, name) || !ok || !strings.Contains(labels, `outcome="answered"`) {
+			continue
+		}
+		fields := strings.Fields(value)
+		if len(fields) == 0 {
+			return 0, fmt.Errorf("metrics line %q: no value", line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metrics line %q: %w", line, err)
+		}
+		n += v
+	}
+	return int64(n), sc.Err()
+}

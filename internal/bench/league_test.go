@@ -104,6 +104,47 @@ func TestBenchRunsARealLeague(t *testing.T) {
 	}
 }
 
+// With --outbound, a real bench runs the league with relayed players and all direct,
+// and reports relayed against direct matches: the figures are there, not their speed.
+func TestBenchOutboundReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a league of processes")
+	}
+	bin := t.TempDir()
+	if err := proctest.Build(bin, "league", "referee", "player"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "league"), "bench", "--players", "5", "--referees", "2", "--outbound", "2", "--runs", "1",
+		"--config", proctest.ConfigPath(), "--timeout", "60s")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("league bench: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	text := string(out)
+	t.Log(text)
+	if !strings.HasPrefix(text, "league bench: 5 players (2 outbound, then all direct), 2 referees,") {
+		t.Errorf("header missing:\n%s", text)
+	}
+	rows := testtools.BenchRows(text)
+	if got := strings.Fields(rows["matches"]); len(got) < 3 || got[0] != "1" || got[1] != "6" || got[2] != "3" {
+		// The report's row comes after the table's (10 matches in each league).
+		t.Errorf("report's matches %q, want 1 relayed (p04-p05), 6 mixed, 3 direct", rows["matches"])
+	}
+	for _, label := range []string{"per-move overhead p50", "per-move overhead p99"} {
+		f := strings.Fields(rows[label])
+		if len(f) != 7 || !strings.HasSuffix(f[6], "x") {
+			t.Errorf("report's row %q is %q, want relayed, mixed and direct in ms and a ratio", label, rows[label])
+		}
+	}
+	if !regexp.MustCompile(`relay CPU per relayed move: -?\d+ µs \(-?\d+ µs per relayed call\)`).MatchString(text) {
+		t.Errorf("no relay CPU line:\n%s", text)
+	}
+}
+
 func atoi(t *testing.T, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(s)
@@ -115,7 +156,8 @@ func atoi(t *testing.T, s string) int {
 
 // Bad settings are a bad command line, refused before any process starts.
 func TestBenchRefusesBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--runs", "0"}, {"--players", "1"}, {"--players", "4990", "--referees", "11"}, {"--think", "-1s"}, {"--against", "/tmp/x"}, {"--against-config", "x.yaml"}} {
+	for _, args := range [][]string{{"--runs", "0"}, {"--players", "1"}, {"--players", "4990", "--referees", "11"}, {"--think", "-1s"}, {"--against", "/tmp/x"}, {"--against-config", "x.yaml"},
+		{"--outbound", "1"}, {"--outbound", "-1"}, {"--players", "10", "--outbound", "9"}, {"--outbound", "2", "--against", "/tmp/x", "--against-config", "x.yaml"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var usage cli.UsageError
 			if err := Run(context.Background(), args); !errors.As(err, &usage) {

@@ -138,7 +138,7 @@ func writeBenchTable(w io.Writer, builds []benchBuild, sums []benchSummary, fl f
 	fmt.Fprintf(w, "floor between processes: the echo in a child process, sequential %.0f req/s (%.0f µs), CPU %.0f µs per round trip (client %.0f + server %.0f), concurrent %.0f req/s (%d goroutines, CPU %.0f µs per round trip)\n",
 		pf.sequential, usOf(pf.roundTrip), usOf(pf.cpu()), usOf(pf.clientCPU), usOf(pf.serverCPU), pf.concurrent, pf.workers, usOf(pf.concurrentCPU))
 	if len(builds) == 2 {
-		fmt.Fprintf(w, "ratio: how many times better this build does than %s (above 1 is better)\n", builds[1].name)
+		fmt.Fprintf(w, "ratio: how many times better %s does than %s (above 1 is better)\n", builds[0].name, builds[1].name)
 	}
 	for i, s := range sums {
 		if s.derived {
@@ -169,3 +169,82 @@ func approx(derived bool) string {
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// outboundSummary is the median over the runs of the figures of relayed against direct
+// players.
+type outboundSummary struct {
+	matches  [3]float64 // per kind of match, those with moves
+	p50, p99 [3]float64 // ms, per kind of match
+	// relayedMoves and relayCalls are of the runs with outbound players.
+	relayedMoves, relayCalls float64
+	// lmWith and lmWithout are the League Manager's CPU seconds with outbound players
+	// and all direct.
+	lmWith, lmWithout float64
+	// cpuPerMove and cpuPerCall are the relay's CPU in µs per relayed move and call:
+	// the median of each pair of runs' League Manager CPU difference over the moves of
+	// the outbound players (the calls its relay answered); ok false when a run had none.
+	cpuPerMove, cpuPerCall float64
+	ok                     bool
+}
+
+// summariseOutbound summarises the runs with outbound players (with) and the same
+// league's runs all direct (without), run by run in pairs.
+func summariseOutbound(with, without []runFigures) outboundSummary {
+	s := outboundSummary{ok: len(with) > 0 && len(with) == len(without)}
+	of := func(v func(runFigures) float64) float64 {
+		xs := make([]float64, len(with))
+		for j, r := range with {
+			xs[j] = v(r)
+		}
+		return median(xs)
+	}
+	for k := range s.p50 {
+		s.matches[k] = of(func(r runFigures) float64 { return float64(r.kindMatches[k]) })
+		s.p50[k] = of(func(r runFigures) float64 { return r.kindP50[k] })
+		s.p99[k] = of(func(r runFigures) float64 { return r.kindP99[k] })
+	}
+	s.relayedMoves = of(func(r runFigures) float64 { return float64(r.relayedMoves) })
+	s.relayCalls = of(func(r runFigures) float64 { return float64(r.relayCalls) })
+	s.lmWith = of(func(r runFigures) float64 { return r.cpu[0] })
+	if !s.ok {
+		return s
+	}
+	var perMove, perCall, lmWithout []float64
+	for j := range with {
+		m, okMove := relayCPUPer(with[j].cpu[0], without[j].cpu[0], int64(with[j].relayedMoves))
+		c, okCall := relayCPUPer(with[j].cpu[0], without[j].cpu[0], with[j].relayCalls)
+		s.ok = s.ok && okMove && okCall
+		perMove, perCall, lmWithout = append(perMove, m), append(perCall, c), append(lmWithout, without[j].cpu[0])
+	}
+	s.cpuPerMove, s.cpuPerCall, s.lmWithout = median(perMove), median(perCall), median(lmWithout)
+	return s
+}
+
+// writeOutboundReport prints, below the table, per-move overhead of matches between
+// relayed players against matches between direct ones of the same runs, their ratio,
+// and the relay's CPU per relayed move.
+func writeOutboundReport(w io.Writer, players, outbound int, s outboundSummary) {
+	fmt.Fprintf(w, "\nrelayed against direct, in the same runs with %d outbound (p%02d-p%02d); a match is relayed when both its players are outbound, direct when neither is:\n",
+		outbound, players-outbound+1, players)
+	const width = 28
+	fmt.Fprintf(w, "%-*s%16s%16s%16s%16s\n", width, "", kindNames[kindRelayed], kindNames[kindMixed], kindNames[kindDirect], "relayed/direct")
+	fmt.Fprintf(w, "%-*s%16.0f%16.0f%16.0f\n", width, "matches", s.matches[kindRelayed], s.matches[kindMixed], s.matches[kindDirect])
+	for _, row := range []struct {
+		label string
+		v     [3]float64
+	}{{"per-move overhead p50", s.p50}, {"per-move overhead p99", s.p99}} {
+		r := "-"
+		if row.v[kindDirect] > 0 {
+			r = fmt.Sprintf("%.2fx", row.v[kindRelayed]/row.v[kindDirect])
+		}
+		fmt.Fprintf(w, "%-*s%16s%16s%16s%16s\n", width, row.label, fmt.Sprintf("%.3f ms", row.v[kindRelayed]),
+			fmt.Sprintf("%.3f ms", row.v[kindMixed]), fmt.Sprintf("%.3f ms", row.v[kindDirect]), r)
+	}
+	if !s.ok {
+		fmt.Fprintln(w, "relay CPU per relayed move: - (no relayed move)")
+		return
+	}
+	fmt.Fprintf(w, "relay CPU per relayed move: %.0f µs (%.0f µs per relayed call): the League Manager's CPU with %d outbound (%.3f s) less all direct (%.3f s), "+
+		"over the %.0f moves of outbound players (the %.0f calls its relay answered), the median of the runs' pairs\n",
+		s.cpuPerMove, s.cpuPerCall, outbound, s.lmWith, s.lmWithout, s.relayedMoves, s.relayCalls)
+}

@@ -29,7 +29,11 @@ type Setup struct {
 	BinDir, CfgPath, DataDir, LogDir string
 	GameType, Strategy               string
 	Players, Referees                int
-	Seed                             int64
+	// OutboundPlayers of the players, the last ones (p09 and p10 of ten when 2), run with
+	// --outbound: they listen on no port and take their requests from the League
+	// Manager's relay.
+	OutboundPlayers int
+	Seed            int64
 	// Window is added to the registration window, for players started by hand.
 	Window time.Duration
 	// Think is passed to every player as --think when positive.
@@ -55,8 +59,10 @@ type League struct {
 	LMURL, Base         string // the JSON-RPC endpoint and the URL beside it (live view, /status)
 	AdminToken          string
 	DBPath, AuditPath   string
-	RefURLs, PlayerURLs []string // the agents' base URLs, for their /status
+	RefURLs, PlayerURLs []string // the agents' base URLs, for their /status; none for an outbound player
 	Ours                map[string]bool
+	// Outbound are the ids of the players started with --outbound.
+	Outbound map[string]bool
 	// PlayersStarted is when the first player process was started.
 	PlayersStarted time.Time
 }
@@ -80,7 +86,7 @@ func Start(ctx context.Context, ls Setup) (*League, error) {
 	raw := make([]byte, 16)
 	_, _ = rand.Read(raw)
 	ll := &League{Procs: &Procs{logDir: ls.LogDir, out: ls.Out}, AdminToken: hex.EncodeToString(raw),
-		DBPath: dbPath, AuditPath: auditPath, Ours: map[string]bool{}}
+		DBPath: dbPath, AuditPath: auditPath, Ours: map[string]bool{}, Outbound: map[string]bool{}}
 	procs := ll.Procs
 	port := func(next *int) int {
 		if *next == 0 {
@@ -130,13 +136,19 @@ func Start(ctx context.Context, ls Setup) (*League, error) {
 	}
 	var playerPorts []string
 	for i := 1; i <= ls.Players; i++ {
-		p := port(&nextPlayer)
-		playerPorts = append(playerPorts, strconv.Itoa(p))
-		ll.PlayerURLs = append(ll.PlayerURLs, fmt.Sprintf("http://127.0.0.1:%d", p))
 		id := fmt.Sprintf("p%02d", i)
 		ll.Ours[id] = true
-		args := []string{"--id", id, "--addr", fmt.Sprintf("127.0.0.1:%d", p),
-			"--league", ll.LMURL, "--strategy", ls.Strategy, "--seed", strconv.FormatInt(ls.Seed+int64(i), 10), "--log-dir", ls.LogDir}
+		listen := []string{"--outbound"}
+		if i <= ls.Players-ls.OutboundPlayers {
+			p := port(&nextPlayer)
+			playerPorts = append(playerPorts, strconv.Itoa(p))
+			ll.PlayerURLs = append(ll.PlayerURLs, fmt.Sprintf("http://127.0.0.1:%d", p))
+			listen = []string{"--addr", fmt.Sprintf("127.0.0.1:%d", p)}
+		} else {
+			ll.Outbound[id] = true
+		}
+		args := append([]string{"--id", id}, append(listen, "--league", ll.LMURL, "--strategy", ls.Strategy,
+			"--seed", strconv.FormatInt(ls.Seed+int64(i), 10), "--log-dir", ls.LogDir)...)
 		// Only when asked: a player built before --think existed refuses the flag.
 		if ls.Think > 0 {
 			args = append(args, "--think", ls.Think.String())
@@ -148,7 +160,10 @@ func Start(ctx context.Context, ls Setup) (*League, error) {
 			return ll, err
 		}
 	}
-	fmt.Fprintf(ls.Out, "%d referees on ports %s\n%d players on ports %s\n", ls.Referees, strings.Join(refPorts, ","), ls.Players, strings.Join(playerPorts, ","))
+	fmt.Fprintf(ls.Out, "%d referees on ports %s\n%d players on ports %s\n", ls.Referees, strings.Join(refPorts, ","), len(playerPorts), strings.Join(playerPorts, ","))
+	if len(ll.Outbound) > 0 {
+		fmt.Fprintf(ls.Out, "%d players outbound, through the League Manager's relay\n", len(ll.Outbound))
+	}
 	// Counted by id: an extra player started early may register before ours.
 	if err := WaitEvery(ctx, procs, cmp.Or(ls.Poll, DefaultPoll), func() bool {
 		s, err := Status(ll.Base)
