@@ -54,6 +54,8 @@ func (p *Player) Handle(ctx context.Context, msg *protocol.Message) (*protocol.M
 		handle = p.leagueShutdown
 	case protocol.MatchCancelled:
 		handle = p.matchCancelled
+	case protocol.LeagueCompleted:
+		handle = p.leagueCompleted
 	default:
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedMessage, "a player does not accept %s", msg.Envelope.MessageType)
 	}

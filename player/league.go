@@ -32,8 +32,8 @@ const (
 const leagueQueryFor = 15 * time.Second
 
 // Features are the extensions a player announces at registration: it checks match
-// credentials and answers with them, and takes MATCH_CANCELLED.
-var Features = []string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation}
+// credentials and answers with them, and takes MATCH_CANCELLED and LEAGUE_COMPLETED.
+var Features = []string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation, protocol.FeatureLeagueCompleted}
 
 // leagueCaller carries the calls to the League Manager: the player's protocol.Client,
 // or a League Manager in memory in tests.
@@ -76,6 +76,10 @@ type leagueLink struct {
 	// credential is the last match credential computed (an HMAC): a match's requests
 	// follow one another, so each would compute the same one again.
 	credential struct{ token, matchID, value string }
+	// final is what LEAGUE_COMPLETED brought; matchesLeft the last count the League
+	// Manager gave (STANDINGS_RESPONSE matches_left, or none once the league completed).
+	final       *protocol.LeagueCompletion
+	matchesLeft *int
 }
 
 // newLeagueLink is the link of a player configured by cfg, whose defaults are filled in.
@@ -221,6 +225,11 @@ func (l *leagueLink) standings(ctx context.Context) (protocol.Standings, error) 
 	var st protocol.Standings
 	if err := ans.Decode(&st); err != nil {
 		return protocol.Standings{}, fmt.Errorf("query standings: %w", err)
+	}
+	if st.MatchesLeft != nil {
+		l.mu.Lock()
+		l.matchesLeft = new(*st.MatchesLeft)
+		l.mu.Unlock()
 	}
 	log.Debug().Int("rows", len(st.Standings)).Msg("standings received")
 	return st, nil

@@ -118,6 +118,9 @@ type Config struct {
 	// the moves come from elsewhere (the MCP gateway's seats, whose client chooses them).
 	// Strategy then only names it in Status, and no stand-in strategy ever plays.
 	Remote func(g game.Game, matchID string) (strategy.Strategy, error)
+	// OnLeagueCompleted, when set, is told once the final standings LEAGUE_COMPLETED
+	// brought (the MCP gateway's seats tell their client the league is over).
+	OnLeagueCompleted func(protocol.LeagueCompletion)
 }
 
 // StrategyLBM plays every move through an external model server (Config.ModelURL).
@@ -189,6 +192,14 @@ type Status struct {
 	Strategy       string `json:"strategy"`
 	// Exchanges counts the JSON-RPC requests the player's endpoint has handled.
 	Exchanges int64 `json:"exchanges"`
+	// MatchesLeft is how many of the player's matches are not finished, as the League
+	// Manager last said (0 once the league completed); absent when it never said.
+	MatchesLeft *int `json:"matches_left,omitempty"`
+	// LeagueCompleted is true once LEAGUE_COMPLETED arrived; FinalRank and FinalPoints
+	// are then the player's line of the final standings.
+	LeagueCompleted bool `json:"league_completed,omitempty"`
+	FinalRank       int  `json:"final_rank,omitempty"`
+	FinalPoints     int  `json:"final_points,omitempty"`
 }
 
 // strategyFunc builds the strategy of one match; strategy.New outside tests.
@@ -429,8 +440,7 @@ func (p *Player) Status() Status {
 	rec := p.book.record()
 	_, leagueID := p.link.registration()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return Status{
+	st := Status{
 		PlayerID:       p.cfg.ID,
 		State:          p.state,
 		LeagueID:       leagueID,
@@ -442,6 +452,19 @@ func (p *Player) Status() Status {
 		Strategy:       p.cfg.Strategy,
 		Exchanges:      p.rpc.Exchanges(),
 	}
+	p.mu.Unlock()
+	p.link.mu.Lock()
+	defer p.link.mu.Unlock()
+	if l := p.link.matchesLeft; l != nil {
+		st.MatchesLeft = new(*l)
+	}
+	if f := p.link.final; f != nil {
+		st.LeagueCompleted = true
+		if row, ok := rowOf(f.Standings, p.cfg.ID); ok {
+			st.FinalRank, st.FinalPoints = row.Rank, row.Points
+		}
+	}
+	return st
 }
 
 func (p *Player) setState(s string) {

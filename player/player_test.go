@@ -115,7 +115,7 @@ func testRegistrationRetries(t *testing.T, reason protocol.Reason) {
 	if _, ok := reg["game_types"]; ok {
 		t.Errorf("registration payload has game_types: %v", reg)
 	}
-	if got, want := fmt.Sprint(reg["features"]), fmt.Sprint([]string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation}); got != want {
+	if got, want := fmt.Sprint(reg["features"]), fmt.Sprint([]string{protocol.FeatureMatchCredentials, protocol.FeatureMatchCancellation, protocol.FeatureLeagueCompleted}); got != want {
 		t.Errorf("registration announces features %s, want %s", got, want)
 	}
 	if n := lg.readyCount("p01"); n != 1 {
