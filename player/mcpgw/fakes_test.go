@@ -42,8 +42,9 @@ type fakeLeague struct {
 	tokens map[string]string // player id -> token
 	// endpoints are the registered players' endpoints.
 	endpoints map[string]string
-	// standings answers QUERY_STANDINGS.
-	standings []protocol.StandingsRow
+	// standings answers QUERY_STANDINGS, with matchesLeft (none when nil).
+	standings   []protocol.StandingsRow
+	matchesLeft *int
 }
 
 func startLeague(t *testing.T) *fakeLeague {
@@ -103,9 +104,9 @@ func (f *fakeLeague) handle(_ context.Context, m *protocol.Message) (*protocol.M
 		return f.reply(m, protocol.AgentReadyResponse, protocol.AgentReadyAnswer{Status: "acknowledged", AgentID: id, AgentType: "player", AgentState: "ACTIVE"})
 	case protocol.QueryStandings:
 		f.mu.Lock()
-		rows := f.standings
+		rows, left := f.standings, f.matchesLeft
 		f.mu.Unlock()
-		return f.reply(m, protocol.StandingsResponse, protocol.Standings{UpdatedAt: protocol.Now(time.Now()), Standings: rows, LeagueState: "RUNNING"})
+		return f.reply(m, protocol.StandingsResponse, protocol.Standings{UpdatedAt: protocol.Now(time.Now()), Standings: rows, LeagueState: "RUNNING", MatchesLeft: left})
 	case protocol.QueryMatch:
 		var q protocol.MatchQuery
 		if err := m.Decode(&q); err != nil {
@@ -144,6 +145,23 @@ func (f *fakeLeague) shutdown(t *testing.T, id string) {
 	defer c.Close()
 	if _, err := c.Call(context.Background(), f.endpoint(id), m, protocol.CallOptions{Timeout: callTimeout}); err != nil {
 		t.Fatalf("LEAGUE_SHUTDOWN to %s: %v", id, err)
+	}
+}
+
+// completed sends LEAGUE_COMPLETED with rows to player id, signed with its token.
+func (f *fakeLeague) completed(t *testing.T, id string, rows []protocol.StandingsRow) {
+	t.Helper()
+	m, err := protocol.NewMessage(protocol.LeagueCompleted, protocol.SenderLeagueManager,
+		protocol.LeagueCompletion{LeagueID: testLeagueID, CompletedAt: protocol.Now(time.Now()), Rounds: 1, Standings: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Envelope.AuthToken, m.Envelope.LeagueID = f.token(id), testLeagueID
+	c := protocol.NewClient(f.v, nil)
+	defer c.Close()
+	ans, err := c.Call(context.Background(), f.endpoint(id), m, protocol.CallOptions{Timeout: callTimeout})
+	if err != nil || ans.Envelope.MessageType != protocol.LeagueCompletedAck {
+		t.Fatalf("LEAGUE_COMPLETED to %s: %v, %v", id, ans, err)
 	}
 }
 
@@ -297,7 +315,8 @@ func startGateway(t *testing.T, lg *fakeLeague, clk clock) *Gateway {
 	if clk == nil {
 		clk = realClock{}
 	}
-	g, err := start(Config{Addr: "127.0.0.1:0", LeagueURL: lg.url, RegisterFor: 5 * time.Second}, testLogger(t).With().Str("component", "mcp_gateway").Logger(), clk)
+	// The fake League Manager has no relay: its seats are inbound.
+	g, err := start(Config{Addr: "127.0.0.1:0", LeagueURL: lg.url, RegisterFor: 5 * time.Second, Inbound: true}, testLogger(t).With().Str("component", "mcp_gateway").Logger(), clk)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,10 @@
 // Package mcpgw is the MCP gateway: an MCP server (Streamable HTTP at /mcp, or stdio)
 // through whose tools any MCP client, such as an LLM application, takes a seat in a
-// league. Each seat is an ordinary league.v2 player (package player) served at a path of
-// the gateway, /seats/<player_id>; its moves come from the session that joined with it.
+// league. Each seat is an ordinary league.v2 player (package player) whose moves come from
+// the session that joined with it. By default a seat is outbound: it takes its requests
+// from the League Manager's relay over connections it opens, so the gateway needs no
+// port anyone else reaches (with Stdio, none at all). Config.Inbound serves the seats at
+// a path of the gateway instead, /seats/<player_id>, for a League Manager without relay.
 package mcpgw
 
 import (
@@ -42,8 +45,13 @@ const shutdownGrace = 5 * time.Second
 // Config configures a gateway.
 type Config struct {
 	// Addr is the HTTP listen address, e.g. 127.0.0.1:9400 (port 0 picks a free port):
-	// the seats' endpoints, and MCP at /mcp unless Stdio.
+	// MCP at /mcp unless Stdio, and the seats' endpoints when Inbound. With Stdio and
+	// without Inbound nothing listens.
 	Addr string
+	// Inbound serves each seat at /seats/<player_id> on Addr and registers that endpoint,
+	// so the League Manager and the referees must reach the gateway; without it seats are
+	// outbound (the League Manager must announce the relay feature).
+	Inbound bool
 	// LeagueURL is the League Manager's JSON-RPC endpoint, e.g. http://127.0.0.1:8000/mcp.
 	LeagueURL string
 	// Stdio serves MCP over stdin and stdout (ServeStdio) instead of HTTP.
@@ -59,8 +67,9 @@ type Config struct {
 	// Version is the server version shown to clients.
 	Version string
 	// Advertise is the gateway's MCP endpoint as others reach it, e.g.
-	// https://gw.example.org:9400/mcp; each seat registers the URL beside it,
-	// https://gw.example.org:9400/seats/<player_id>. Empty: the URL of Addr (https with TLS).
+	// https://gw.example.org:9400/mcp; with Inbound each seat registers the URL beside
+	// it, https://gw.example.org:9400/seats/<player_id>. Empty: the URL of Addr (https
+	// with TLS).
 	Advertise string
 	// TLS, when set, makes the gateway serve HTTPS (netsec.ServerConfig).
 	TLS *tls.Config
@@ -74,7 +83,7 @@ type Config struct {
 
 // Validate checks the configuration without side effects.
 func (c Config) Validate() error {
-	if c.Addr == "" {
+	if c.Addr == "" && c.listens() {
 		return errors.New("listen address is empty")
 	}
 	u, err := url.Parse(c.LeagueURL)
@@ -97,6 +106,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// listens reports whether the gateway serves HTTP: MCP over HTTP, or inbound seats.
+func (c Config) listens() bool { return !c.Stdio || c.Inbound }
+
 // Gateway is a running MCP gateway. Start it, and Close it once.
 type Gateway struct {
 	cfg    Config
@@ -104,7 +116,8 @@ type Gateway struct {
 	clock  clock
 	games  *game.Registry
 	server *sdk.Server
-	http   *httpserve.Server
+	// http is nil when nothing listens (Config.listens).
+	http *httpserve.Server
 	// base is the gateway's HTTP root as others reach it, e.g. http://127.0.0.1:9400.
 	base string
 	// seatsCtx ends every seat when the gateway closes.
@@ -120,7 +133,8 @@ type Gateway struct {
 	watched   map[*sdk.ServerSession]bool  // sessions whose end is watched
 }
 
-// Start checks cfg and starts serving the seats, and MCP at /mcp unless cfg.Stdio.
+// Start checks cfg and starts serving MCP at /mcp unless cfg.Stdio, and the seats when
+// cfg.Inbound.
 // log should carry the component field.
 func Start(cfg Config, log zerolog.Logger) (*Gateway, error) {
 	return start(cfg, log, realClock{})
@@ -159,11 +173,21 @@ func start(cfg Config, log zerolog.Logger, clk clock) (*Gateway, error) {
 		mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return g.server },
 			&sdk.StreamableHTTPOptions{SessionTimeout: cfg.SessionTimeout}))
 	}
-	mux.HandleFunc("/seats/{id}", g.serveSeat)
+	if cfg.Inbound {
+		mux.HandleFunc("/seats/{id}", g.serveSeat)
+	}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 	})
+	seats := "outbound"
+	if cfg.Inbound {
+		seats = "inbound"
+	}
+	if !cfg.listens() {
+		log.Info().Str("league_url", cfg.LeagueURL).Str("seats", seats).Bool("stdio", cfg.Stdio).Msg("mcp gateway on stdio: no listening port, seats connect out to the League Manager's relay")
+		return g, nil
+	}
 	srv, err := httpserve.StartTLS(cfg.Addr, g.bounded(mux), cfg.TLS)
 	if err != nil {
 		g.cancelSeats()
@@ -173,7 +197,7 @@ func start(cfg Config, log zerolog.Logger, clk clock) (*Gateway, error) {
 	if cfg.Advertise != "" {
 		g.base = strings.TrimSuffix(cfg.Advertise, "/mcp")
 	}
-	log.Info().Str("url", g.base).Str("addr", srv.Addr()).Str("league_url", cfg.LeagueURL).Bool("stdio", cfg.Stdio).Msg("mcp gateway listening")
+	log.Info().Str("url", g.base).Str("addr", srv.Addr()).Str("league_url", cfg.LeagueURL).Str("seats", seats).Bool("stdio", cfg.Stdio).Msg("mcp gateway listening")
 	return g, nil
 }
 
@@ -192,10 +216,15 @@ func (g *Gateway) bounded(h http.Handler) http.Handler {
 }
 
 // URL is the MCP endpoint over HTTP, e.g. http://127.0.0.1:9400/mcp (under Config.Advertise
-// when set).
-func (g *Gateway) URL() string { return g.base + "/mcp" }
+// when set); empty when nothing listens.
+func (g *Gateway) URL() string {
+	if g.base == "" {
+		return ""
+	}
+	return g.base + "/mcp"
+}
 
-// Base is the gateway's HTTP root; seats are served at Base/seats/<player_id>.
+// Base is the gateway's HTTP root; inbound seats are served at Base/seats/<player_id>.
 func (g *Gateway) Base() string { return g.base }
 
 // ServeStdio serves one MCP session over r and w until the client closes it or ctx ends.
@@ -217,9 +246,12 @@ func (g *Gateway) Close(ctx context.Context) error {
 	for ss := range g.server.Sessions() {
 		_ = ss.Close()
 	}
-	sctx, cancel := context.WithTimeout(ctx, shutdownGrace)
-	defer cancel()
-	err := g.http.Shutdown(sctx)
+	var err error
+	if g.http != nil {
+		sctx, cancel := context.WithTimeout(ctx, shutdownGrace)
+		defer cancel()
+		err = g.http.Shutdown(sctx)
+	}
 	g.wg.Wait()
 	g.log.Info().Msg("mcp gateway stopped")
 	return err

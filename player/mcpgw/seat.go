@@ -59,6 +59,11 @@ type seat struct {
 	missed *turn
 	// results are the matches that ended, by id.
 	results map[string]GameOver
+	// final is what LEAGUE_COMPLETED brought: the league is over for the client, which
+	// wait_for_turn tells at once, with the final table.
+	final *protocol.LeagueCompletion
+	// noneLeft is set once the League Manager said the seat has no match left.
+	noneLeft bool
 }
 
 // turn is one REQUEST_MOVE held for the client.
@@ -79,10 +84,16 @@ type turn struct {
 func (g *Gateway) join(ctx context.Context, ss *sdk.ServerSession, id, displayName string) (*seat, error) {
 	s := &seat{id: id, clock: g.clock, done: make(chan struct{}), wake: make(chan struct{}), results: map[string]GameOver{}}
 	s.log = g.log.With().Str("player_id", id).Logger()
+	// An inbound seat is served at a path of the gateway; an outbound one (the default)
+	// registers no endpoint and takes its requests from the League Manager's relay.
+	endpoint, addr := "", "relay" // Addr only names where it listens: an outbound seat does not
+	if g.cfg.Inbound {
+		endpoint, addr = g.base+"/seats/"+id, g.http.Addr()
+	}
 	p, err := player.New(player.Config{
-		ID: id, Addr: g.http.Addr(), LeagueURL: g.cfg.LeagueURL, Strategy: strategyName, DisplayName: displayName,
-		RegisterFor: g.cfg.RegisterFor, Stdout: io.Discard, Remote: s.strategy,
-		ClientTLS: g.cfg.ClientTLS, Insecure: g.cfg.Insecure,
+		ID: id, Addr: addr, LeagueURL: g.cfg.LeagueURL, Strategy: strategyName, DisplayName: displayName,
+		Outbound: !g.cfg.Inbound, RegisterFor: g.cfg.RegisterFor, Stdout: io.Discard, Remote: s.strategy,
+		ClientTLS: g.cfg.ClientTLS, Insecure: g.cfg.Insecure, OnLeagueCompleted: s.completed,
 	}, s.log)
 	if err != nil {
 		return nil, err
@@ -104,7 +115,6 @@ func (g *Gateway) join(ctx context.Context, ss *sdk.ServerSession, id, displayNa
 	g.watch(ss)
 	var pctx context.Context
 	pctx, s.cancel = context.WithCancel(g.seatsCtx)
-	endpoint := g.base + "/seats/" + id
 	// The player's goroutine ends when the league shuts down or pctx ends.
 	g.wg.Go(func() {
 		err := p.Serve(pctx, endpoint)
@@ -122,12 +132,15 @@ func (g *Gateway) join(ctx context.Context, ss *sdk.ServerSession, id, displayNa
 	g.mu.Unlock()
 	select {
 	case <-p.Registered():
-		s.log.Info().Str("endpoint", endpoint).Msg("seat joined the league")
+		s.log.Info().Str("endpoint", endpoint).Bool("outbound", endpoint == "").Msg("seat joined the league")
 		return s, nil
 	case <-s.done:
 		err = errors.New("the league is shutting down: not registered")
 		if s.err != nil {
 			err = fmt.Errorf("registration failed: %s", leagueError(s.err))
+			if !g.cfg.Inbound {
+				err = fmt.Errorf("%w (this gateway's seats are outbound, through the League Manager's relay; a League Manager without relay needs a gateway started with --inbound)", err)
+			}
 		}
 	case <-ctx.Done():
 		err = fmt.Errorf("join cancelled: %w", ctx.Err())
@@ -168,6 +181,16 @@ func (s *seat) end(reason string) {
 		s.ended = reason
 		s.changed()
 	}
+}
+
+// completed is the seat player's Config.OnLeagueCompleted: the league is over, and every
+// waiter is told with the final table.
+func (s *seat) completed(lc protocol.LeagueCompletion) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.final = &lc
+	s.changed()
+	s.log.Info().Str("league_id", lc.LeagueID).Str("completed_at", lc.CompletedAt).Msg("league completed: telling the mcp client")
 }
 
 // changed wakes every waiter. Callers hold mu.
@@ -329,6 +352,9 @@ func (s *seat) peek() (WaitResult, bool) {
 			return WaitResult{Status: StatusGameOver, GameOver: &it, Message: overMessage(it)}, true
 		}
 	}
+	if s.final != nil && (s.ended == "" || s.ended == endLeague) {
+		return leagueOver(s.id, s.final), true
+	}
 	switch s.ended {
 	case "":
 		return WaitResult{}, false
@@ -357,6 +383,9 @@ func (s *seat) wait(ctx context.Context, timeout, every time.Duration, progress 
 		select {
 		case <-wake:
 		case <-timer:
+			if s.noMatchesLeft(ctx) {
+				return WaitResult{Status: StatusNoMoreMatches, MatchesLeft: new(0), Message: noMoreMatches}, nil
+			}
 			return WaitResult{Status: StatusWaiting, Message: fmt.Sprintf("No move was asked of you in %v. Call wait_for_turn again.", timeout)}, nil
 		case <-tick:
 			progress(s.clock.Now().Sub(start))
@@ -382,7 +411,7 @@ func (s *seat) move(raw json.RawMessage, matchID string) (MoveResult, error) {
 	}
 	if t == nil {
 		switch {
-		case s.ended == endLeague:
+		case s.ended == endLeague || s.final != nil:
 			return MoveResult{}, errors.New("the league is over: no move is awaited")
 		case s.ended != "":
 			return MoveResult{}, errors.New("this seat no longer plays")
@@ -418,4 +447,57 @@ func (s *seat) result(matchID string) (GameOver, bool) {
 	defer s.mu.Unlock()
 	r, ok := s.results[matchID]
 	return r, ok
+}
+
+// standingsFor bounds the standings query of noMatchesLeft.
+const standingsFor = 5 * time.Second
+
+// noMatchesLeft reports whether the seat has no match left while the league runs: no
+// match in progress, and the League Manager says none is left (matches_left 0 in its
+// standings, which it gives when the schedule fixes every match). It asks once per
+// wait that times out idle, and never again once it said so.
+func (s *seat) noMatchesLeft(ctx context.Context) bool {
+	s.mu.Lock()
+	known := s.noneLeft
+	s.mu.Unlock()
+	if known {
+		return true
+	}
+	if s.player.Status().CurrentMatches > 0 {
+		return false
+	}
+	qctx, cancel := context.WithTimeout(ctx, standingsFor)
+	defer cancel()
+	st, err := s.player.Standings(qctx)
+	if err != nil || st.Final || st.MatchesLeft == nil || *st.MatchesLeft > 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.noneLeft {
+		s.noneLeft = true
+		s.log.Info().Msg("no match left for the seat while the league runs: telling the mcp client")
+	}
+	return true
+}
+
+// noMoreMatches is the message of status no_more_matches.
+const noMoreMatches = "All your matches are over, but the league still runs: other players' matches are being played. " +
+	"You may stop now. To get the final table, call wait_for_turn again: it answers league_over as soon as the league completes."
+
+// leagueOver is wait_for_turn's answer once LEAGUE_COMPLETED came: the final table, and
+// the seat's own line.
+func leagueOver(id string, lc *protocol.LeagueCompletion) WaitResult {
+	f := &FinalTable{LeagueID: lc.LeagueID, CompletedAt: lc.CompletedAt, Standings: lc.Standings}
+	if f.Standings == nil {
+		f.Standings = []protocol.StandingsRow{}
+	}
+	msg := "The league is complete: every result is in."
+	for _, r := range lc.Standings {
+		if r.PlayerID == id {
+			f.Rank, f.Points = r.Rank, r.Points
+			msg += fmt.Sprintf(" You finished %d of %d with %d points (%d wins, %d draws, %d losses).", r.Rank, len(lc.Standings), r.Points, r.Wins, r.Draws, r.Losses)
+		}
+	}
+	return WaitResult{Status: StatusLeagueOver, Final: f, MatchesLeft: new(0), Message: msg + " The final table is in final.standings. Stop calling wait_for_turn."}
 }

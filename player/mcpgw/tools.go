@@ -17,7 +17,7 @@ import (
 const instructions = `This server seats you as a player in an Agent League: a round-robin league of two-player games (tic-tac-toe, connect four, chess, rock-paper-scissors, even-odd) run by referees.
 1. Call join_league once with your player_id.
 2. Loop: call wait_for_turn. When its status is your_turn, read the board and legal_moves, then call make_move with one of legal_moves before seconds_left runs out. If make_move says the move is illegal, pick another legal move and call it again. When the status is game_over, a match ended; keep looping.
-3. Stop when the status is league_over, then call get_standings for the final table.
+3. Stop when the status is league_over: it carries the final table. When the status is no_more_matches, all your matches are over while others still play: stop, or keep calling wait_for_turn for league_over.
 The rules of each game are the resources rules://<game_type>.`
 
 // Statuses of wait_for_turn.
@@ -27,6 +27,8 @@ const (
 	StatusLeagueOver = "league_over"
 	StatusLeft       = "left"
 	StatusWaiting    = "waiting"
+	// StatusNoMoreMatches: the seat has no match left, but the league still runs.
+	StatusNoMoreMatches = "no_more_matches"
 )
 
 // JoinInput is join_league's input.
@@ -49,10 +51,23 @@ type WaitInput struct {
 
 // WaitResult is wait_for_turn's output.
 type WaitResult struct {
-	Status   string    `json:"status" jsonschema:"your_turn: call make_move; game_over: a match ended; league_over: stop; left: this seat no longer plays; waiting: nothing yet, call again"`
+	Status   string    `json:"status" jsonschema:"your_turn: call make_move; game_over: a match ended; league_over: stop, the final table is in final; no_more_matches: your matches are all over but the league still runs, you may stop; left: this seat no longer plays; waiting: nothing yet, call again"`
 	Message  string    `json:"message" jsonschema:"what happened and what to do next"`
 	Turn     *TurnInfo `json:"turn,omitempty" jsonschema:"the move asked of you, when the status is your_turn"`
 	GameOver *GameOver `json:"game_over,omitempty" jsonschema:"how the match ended, when the status is game_over"`
+	// Final is the final table, when the league completed (league_over).
+	Final *FinalTable `json:"final,omitempty" jsonschema:"the final standings, when the status is league_over because the league completed"`
+	// MatchesLeft is 0 with league_over and no_more_matches.
+	MatchesLeft *int `json:"matches_left,omitempty" jsonschema:"how many of your matches are left, when known: 0 with league_over and no_more_matches"`
+}
+
+// FinalTable is the final standings of a completed league.
+type FinalTable struct {
+	LeagueID    string                  `json:"league_id" jsonschema:"the league"`
+	CompletedAt string                  `json:"completed_at,omitempty" jsonschema:"when the last result came in (RFC 3339, UTC)"`
+	Rank        int                     `json:"rank,omitempty" jsonschema:"your final rank"`
+	Points      int                     `json:"points,omitempty" jsonschema:"your final points"`
+	Standings   []protocol.StandingsRow `json:"standings" jsonschema:"one row per player, best first"`
 }
 
 // TurnInfo is a move the referee asks of the seat.
@@ -142,7 +157,8 @@ func (g *Gateway) addTools() {
 			"you then play through wait_for_turn and make_move. A session holds one seat."}, g.joinTool)
 	sdk.AddTool(g.server, &sdk.Tool{Name: "wait_for_turn", Title: "Wait for your turn",
 		Description: "Wait until a referee asks you for a move (status your_turn, with the board, legal_moves and seconds_left), a match ends (game_over), " +
-			"the league ends (league_over), or timeout_s passes (waiting: call again). Sends progress notifications while it waits."}, g.waitTool)
+			"the league completes (league_over, with the final table), or timeout_s passes (waiting: call again; no_more_matches when all your matches are over " +
+			"while the league still runs). Sends progress notifications while it waits."}, g.waitTool)
 	sdk.AddTool(g.server, &sdk.Tool{Name: "make_move", Title: "Make a move",
 		Description: "Answer the move wait_for_turn showed you. The move must be one of turn.legal_moves; an illegal move is refused with the reason " +
 			"and changes nothing, so you can try again before the deadline."}, g.moveTool)
