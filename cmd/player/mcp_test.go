@@ -80,6 +80,7 @@ func TestMCPCommandLine(t *testing.T) {
 		{"certificate without key", []string{"--tls-cert", "gw.pem"}, 2, "--tls-cert and --tls-key go together"},
 		{"certificate not there", []string{"--tls-cert", "/nonexistent/gw.pem", "--tls-key", "/nonexistent/gw-key.pem"}, 1, "load tls certificate"},
 		{"ca not there", []string{"--tls-ca", "/nonexistent/ca.pem"}, 1, "read tls ca"},
+		{"stdio outbound serves nothing", []string{"--stdio", "--advertise", "https://gw.example.org:9400/mcp"}, 2, "--advertise, --tls-cert and --tls-key go with --inbound only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +102,7 @@ func TestMCPGatewayOverTLS(t *testing.T) {
 	advertise := fmt.Sprintf("https://localhost:%d/mcp", lg.port)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stdout, stderr, code := runAsync(ctx, []string{"mcp", "--addr", fmt.Sprintf("127.0.0.1:%d", lg.port), "--advertise", advertise, "--league", lg.url,
+	stdout, stderr, code := runAsync(ctx, []string{"mcp", "--inbound", "--addr", fmt.Sprintf("127.0.0.1:%d", lg.port), "--advertise", advertise, "--league", lg.url,
 		"--tls-cert", lg.cert, "--tls-key", lg.key, "--tls-ca", lg.ca, "--log-dir", t.TempDir(), "--register-for", "1m"})
 	tr := &http.Transport{TLSClientConfig: lg.client}
 	defer tr.CloseIdleConnections()
