@@ -84,7 +84,8 @@ func conformCmd(ctx context.Context, args []string) error {
 		ClientTLS: copt.TLS, Insecure: copt.Insecure,
 		// Tests and scripts read the URL from this line; the report goes to stdout.
 		Ready: func(leagueURL string) {
-			fmt.Fprintf(os.Stderr, "league conform %s: League Manager listening on %s; start the %s with --league %s (waiting %s)\n",
+			fmt.Fprintf(os.Stderr, "league conform %s: League Manager listening on %s; start the %s with --league %s (waiting %s); "+
+				"one that accepts no connections registers outbound, with no endpoint_url (ours: add --outbound), and takes its requests from the tool's relay\n",
 				subject, leagueURL, subject, leagueURL, *wait)
 		}}
 	rep := conform.NewReport(subject, *gameType)

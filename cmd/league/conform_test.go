@@ -131,3 +131,17 @@ func TestConformUsage(t *testing.T) {
 		}
 	}
 }
+
+// The line that says where the tool listens tells how to start an agent, outbound ones
+// too; the report lists the outbound check.
+func TestConformReadyLine(t *testing.T) {
+	code, stdout, stderr := runLeague(t, nil, "conform", "referee", "--listen", "127.0.0.1:0", "--wait", "1s")
+	for _, want := range []string{"start the referee with --league http://127.0.0.1:", "registers outbound, with no endpoint_url (ours: add --outbound)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q does not say %q", stderr, want)
+		}
+	}
+	if code != 1 || !strings.Contains(stdout, "skip  recommended  referee.outbound.register: not reached: the referee never registered") {
+		t.Errorf("exit %d, report:\n%s", code, stdout)
+	}
+}

@@ -341,3 +341,43 @@ func TestWrongRoleOnFakeTime(t *testing.T) {
 		}
 	})
 }
+
+// An outbound player is given an endpoint on the tool's relay in the registration answer;
+// one that then never polls the relay fails its endpoint check, with the relay's hint.
+func TestOutboundNeverPollsOnFakeTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := newMemNet()
+		opt := defaults("tic_tac_toe")
+		answer := make(chan string, 1)
+		opt.Ready = func(url string) {
+			body, _, err := request(message(protocol.RegisterPlayerRequest, "player:p1", map[string]any{"player_id": "p1", "features": []string{protocol.FeatureOutbound}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Ends once the tool answers.
+			go func() {
+				res, err := (&http.Client{Transport: n}).Post(url, "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.Errorf("register: %v", err)
+					return
+				}
+				raw, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				answer <- string(raw)
+			}()
+		}
+		s := memSession(t, n, opt)
+		rep := NewReport("player", "tic_tac_toe")
+		if err := s.runPlayer(context.Background(), rep); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-answer; !strings.Contains(got, `"endpoint_url":"http://mem1.test/relay/player/p1/mcp"`) || !strings.Contains(got, `"relay"`) {
+			t.Errorf("registration answer %s: want the relay endpoint and feature relay", got)
+		}
+		for _, id := range []string{"player.register.endpoint", "player.outbound.register"} {
+			if got := result(t, rep, id); got.Status == Pass || !strings.Contains(got.Reason, "did not poll the relay with its token within 5s") || !strings.Contains(got.Hint, "/relay/poll") {
+				t.Errorf("%s: got %s %q (hint %q)", id, got.Status, got.Reason, got.Hint)
+			}
+		}
+	})
+}

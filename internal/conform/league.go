@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentleague/agentleague/league/relay"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // leagueID is the league_id of every run of the tool.
@@ -70,6 +73,19 @@ type registrationRequest struct {
 	id, endpoint        string
 	features, gameTypes []string
 }
+
+// outbound reports whether the agent accepts no connections: its endpoint is on the
+// tool's relay.
+func (r registrationRequest) outbound() bool {
+	return slices.Contains(r.features, protocol.FeatureOutbound)
+}
+
+// relayQuiet is how long an outbound agent must not poll to count as gone; our agents
+// poll again at once.
+const relayQuiet = time.Second
+
+// outboundHint says how an outbound agent takes its requests.
+const outboundHint = `announce "outbound" and leave out endpoint_url, then poll GET <League Manager base>/relay/poll with your auth_token as a Bearer token and answer with POST /relay/answer (protocol/README.md, "Outbound agents")`
 
 // readRegistration reads what it can of a registration request of either role.
 func readRegistration(m *protocol.Message) registrationRequest {
@@ -142,8 +158,8 @@ type leagueSide struct {
 	b        *board
 	kind     string // "player" or "referee"
 	features []string
-	// url is where the tool's League Manager listens; the run sets it before the agent
-	// starts and alone reads it.
+	// url is where the tool's League Manager listens, set under b.mu before the agent
+	// starts.
 	url string
 
 	// Guarded by b.mu.
@@ -155,21 +171,70 @@ type leagueSide struct {
 	heartbeats, withProgress, moveEvents int
 	// otherKind is the sender of a registration for the other role, if one came.
 	otherKind string
+	// relayed counts the agent's requests to the relay with its token, badRelay those
+	// with another; polls is how many polls wait, lastPoll when one last began or ended.
+	relayed, badRelay, polls int
+	lastPoll                 time.Time
 }
 
 // serveLeague starts the tool's League Manager for a subject of kind on opt.Listen.
 func (s *session) serveLeague(b *board, kind string, features []string) (*leagueSide, func(context.Context) error, error) {
-	l := &leagueSide{s: s, b: b, kind: kind, features: features, matches: map[string]*leagueMatch{}}
-	url, stop, err := s.serve(s.opt.Listen, s.serveRPC(l, l.observe, s.log.With().Str("role", "league_manager").Logger()))
+	l := &leagueSide{s: s, b: b, kind: kind, features: append(features, protocol.FeatureRelay), matches: map[string]*leagueMatch{}}
+	// The relay gives an outbound agent its endpoint beside the tool's /mcp.
+	hub := relay.NewHub(l, prometheus.NewRegistry(), s.log)
+	mux := http.NewServeMux()
+	mux.Handle("/", s.serveRPC(l, l.observe, s.log.With().Str("role", "league_manager").Logger()))
+	hub.Register(mux)
+	url, serverStop, err := s.serve(s.opt.Listen, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/relay/poll" {
+			l.pollEvent(1)
+			defer l.pollEvent(-1)
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve as league manager: %w", err)
 	}
+	// The relay ends first: its polls would hold the server's shutdown.
+	stop := func(ctx context.Context) error { hub.Close(); return serverStop(ctx) }
+	b.mu.Lock()
 	l.url = url
+	b.mu.Unlock()
 	s.log.Info().Str("url", url).Str("game", s.opt.Game).Msgf("serving as League Manager; waiting for a %s", kind)
 	if s.opt.Ready != nil {
 		s.opt.Ready(url)
 	}
 	return l, stop, nil
+}
+
+// pollEvent counts a poll of the relay beginning (1) or ending (-1).
+func (l *leagueSide) pollEvent(d int) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	l.polls += d
+	l.lastPoll = time.Now()
+	l.b.notify()
+}
+
+// IsOutbound implements relay.Agents: key names the registered agent, outbound.
+func (l *leagueSide) IsOutbound(key string) bool {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	reg := l.attempt
+	return reg != nil && reg.accepted() && reg.outbound() && key == l.kind+"/"+reg.id
+}
+
+// OutboundByToken implements relay.Agents, and counts the requests to the relay.
+func (l *leagueSide) OutboundByToken(token string) (string, bool) {
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
+	defer l.b.notify()
+	if reg := l.attempt; reg != nil && reg.accepted() && reg.outbound() && protocol.TokenEqual(token, reg.token) {
+		l.relayed++
+		return l.kind + "/" + reg.id, true
+	}
+	l.badRelay++
+	return "", false
 }
 
 // registerType is the registration request the subject is to send.
@@ -295,6 +360,9 @@ func (l *leagueSide) register(m *protocol.Message) (*protocol.Message, error) {
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "this league plays %s", l.s.opt.Game)
 	}
 	reg.token = uuid.NewString()
+	if reg.outbound() {
+		reg.endpoint = relay.Endpoint(strings.TrimSuffix(l.url, "/mcp"), l.kind, reg.id)
+	}
 	l.s.log.Info().Str("conversation_id", env.ConversationID).Str("agent", reg.sender).Strs("features", reg.features).Msg("registered")
 	return l.registered(m, reg)
 }
@@ -308,6 +376,9 @@ func (l *leagueSide) registered(m *protocol.Message, reg *registration) (*protoc
 		p["referee_id"], p["heartbeat_interval_ms"], p["lease_ms"] = reg.id, heartbeatMS, leaseMS
 	} else {
 		p["player_id"] = reg.id
+	}
+	if reg.outbound() {
+		p["endpoint_url"] = reg.endpoint
 	}
 	return l.reply(m, typ, p)
 }
@@ -387,16 +458,60 @@ func (l *leagueSide) admit(ctx context.Context, v *verdicts) *registration {
 		return nil
 	}
 	check := l.kind + ".register.endpoint"
-	if ok, err := l.s.poll(ctx, reg.endpoint, endpointWait, func(_ context.Context, err error) bool { return err == nil }); !ok {
+	if reg.outbound() {
+		if !l.judgeOutbound(ctx, v, reg) {
+			return nil
+		}
+	} else if ok, err := l.s.poll(ctx, reg.endpoint, endpointWait, func(_ context.Context, err error) bool { return err == nil }); !ok {
 		v.failf(check, "endpoint_url %s accepts no connection within %s: %s", reg.endpoint, endpointWait, shortErr(err))
 		v.stop("its endpoint cannot be reached")
 		return nil
+	} else {
+		v.pass(check, "endpoint_url "+reg.endpoint+" accepts connections")
+		v.skip(l.kind+".outbound.register", fmt.Sprintf("the %s is inbound (endpoint_url %s): for an agent that registers with feature outbound", l.kind, reg.endpoint))
 	}
-	v.pass(check, "endpoint_url "+reg.endpoint+" accepts connections")
 	l.b.await(ctx, readyWait, false, func() bool {
 		return slices.ContainsFunc(l.inbox, func(in inbound) bool { return in.msgType == protocol.AgentReadyRequest })
 	})
 	return reg
+}
+
+// judgeOutbound records the checks of an outbound agent (kind.register.endpoint,
+// kind.outbound.register): given its endpoint on the tool's relay, it polls there with its
+// token. It reports whether the run can go on.
+func (l *leagueSide) judgeOutbound(ctx context.Context, v *verdicts, reg *registration) bool {
+	polled := l.b.await(ctx, endpointWait, false, func() bool { return l.relayed > 0 })
+	l.b.mu.Lock()
+	bad := l.badRelay
+	l.b.mu.Unlock()
+	id := l.kind + ".outbound.register"
+	switch {
+	case !polled:
+		why := fmt.Sprintf("registered outbound, was given %s, but did not poll the relay with its token within %s (%d request(s) with another token refused)", reg.endpoint, endpointWait, bad)
+		v.failHint(l.kind+".register.endpoint", why, outboundHint)
+		v.fail(id, why)
+		v.stop("it never polled the relay")
+		return false
+	case bad > 0:
+		v.failf(id, "%d request(s) to the relay carried a token the League Manager did not issue to %s", bad, reg.sender)
+	default:
+		v.pass(id, fmt.Sprintf("registered with features %v and no endpoint_url, was given %s and polls it with its token", reg.features, reg.endpoint))
+	}
+	v.pass(l.kind+".register.endpoint", "outbound: endpoint_url "+reg.endpoint+" on the tool's relay, which it polls")
+	return true
+}
+
+// awaitQuiet reports whether an outbound agent stopped polling within d: no poll waits,
+// and none began or ended for relayQuiet.
+func (l *leagueSide) awaitQuiet(ctx context.Context, d time.Duration) bool {
+	for end := time.Now().Add(d + relayQuiet); ; {
+		if l.b.await(ctx, 50*time.Millisecond, false, func() bool { return l.polls == 0 && time.Since(l.lastPoll) >= relayQuiet }) {
+			return true
+		}
+		if ctx.Err() != nil || time.Now().After(end) {
+			return false
+		}
+	}
 }
 
 // judgeRegistration records the registration checks common to both subjects (schema,
@@ -486,10 +601,14 @@ func (l *leagueSide) judgeShutdown(ctx context.Context, v *verdicts, reg *regist
 	default:
 		v.pass(id, "acknowledged LEAGUE_SHUTDOWN")
 	}
-	if l.s.awaitGone(ctx, reg.endpoint, l.s.opt.Grace) {
-		v.pass(id+".leaves", fmt.Sprintf("stopped listening within %s of LEAGUE_SHUTDOWN", l.s.opt.Grace))
+	what, gone := "listening", l.s.awaitGone
+	if reg.outbound() {
+		what, gone = "polling the relay", func(ctx context.Context, _ string, d time.Duration) bool { return l.awaitQuiet(ctx, d) }
+	}
+	if gone(ctx, reg.endpoint, l.s.opt.Grace) {
+		v.pass(id+".leaves", fmt.Sprintf("stopped %s within %s of LEAGUE_SHUTDOWN", what, l.s.opt.Grace))
 	} else {
-		v.failf(id+".leaves", "still listening %s after LEAGUE_SHUTDOWN", l.s.opt.Grace)
+		v.failf(id+".leaves", "still %s %s after LEAGUE_SHUTDOWN", what, l.s.opt.Grace)
 	}
 }
 

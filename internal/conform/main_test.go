@@ -185,3 +185,26 @@ func wantConforms(t *testing.T, rep *Report) {
 		}
 	}
 }
+
+// wantInbound checks that an inbound agent has its outbound check skipped, saying why.
+func wantInbound(t *testing.T, rep *Report, kind string) {
+	t.Helper()
+	if got := result(t, rep, kind+".outbound.register"); got.Status != Skip || !strings.Contains(got.Reason, "the "+kind+" is inbound") {
+		t.Errorf("%s.outbound.register of an inbound %s: got %s %q, want a skip saying it is inbound", kind, kind, got.Status, got.Reason)
+	}
+}
+
+// wantOutbound checks that an outbound agent passed every check, through the relay.
+func wantOutbound(t *testing.T, rep *Report) {
+	t.Helper()
+	wantConforms(t, rep)
+	for _, r := range rep.Results() {
+		if r.Status != Pass {
+			t.Errorf("%s: %s: %s", r.ID, r.Status, r.Reason)
+		}
+	}
+	id := rep.Subject + ".register.endpoint"
+	if got := result(t, rep, id); !strings.Contains(got.Reason, "/relay/"+rep.Subject+"/") {
+		t.Errorf("%s: %q names no relay endpoint", id, got.Reason)
+	}
+}

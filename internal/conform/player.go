@@ -40,6 +40,7 @@ var playerChecks = []checkDef{
 	{id: "player.register.schema", level: Required, hint: "send REGISTER_PLAYER_REQUEST as schemas/register_player_request.json says: envelope protocol, message_type, sender player:<id>, UTC timestamp, UUID v4 conversation_id, no auth_token; payload player_id and endpoint_url"},
 	{id: "player.register.sender", level: Required, hint: `the envelope sender must be "player:" followed by the payload's player_id`},
 	{id: "player.register.endpoint", level: Required, hint: "register the URL your server listens on (e.g. http://127.0.0.1:9001/mcp), and start serving no later than registering"},
+	{id: "player.outbound.register", level: Recommended, hint: outboundHint},
 	{id: "player.features", level: Recommended, hint: `announce "features": ["match_credentials"] in REGISTER_PLAYER_REQUEST and check the auth_token of referees' messages (protocol/README.md, "Authentication on every hop")`},
 	{id: "player.league.schema", level: Required, pass: "%d request(s) to the League Manager after registering were valid against their schemas", hint: "validate what you send the League Manager against schemas/ (e.g. AGENT_READY_REQUEST needs auth_token)"},
 	{id: "player.league.token", level: Required, pass: "%d request(s) to the League Manager after registering carried the player's token", hint: "put the auth_token of REGISTER_PLAYER_RESPONSE in the envelope of every later request to the League Manager (seed 004 §8.1), with the same sender"},
@@ -160,6 +161,7 @@ func (p *playerRun) play(ctx context.Context, m *playerMatch) {
 	p.lm.addMatch(&leagueMatch{id: m.id, round: m.round, players: players, refereeID: conformRefereeID})
 	ctx, m.cancel = context.WithCancel(ctx)
 	defer m.cancel()
+	m.ctx = ctx
 	runner := &referee.MatchRunner{RefereeID: conformRefereeID, LeagueID: leagueID, Game: p.g, Caller: m, Log: p.s.log,
 		A: protocol.Assignment{MatchID: m.id, RoundID: m.round, GameType: p.s.opt.Game, Players: players[:], MatchSeed: 1,
 			PlayerEndpoints:  map[string]string{p.reg.id: p.reg.endpoint, p.opponent: opponentURL},
@@ -197,7 +199,8 @@ type playerMatch struct {
 	// aliveAfter names the liveness check the invitation answers, and aliveMove the one
 	// the first move request answers ("" for none).
 	aliveAfter, aliveMove string
-	// cancel ends the match when the player is gone.
+	// ctx is the match's, cancel ends it when the player is gone.
+	ctx    context.Context
 	cancel context.CancelFunc
 	// turns counts the REQUEST_MOVE sent the player, first is the first of them, moved
 	// the move_payload of its last answer.
@@ -211,6 +214,11 @@ type playerMatch struct {
 func (m *playerMatch) Call(ctx context.Context, url string, req *protocol.Message, opt protocol.CallOptions) (*protocol.Message, error) {
 	if url != m.p.reg.endpoint {
 		return m.opponent(req)
+	}
+	if d, ok := ctx.Deadline(); ok && opt.Timeout == 0 {
+		// The runner bounds a call by its context: the probes sent before it must not eat
+		// into the player's deadline, which its own call gets whole.
+		opt.Timeout, ctx = time.Until(d), m.ctx
 	}
 	var a *answer
 	switch req.Envelope.MessageType {

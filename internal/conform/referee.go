@@ -31,6 +31,7 @@ var refereeChecks = []checkDef{
 	{id: "referee.register.sender", level: Required, hint: `the envelope sender must be "referee:" followed by the payload's referee_id`},
 	{id: "referee.register.game_types", level: Required, hint: "list the game in game_types, or leave game_types out to take any game"},
 	{id: "referee.register.endpoint", level: Required, hint: "register the URL your server listens on, and serve it by the time you registered (at most 5 s later)"},
+	{id: "referee.outbound.register", level: Recommended, hint: outboundHint},
 	{id: "referee.features", level: Recommended, hint: `announce "features": ["match_credentials", ...] in REGISTER_REFEREE_REQUEST and show each player its credential (protocol/README.md, "Features")`},
 	{id: "referee.league.schema", level: Required, pass: "%d request(s) to the League Manager after registering were valid against their schemas", hint: "validate what you send the League Manager against schemas/ (MATCH_RESULT_REPORT needs auth_token and match_id in the envelope)"},
 	{id: "referee.league.token", level: Required, pass: "%d request(s) to the League Manager after registering carried the referee's token", hint: "put the auth_token of REGISTER_REFEREE_RESPONSE in the envelope of every later request to the League Manager (seed 004 §8.1)"},
