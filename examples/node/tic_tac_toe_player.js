@@ -14,6 +14,13 @@
 // answer, are one league.v2 message: {"envelope": {...}, "payload": {...}}. Every answer
 // is the result of the request that asked for it; nothing is sent back later.
 //
+// Behind NAT or in a sandbox, where no one can call it, add --outbound: the player then
+// opens no port, registers with the feature "outbound" and no endpoint_url, and the League
+// Manager answers with an endpoint on its relay (http://LM/relay/player/<id>/mcp) that
+// referees call like any other. The player long-polls the relay for the requests sent
+// there, answers each with the same code as above, and posts the answer back (see
+// serveOutbound).
+//
 // The schema of each message is in schemas/ (schemas/<message_type in lowercase>.json),
 // and docs/agents.md has the flow of a match, credentials and
 // deadlines. examples/python/tic_tac_toe_player.py is the same player in Python.
@@ -143,11 +150,13 @@ class Player {
 
   // REGISTER_PLAYER_REQUEST, then AGENT_READY_REQUEST. Players may register only once a
   // referee has: until then, and while the League Manager is not up yet, we try again.
+  // No endpointUrl registers an outbound player: the League Manager gives it one.
   async register(endpointUrl) {
     const payload = {
       player_id: this.id, endpoint_url: endpointUrl, game_types: [GAME],
       display_name: `Node example ${this.id}`,
     };
+    if (endpointUrl === undefined) payload.features = ['outbound']; // JSON drops endpoint_url
     let answer;
     for (let attempt = 0; attempt < 240 && !answer; attempt++) { // two minutes, every half second
       try {
@@ -168,6 +177,7 @@ class Player {
     this.leagueFeatures = answer.features ?? [];
     this.markRegistered();
     console.log(`${this.id} registered in league ${answer.league_id}`);
+    if (endpointUrl === undefined) console.log(`${this.id}: referees call us at ${answer.endpoint_url}`);
     // From now on every request to the League Manager carries our token.
     await this.callLeague('AGENT_READY_REQUEST', {}, this.token);
   }
@@ -279,7 +289,8 @@ function sameSecret(a, b) {
 }
 
 // ---------------------------------------------------------------------------------------
-// HTTP: one POST /mcp per request, answered with a JSON-RPC result or error
+// Answering: one request body in, one JSON-RPC result or error out, whether the request
+// came to our HTTP server (POST /mcp) or through the League Manager's relay (--outbound)
 // ---------------------------------------------------------------------------------------
 
 // The JSON-RPC answer to one request body.
@@ -340,15 +351,90 @@ function serve(player, port) {
       // Every JSON-RPC answer, errors included, is HTTP 200.
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(out), () => {
-        if (out.result?.envelope.message_type === 'LEAGUE_SHUTDOWN_ACK') {
-          const { win, draw, loss } = player.record;
-          console.log(`${player.id}: wins ${win}, draws ${draw}, losses ${loss}; bye`);
-          process.exit(0); // only now, once the acknowledgement is written
-        }
+        if (leaving(out)) bye(player); // only now, once the acknowledgement is written
       });
     });
   });
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+}
+
+// Whether an answer is our LEAGUE_SHUTDOWN_ACK: once it is out, we leave.
+const leaving = (out) => out.result?.envelope.message_type === 'LEAGUE_SHUTDOWN_ACK';
+
+function bye(player) {
+  const { win, draw, loss } = player.record;
+  console.log(`${player.id}: wins ${win}, draws ${draw}, losses ${loss}; bye`);
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Outbound (--outbound): no port. The League Manager's relay holds the requests sent to
+// the endpoint it gave us; we fetch them and post the answers over connections we open
+// (protocol/README.md, "Outbound agents").
+// ---------------------------------------------------------------------------------------
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// GET <League Manager base><path>, or POST post there, with our token as a Bearer; returns
+// the decoded JSON. A status other than 200 throws an error carrying it.
+async function relay(player, path, post) {
+  const response = await fetch(player.leagueUrl.replace(/\/mcp$/, '') + path, {
+    method: post ? 'POST' : 'GET', body: post && JSON.stringify(post),
+    headers: { Authorization: `Bearer ${player.token}`, 'Content-Type': 'application/json' },
+    signal: AbortSignal.timeout(40000), // a poll waits up to 25 s
+  });
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    throw Object.assign(new Error(`relay ${path}: HTTP ${response.status}`), { status: response.status });
+  }
+  return response.json();
+}
+
+// Answers request seq, then posts the answer, trying again for 30 s if the connection
+// fails. "gone" (answered already, or its caller gave up) is fine too.
+async function serveRelayed(player, { seq, body }) {
+  const out = await answer(player, body);
+  const deadline = Date.now() + 30000;
+  for (let wait = 100; ; wait = Math.min(2 * wait, 5000)) {
+    try {
+      await relay(player, '/relay/answer', { seq, status: 200, body: JSON.stringify(out) });
+      break;
+    } catch (e) {
+      // 410: the relay closed; 401: not our token; retrying would not help.
+      if (e.status || Date.now() + wait > deadline) break;
+      await sleep(wait);
+    }
+  }
+  if (leaving(out)) bye(player); // only now that the LEAGUE_SHUTDOWN_ACK is out
+}
+
+// Polls the relay until it closes (410: the league is over), answering each request as it
+// comes, without waiting for the others: moves of different matches overlap. A failed poll
+// is repeated, after a pause growing from 0.1 to 5 s, with the same epoch and after: it
+// hands out the same requests.
+async function serveOutbound(player) {
+  let epoch = '';
+  let after = 0;
+  for (let wait = 100; ;) {
+    let poll;
+    try {
+      poll = await relay(player, `/relay/poll?${new URLSearchParams({ epoch, after })}`);
+    } catch (e) {
+      if (e.status === 401 || e.status === 410) {
+        console.log(`${player.id}: the relay closed (HTTP ${e.status})`);
+        return;
+      }
+      await sleep(wait);
+      wait = Math.min(2 * wait, 5000);
+      continue;
+    }
+    wait = 100;
+    if (poll.epoch !== epoch) [epoch, after] = [poll.epoch, 0]; // a new relay counts from 1
+    for (const request of poll.requests) {
+      after = Math.max(after, request.seq);
+      serveRelayed(player, request); // not awaited
+    }
+  }
 }
 
 async function main() {
@@ -357,13 +443,25 @@ async function main() {
       id: { type: 'string' }, // player id, e.g. js1 (letters, digits, _ and -)
       league: { type: 'string' }, // the League Manager's URL, e.g. http://127.0.0.1:8000/mcp
       port: { type: 'string', default: '0' }, // port to listen on (default: any free port)
+      outbound: { type: 'boolean', default: false }, // open no port: take requests from the relay
     },
   });
   if (!values.id || !values.league) {
-    console.error('usage: node tic_tac_toe_player.js --id ID --league http://127.0.0.1:8000/mcp [--port N]');
+    console.error('usage: node tic_tac_toe_player.js --id ID --league http://127.0.0.1:8000/mcp [--port N | --outbound]');
     process.exit(2);
   }
   const player = new Player(values.id, values.league);
+  process.once('SIGINT', () => {
+    console.log(`${values.id}: interrupted`);
+    bye(player);
+  });
+  if (values.outbound) {
+    console.log(`player ${values.id} outbound through ${values.league}`);
+    await player.register(); // the relay keeps what comes before we poll
+    await serveOutbound(player);
+    bye(player); // the relay closed: the league is over
+    return;
+  }
   // Serve before registering: a match may start as soon as the registration is accepted.
   const server = await serve(player, Number(values.port));
   const endpointUrl = `http://127.0.0.1:${server.address().port}/mcp`;

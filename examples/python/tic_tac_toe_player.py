@@ -13,6 +13,12 @@ HTTP POST, method "league.handle"; its params, and the result of its answer, are
 league.v2 message: {"envelope": {...}, "payload": {...}}. Every answer is the result of the
 request that asked for it; nothing is sent back later.
 
+Behind NAT or in a sandbox, where no one can call it, add --outbound: the player then opens
+no port, registers with the feature "outbound" and no endpoint_url, and the League Manager
+answers with an endpoint on its relay (http://LM/relay/player/<id>/mcp) that referees call
+like any other. The player long-polls the relay for the requests sent there, answers each
+with the same code as above, and posts the answer back (see serve_outbound).
+
 The schema of each message is in schemas/ (schemas/<message_type in lowercase>.json), and
 docs/agents.md has the flow of a match, credentials and deadlines.
 """
@@ -24,9 +30,11 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from datetime import datetime, timezone
+from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PROTOCOL = "league.v2"
@@ -142,9 +150,13 @@ class Player:
 
     def register(self, endpoint_url):
         """REGISTER_PLAYER_REQUEST, then AGENT_READY_REQUEST. Players may register only once a
-        referee has: until then, and while the League Manager is not up yet, we try again."""
+        referee has: until then, and while the League Manager is not up yet, we try again.
+        endpoint_url None registers an outbound player: the League Manager gives it one."""
         payload = {"player_id": self.id, "endpoint_url": endpoint_url, "game_types": [GAME],
                    "display_name": "Python example " + self.id}
+        if endpoint_url is None:
+            payload.pop("endpoint_url")
+            payload["features"] = ["outbound"]
         for _ in range(240):  # two minutes, every half second
             try:
                 answer = self.call_league("REGISTER_PLAYER_REQUEST", payload)
@@ -163,6 +175,8 @@ class Player:
         self.league_features = answer.get("features", [])
         self.registered.set()  # the request handlers wait for this (see handle)
         print("%s registered in league %s" % (self.id, answer["league_id"]), flush=True)
+        if endpoint_url is None:
+            print("%s: referees call us at %s" % (self.id, answer.get("endpoint_url")), flush=True)
         # From now on every request to the League Manager carries our token.
         self.call_league("AGENT_READY_REQUEST", {}, auth_token=self.token)
 
@@ -254,8 +268,37 @@ class Player:
 
 
 # ---------------------------------------------------------------------------------------
-# HTTP: one POST /mcp per request, answered with a JSON-RPC result or error
+# Answering: one request body in, one JSON-RPC result or error out, whether the request
+# came to our HTTP server (POST /mcp) or through the League Manager's relay (--outbound)
 # ---------------------------------------------------------------------------------------
+
+def answer_request(player, body):
+    """The JSON-RPC answer to one request body, and whether we leave after it."""
+    request_id, conversation_id = None, None
+    try:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            raise Refusal("PARSE_ERROR", "the body is not JSON")
+        if not isinstance(request, dict) or not isinstance(request.get("params"), dict):
+            raise Refusal("INVALID_REQUEST", "not a JSON-RPC request with params")
+        request_id = request.get("id")
+        message = request["params"]
+        try:
+            conversation_id = message["envelope"]["conversation_id"]
+            message_type, payload, context = player.handle(message)
+        except (KeyError, TypeError, ValueError) as e:
+            raise Refusal("SCHEMA_VIOLATION", "missing or malformed field: %s" % e)
+    except Refusal as r:
+        data = {"reason": r.reason}
+        if conversation_id:
+            data["conversation_id"] = conversation_id
+        error = {"code": ERROR_CODES[r.reason], "message": str(r), "data": data}
+        return {"jsonrpc": "2.0", "id": request_id, "error": error}, False
+    # The answer echoes the request's conversation_id: that is how the caller pairs them.
+    reply = {"envelope": envelope(player.sender, message_type, conversation_id, **context), "payload": payload}
+    return {"jsonrpc": "2.0", "id": request_id, "result": reply}, message_type == "LEAGUE_SHUTDOWN_ACK"
+
 
 def make_handler(player):
     class Handler(BaseHTTPRequestHandler):
@@ -270,7 +313,7 @@ def make_handler(player):
             if length > 1 << 20:  # the protocol's limit is 1 MiB
                 self.send_error(413)
                 return
-            answer, leaving = self.answer(self.rfile.read(length))
+            answer, leaving = answer_request(player, self.rfile.read(length))
             body = json.dumps(answer).encode()
             self.send_response(200)  # every JSON-RPC answer, errors included, is HTTP 200
             self.send_header("Content-Type", "application/json")
@@ -281,34 +324,69 @@ def make_handler(player):
             if leaving:
                 player.leaving.set()  # only now: main exits, which ends this thread
 
-        def answer(self, body):
-            """The JSON-RPC answer to one request body, and whether we leave after it."""
-            request_id, conversation_id = None, None
-            try:
-                try:
-                    request = json.loads(body)
-                except ValueError:
-                    raise Refusal("PARSE_ERROR", "the body is not JSON")
-                if not isinstance(request, dict) or not isinstance(request.get("params"), dict):
-                    raise Refusal("INVALID_REQUEST", "not a JSON-RPC request with params")
-                request_id = request.get("id")
-                message = request["params"]
-                try:
-                    conversation_id = message["envelope"]["conversation_id"]
-                    message_type, payload, context = player.handle(message)
-                except (KeyError, TypeError, ValueError) as e:
-                    raise Refusal("SCHEMA_VIOLATION", "missing or malformed field: %s" % e)
-            except Refusal as r:
-                data = {"reason": r.reason}
-                if conversation_id:
-                    data["conversation_id"] = conversation_id
-                error = {"code": ERROR_CODES[r.reason], "message": str(r), "data": data}
-                return {"jsonrpc": "2.0", "id": request_id, "error": error}, False
-            # The answer echoes the request's conversation_id: that is how the caller pairs them.
-            reply = {"envelope": envelope(player.sender, message_type, conversation_id, **context), "payload": payload}
-            return {"jsonrpc": "2.0", "id": request_id, "result": reply}, message_type == "LEAGUE_SHUTDOWN_ACK"
-
     return Handler
+
+
+# ---------------------------------------------------------------------------------------
+# Outbound (--outbound): no port. The League Manager's relay holds the requests sent to
+# the endpoint it gave us; we fetch them and post the answers over connections we open
+# (protocol/README.md, "Outbound agents").
+# ---------------------------------------------------------------------------------------
+
+def relay(player, path, post=None):
+    """GET <League Manager base><path>, or POST post there, with our token as a Bearer;
+    returns the decoded JSON. urllib raises HTTPError for a status other than 2xx."""
+    base = player.league_url.removesuffix("/mcp")
+    data = None if post is None else json.dumps(post).encode()
+    request = urllib.request.Request(base + path, data=data, headers={
+        "Authorization": "Bearer " + player.token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=40) as response:  # a poll waits up to 25 s
+        return json.loads(response.read())
+
+
+def serve_relayed(player, seq, body):
+    """Answers request seq (in a thread of its own), then posts the answer, trying again
+    for 30 s if the connection fails. "gone" (answered already, or its caller gave up) is
+    fine too."""
+    answer, leaving = answer_request(player, body)
+    deadline, wait = time.monotonic() + 30, 0.1
+    while True:
+        try:
+            relay(player, "/relay/answer", {"seq": seq, "status": 200, "body": json.dumps(answer)})
+            break
+        except urllib.error.HTTPError:
+            break  # 410: the relay closed; 401: not our token; retrying would not help
+        except (OSError, HTTPException):  # the connection failed or was cut
+            if time.monotonic() + wait > deadline:
+                break
+            time.sleep(wait)
+            wait = min(2 * wait, 5)
+    if leaving:
+        player.leaving.set()  # only now that the LEAGUE_SHUTDOWN_ACK is out
+
+
+def serve_outbound(player):
+    """Polls the relay until it closes (410: the league is over), answering each request in
+    a thread: moves of different matches overlap. A failed poll is repeated, after a pause
+    growing from 0.1 to 5 s, with the same epoch and after: it hands out the same requests."""
+    epoch, after, wait = "", 0, 0.1
+    while True:
+        try:
+            poll = relay(player, "/relay/poll?" + urllib.parse.urlencode({"epoch": epoch, "after": after}))
+        except (OSError, HTTPException, ValueError) as e:  # HTTPError too; a cut poll
+            if isinstance(e, urllib.error.HTTPError) and e.code in (401, 410):
+                print("%s: the relay closed (HTTP %d)" % (player.id, e.code), flush=True)
+                player.leaving.set()
+                return
+            time.sleep(wait)
+            wait = min(2 * wait, 5)
+            continue
+        wait = 0.1
+        if poll["epoch"] != epoch:  # a new relay (the League Manager restarted) counts from 1
+            epoch, after = poll["epoch"], 0
+        for request in poll["requests"]:
+            after = max(after, request["seq"])
+            threading.Thread(target=serve_relayed, args=(player, request["seq"], request["body"]), daemon=True).start()
 
 
 def main():
@@ -316,20 +394,29 @@ def main():
     parser.add_argument("--id", required=True, help="player id, e.g. py1 (letters, digits, _ and -)")
     parser.add_argument("--league", required=True, help="the League Manager's URL, e.g. http://127.0.0.1:8000/mcp")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any free port)")
+    parser.add_argument("--outbound", action="store_true",
+                        help="open no port: take requests from the League Manager's relay (behind NAT, in a sandbox)")
     args = parser.parse_args()
 
     player = Player(args.id, args.league)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(player))
-    endpoint_url = "http://127.0.0.1:%d/mcp" % server.server_address[1]
-    # Serve before registering: a match may start as soon as the registration is accepted.
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print("player %s listening on %s" % (args.id, endpoint_url), flush=True)
-    player.register(endpoint_url)
+    server = None
     try:
+        if args.outbound:
+            print("player %s outbound through %s" % (args.id, args.league), flush=True)
+            player.register(None)  # the relay keeps what comes before we poll
+            threading.Thread(target=serve_outbound, args=(player,), daemon=True).start()
+        else:
+            server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(player))
+            endpoint_url = "http://127.0.0.1:%d/mcp" % server.server_address[1]
+            # Serve before registering: a match may start as soon as the registration is accepted.
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            print("player %s listening on %s" % (args.id, endpoint_url), flush=True)
+            player.register(endpoint_url)
         player.leaving.wait()
     except KeyboardInterrupt:
         print("%s: interrupted" % args.id, flush=True)
-    server.shutdown()
+    if server:
+        server.shutdown()
     print("%s: wins %d, draws %d, losses %d; bye" % (args.id, player.record["win"], player.record["draw"], player.record["loss"]), flush=True)
     return 0
 
