@@ -21,6 +21,8 @@ type Server struct {
 	scheme string
 	srv    *http.Server
 	done   chan error // Serve's end
+	// stragglers is set by Shutdown when it closed connections at its deadline.
+	stragglers bool
 }
 
 // maxHeaderBytes bounds a request's headers.
@@ -95,14 +97,26 @@ func (s *Server) Base() string { return s.scheme + "://" + s.Addr() }
 // URL is the JSON-RPC endpoint of the server, Base + /mcp.
 func (s *Server) URL() string { return s.Base() + "/mcp" }
 
-// Shutdown stops accepting requests and waits for those in flight until ctx ends.
+// Shutdown stops accepting requests and waits for those in flight until ctx ends, then
+// closes whatever is still open.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// What is still open when ctx ends is closed: a client that stalls, or a
+		// connection that never sent a request (net/http waits 5 s on such a one). The
+		// process is ending; the caller learns it from Stragglers, not as a failure.
+		s.stragglers = true
+		err = s.srv.Close()
+	}
 	if serr := <-s.done; err == nil {
 		err = serr
 	}
 	return err
 }
+
+// Stragglers reports whether Shutdown had to close connections still open at its
+// deadline.
+func (s *Server) Stragglers() bool { return s.stragglers }
 
 // WriteJSON answers with status and v as JSON: Content-Type application/json, one line
 // ending in a newline. Headers of the caller's own (e.g. Cache-Control) are set before.

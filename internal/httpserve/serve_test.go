@@ -345,3 +345,38 @@ func TestShutdownRightAfterStart(t *testing.T) {
 		}
 	}
 }
+
+// A request still in flight when Shutdown's deadline passes is cut: Shutdown closes its
+// connection and ends without an error, and Stragglers says it had to.
+func TestShutdownClosesStragglers(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	s, err := Start("127.0.0.1:0", rpcRoutes(func(ctx context.Context, b []byte) []byte {
+		close(started)
+		<-release
+		return echo(ctx, b)
+	}, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := make(chan error, 1)
+	go func() {
+		res, err := http.Post(s.URL(), "application/json", strings.NewReader(`[2]`))
+		if err == nil {
+			res.Body.Close()
+		}
+		cut <- err
+	}()
+	<-started
+	expired, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	if err := s.Shutdown(expired); err != nil {
+		t.Errorf("Shutdown past its deadline: %v, want nil", err)
+	}
+	if !s.Stragglers() {
+		t.Error("Stragglers is false after a request was cut")
+	}
+	if err := <-cut; err == nil {
+		t.Error("the request in flight was answered, not cut")
+	}
+}

@@ -254,6 +254,11 @@ func (h *Hub) servePoll(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.mu.Lock()
+	if h.ended {
+		h.mu.Unlock()
+		http.Error(w, "the relay is closed: the league is over", http.StatusGone)
+		return
+	}
 	q := h.queue(key)
 	if q.polls >= MaxPolls {
 		h.mu.Unlock()

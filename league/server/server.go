@@ -390,7 +390,11 @@ func (s *Server) run(ctx context.Context, opts Options) {
 		s.err = s.close(s.gate.close(sctx))
 		return
 	}
-	s.err = s.close(s.http.Shutdown(sctx))
+	err := s.http.Shutdown(sctx)
+	if s.http.Stragglers() {
+		s.log.Warn().Dur("waited", httpShutdownTimeout).Msg("connections still open after the shutdown were closed")
+	}
+	s.err = s.close(err)
 }
 
 // close closes what open opened, in reverse order, and records the audit log's final
