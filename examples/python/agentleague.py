@@ -475,6 +475,15 @@ class Player:
                     return
                 length = int(self.headers.get("Content-Length") or 0)
                 if length > MAX_BODY:
+                    # Read (and drop) a body of moderate size first: a client still writing
+                    # it would see a broken pipe instead of the 413.
+                    remaining = length if length <= 8 * MAX_BODY else 0
+                    while remaining > 0:
+                        chunk = self.rfile.read(min(remaining, 65536))
+                        if not chunk:
+                            break
+                        remaining -= len(chunk)
+                    self.close_connection = True
                     self.send_error(413)
                     return
                 answer, leaving = player.answer(self.rfile.read(length))
@@ -583,17 +592,18 @@ def run(choose_move, player_id, league, game="tic_tac_toe", port=None, outbound=
     return 0
 
 
-def main(choose_move, game="tic_tac_toe", description=None, argv=None, **options):
+def main(choose_move, game="tic_tac_toe", description=None, argv=None, port=None, **options):
     """run() with --id, --league, --port and --outbound from the command line; exits with
-    run()'s code. options go to run (on_game_over, on_league_over, display_name, ...)."""
+    run()'s code. port is --port's default (None: outbound unless --port is given). options
+    go to run (on_game_over, on_league_over, display_name, ...)."""
     parser = argparse.ArgumentParser(description=description or "An Agent League %s player." % game)
     parser.add_argument("--id", required=True, help="player id, e.g. py1 (letters, digits, _ and -)")
     parser.add_argument("--league", default="http://127.0.0.1:8000/mcp",
                         help="the League Manager's URL (default: %(default)s)")
-    parser.add_argument("--port", type=int, help="listen on this port (0: any free one); without it the "
+    parser.add_argument("--port", type=int, default=port, help="listen on this port (0: any free one); without it the "
                         "player is outbound: it opens no port and uses the League Manager's relay")
     parser.add_argument("--outbound", action="store_true", help="use the League Manager's relay (the default without --port)")
     args = parser.parse_args(argv)
-    if args.outbound and args.port is not None:
-        parser.error("--outbound and --port exclude each other")
+    if args.outbound:
+        args.port = None
     sys.exit(run(choose_move, args.id, args.league, game=game, port=args.port, outbound=args.outbound or None, **options))

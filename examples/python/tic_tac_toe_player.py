@@ -4,7 +4,8 @@
     make demo EXTRA=1     # a league that waits for one more player, then in another terminal:
     python3 examples/python/tic_tac_toe_player.py --id py1 --league http://127.0.0.1:8000/mcp
 
-Without --port it plays outbound through the League Manager's relay; --port N listens on N.
+It listens on any free port (--port N: on N), or with --outbound opens none and plays through
+the League Manager's relay, the kit's default when main() is given no port.
 """
 import agentleague
 
@@ -32,4 +33,4 @@ def choose_move(state):
 
 
 if __name__ == "__main__":
-    agentleague.main(choose_move, game="tic_tac_toe")
+    agentleague.main(choose_move, game="tic_tac_toe", port=0)
