@@ -5,9 +5,9 @@
 //     make demo EXTRA=1        # first terminal: a league that waits for one more player
 //     node examples/node/tic_tac_toe_player.js --id js1 --league http://127.0.0.1:8000/mcp
 //
-// It listens on a free port (--port N for another); --outbound opens none and plays through
-// the League Manager's relay, behind NAT or in a sandbox. examples/python/tic_tac_toe_player.py
-// is the same player in Python.
+// It opens no port and plays through the League Manager's relay, so it works behind NAT or in
+// a sandbox; --port N (0: any free port) makes it listen instead.
+// examples/python/tic_tac_toe_player.py is the same player in Python.
 'use strict';
 const { main } = require('./agentleague');
 
@@ -35,4 +35,4 @@ function chooseMove(state) {
   return best ? { row: best[0], col: best[1] } : free[0];
 }
 
-main(chooseMove, { game: 'tic_tac_toe', port: 0 }); // port 0: listen on any free port unless --outbound
+main(chooseMove, { game: 'tic_tac_toe' }); // outbound through the relay; --port N listens instead

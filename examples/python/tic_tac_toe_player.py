@@ -4,8 +4,8 @@
     make demo EXTRA=1     # a league that waits for one more player, then in another terminal:
     python3 examples/python/tic_tac_toe_player.py --id py1 --league http://127.0.0.1:8000/mcp
 
-It listens on any free port (--port N: on N), or with --outbound opens none and plays through
-the League Manager's relay, the kit's default when main() is given no port.
+It opens no port and plays through the League Manager's relay, so it works behind NAT too;
+--port N (0: any free port) makes it listen instead.
 """
 import agentleague
 
@@ -33,4 +33,4 @@ def choose_move(state):
 
 
 if __name__ == "__main__":
-    agentleague.main(choose_move, game="tic_tac_toe", port=0)
+    agentleague.main(choose_move, game="tic_tac_toe")

@@ -173,7 +173,8 @@ func TestExamplePlayersProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			lm := startFakeLeague(t, v)
-			p := startProc(t, ex.name, nil, ex.bin, ex.script, "--id", "ex1", "--league", lm.url)
+			// The fake League Manager has no relay: the example listens (--port 0).
+			p := startProc(t, ex.name, nil, ex.bin, ex.script, "--id", "ex1", "--port", "0", "--league", lm.url)
 			var reg registration
 			select {
 			case reg = <-lm.registered:
