@@ -138,7 +138,7 @@ func (c Config) Validate() error {
 	if !idPattern.MatchString(c.ID) {
 		return fmt.Errorf("player id %q must match %s", c.ID, idPattern)
 	}
-	if c.Addr == "" {
+	if c.Addr == "" && !c.Outbound {
 		return errors.New("listen address is empty")
 	}
 	u, err := url.Parse(c.LeagueURL)

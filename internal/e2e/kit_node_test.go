@@ -1,98 +1,11 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"errors"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentleague/agentleague/protocol"
 )
-
-// nodeConformReport is the --json report of league conform.
-type nodeConformReport struct {
-	Subject  string `json:"subject"`
-	Conforms bool   `json:"conforms"`
-	Results  []struct {
-		ID     string `json:"id"`
-		Level  string `json:"level"`
-		Status string `json:"status"`
-		Reason string `json:"reason"`
-	} `json:"results"`
-}
-
-// conformNodeAgent runs `league conform player --json` from binDir, starts the agent (bin
-// args..., then --id and --league) once the tool says where it listens, and returns the
-// tool's exit code, its report, the agent's output and the agent's exit code (-1 if it
-// had to be killed: it did not leave by itself).
-func conformNodeAgent(t *testing.T, id, bin string, args ...string) (int, nodeConformReport, string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "league"), "conform", "player", "--listen", "127.0.0.1:0", "--json",
-		"--wait", "20s", "--move-timeout", "5s", "--grace", "5s")
-	var stdout syncBuffer
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(stderr)
-	line, err := r.ReadString('\n')
-	const marker = "start the player with --league "
-	i := strings.Index(line, marker)
-	if err != nil || i < 0 {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("league conform did not say where it listens: %q (%v)", line, err)
-	}
-	url := strings.Fields(line[i+len(marker):])[0]
-	ag := exec.Command(bin, append(args, "--id", id, "--league", url)...)
-	ag.Env = append(os.Environ(), protocol.SelfCheckEnv+"=1")
-	var out syncBuffer
-	ag.Stdout, ag.Stderr = &out, &out
-	if err := ag.Start(); err != nil {
-		t.Fatal(err)
-	}
-	agDone := make(chan struct{})
-	go func() {
-		_ = ag.Wait()
-		close(agDone)
-	}()
-	rest, _ := io.ReadAll(r) // until league conform exits
-	err = cmd.Wait()
-	agCode := -1
-	select {
-	case <-agDone:
-		agCode = ag.ProcessState.ExitCode()
-	case <-time.After(10 * time.Second):
-		_ = ag.Process.Kill()
-		<-agDone
-	}
-	code := 0
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("league conform: %v", err)
-	}
-	var rep nodeConformReport
-	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
-		t.Fatalf("--json output is not one JSON document: %v\n%s\nstderr:\n%s", err, stdout.String(), rest)
-	}
-	return code, rep, out.String(), agCode
-}
 
 // The Node kit's example passes `league conform player` through the real binary, listening
 // (--port 0) and outbound (--outbound): every required check passes, and so do the
@@ -103,44 +16,16 @@ func conformNodeAgent(t *testing.T, id, bin string, args ...string) (int, nodeCo
 func TestKitNodeExampleConforms(t *testing.T) {
 	node, script := nodeExample(t, "tic_tac_toe_player.js")
 	for _, tc := range []struct {
-		name string
-		args []string
-		pass []string // recommended checks that must pass too
+		name     string
+		args     []string
+		outbound bool
 	}{
-		{"inbound", []string{"--port", "0"}, nil},
-		{"outbound", []string{"--outbound"}, []string{"player.outbound.register"}},
+		{"inbound", []string{"--port", "0"}, false},
+		{"outbound", []string{"--outbound"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, rep, out, agCode := conformNodeAgent(t, "kit1", node, append([]string{script}, tc.args...)...)
-			if code != 0 || !rep.Conforms || rep.Subject != "player" {
-				t.Errorf("league conform exited %d, conforms %v (subject %q), want 0 and true", code, rep.Conforms, rep.Subject)
-			}
-			pass := append([]string{"player.features", "player.credentials.answer", "player.credentials.refuse", "player.match_query",
-				"player.stale_step.answer", "player.game_over.ack", "player.shutdown", "player.shutdown.leaves"}, tc.pass...)
-			seen := map[string]bool{}
-			for _, r := range rep.Results {
-				seen[r.ID] = true
-				mustPass := r.Level == "required" || strings.Contains(" "+strings.Join(pass, " ")+" ", " "+r.ID+" ")
-				if mustPass && r.Status != "pass" {
-					t.Errorf("%s (%s): %s: %s", r.ID, r.Level, r.Status, r.Reason)
-				} else if r.Status != "pass" {
-					t.Logf("%s (%s): %s: %s", r.ID, r.Level, r.Status, r.Reason)
-				}
-			}
-			for _, id := range pass {
-				if !seen[id] {
-					t.Errorf("the report has no check %s", id)
-				}
-			}
-			if agCode != 0 {
-				t.Errorf("the example exited %d, want 0 after LEAGUE_SHUTDOWN; output:\n%s", agCode, out)
-			}
-			if !strings.Contains(out, "league shut down") {
-				t.Errorf("the example did not log LEAGUE_SHUTDOWN; output:\n%s", out)
-			}
-			if t.Failed() {
-				t.Logf("example output:\n%s", out)
-			}
+			code, rep, out, agCode := conformAgent(t, "tic_tac_toe", "kit1", node, append([]string{script}, tc.args...)...)
+			checkKitConforms(t, tc.outbound, code, rep, out, agCode, "kit1: match conform-m1 ", "kit1: league shut down")
 		})
 	}
 }

@@ -1,12 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,99 +25,14 @@ func TestKitPythonExamplesConform(t *testing.T) {
 			}
 			t.Run(tc.game+"/"+mode, func(t *testing.T) {
 				t.Parallel()
-				script := filepath.Join(moduleRoot(), "examples", "python", tc.script)
-				kitConform(t, py, script, tc.game, outbound)
+				args := []string{filepath.Join(moduleRoot(), "examples", "python", tc.script), "--port", "0"}
+				if outbound {
+					args = append(args[:1], "--outbound")
+				}
+				code, rep, out, agCode := conformAgent(t, tc.game, "kit1", py, args...)
+				checkKitConforms(t, outbound, code, rep, out, agCode, "kit1: match conform-m1: ", "league shut down")
 			})
 		}
-	}
-}
-
-// conformReport is the part of `league conform --json` these tests read.
-type conformReport struct {
-	Subject  string `json:"subject"`
-	Conforms bool   `json:"conforms"`
-	Results  []struct {
-		ID     string `json:"id"`
-		Level  string `json:"level"`
-		Status string `json:"status"`
-		Reason string `json:"reason"`
-	} `json:"results"`
-}
-
-// kitConform runs `league conform player --game game --json`, starts the kit player once
-// the tool says where it listens, and checks the report and the player's exit.
-func kitConform(t *testing.T, py, script, game string, outbound bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "league"), "conform", "player", "--game", game,
-		"--listen", "127.0.0.1:0", "--json", "--wait", "30s", "--move-timeout", "5s", "--grace", "5s")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(stderr)
-	line, err := r.ReadString('\n')
-	const marker = "start the player with --league "
-	i := strings.Index(line, marker)
-	if err != nil || i < 0 {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("league conform did not say where it listens: %q (%v)", line, err)
-	}
-	url := strings.Fields(line[i+len(marker):])[0]
-	args := []string{script, "--id", "kit1", "--league", url}
-	if outbound {
-		args = append(args, "--outbound")
-	} else {
-		args = append(args, "--port", "0")
-	}
-	agent := exec.CommandContext(ctx, py, args...)
-	var agentOut syncBuffer
-	agent.Stdout, agent.Stderr = &agentOut, &agentOut
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rest, _ := io.ReadAll(r)
-	runErr := cmd.Wait()
-	exited := make(chan error, 1)
-	go func() { exited <- agent.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("the kit player exited with %v after LEAGUE_SHUTDOWN, want 0; output:\n%s", err, agentOut.String())
-		}
-	case <-time.After(10 * time.Second):
-		_ = agent.Process.Kill()
-		<-exited
-		t.Errorf("the kit player did not leave on LEAGUE_SHUTDOWN; output:\n%s", agentOut.String())
-	}
-	if runErr != nil {
-		t.Fatalf("league conform: %v\nreport:\n%s\nstderr:\n%s\nplayer:\n%s", runErr, stdout.String(), rest, agentOut.String())
-	}
-	var doc conformReport
-	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		t.Fatalf("--json output is not one JSON document: %v\n%s", err, stdout.String())
-	}
-	if doc.Subject != "player" || !doc.Conforms || len(doc.Results) == 0 {
-		t.Errorf("report: subject %q, conforms %v, %d results", doc.Subject, doc.Conforms, len(doc.Results))
-	}
-	for _, res := range doc.Results {
-		skipOK := !outbound && res.ID == "player.outbound.register" // inbound: not its case
-		if res.Level == "required" && res.Status != "pass" {
-			t.Errorf("required check %s: %s (%s)", res.ID, res.Status, res.Reason)
-		}
-		if res.Level != "required" && res.Status != "pass" && !skipOK {
-			t.Errorf("recommended check %s: %s (%s)", res.ID, res.Status, res.Reason)
-		}
-	}
-	if out := agentOut.String(); !strings.Contains(out, "kit1: match conform-m1: ") || !strings.Contains(out, "league shut down") {
-		t.Errorf("the kit player's log lacks its match lines or the shutdown:\n%s", out)
 	}
 }
 
