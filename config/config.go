@@ -56,6 +56,9 @@ type Config struct {
 	// IllegalMovePolicy says what happens to a player whose move is illegal. The only
 	// value is protocol.PolicyLoss ("loss"): the mover loses the match.
 	IllegalMovePolicy string `yaml:"illegal_move_policy"`
+	// TimeControl, when set, plays every match under clocks instead of the fixed
+	// move_response_ms (see Clock).
+	TimeControl *TimeControl `yaml:"time_control"`
 
 	// Games is the content of game_registry.yaml, with each builtin game's params
 	// normalized by its ParamSchema.
@@ -79,6 +82,28 @@ type League struct {
 	GameType string `yaml:"game_type"`
 	// Seed makes scheduling and match seeds reproducible.
 	Seed int64 `yaml:"seed"`
+}
+
+// TimeControl is league.yaml's time_control: a clock per player.
+type TimeControl struct {
+	// Clock is base+increment in seconds ("10+0.1"), or moves/base+increment
+	// ("40/60+0.5"): the form of PGN's TimeControl tag.
+	Clock string `yaml:"clock"`
+	// BankMS is a reserve drawn on once the clock runs out, never refilled.
+	BankMS int `yaml:"bank_ms"`
+}
+
+// Clock is the league's time control, nil when matches play under move_response_ms.
+func (c *Config) Clock() *protocol.TimeControl {
+	if c.TimeControl == nil {
+		return nil
+	}
+	tc, err := protocol.ParseTimeControl(c.TimeControl.Clock)
+	if err != nil {
+		return nil // Validate refuses it
+	}
+	tc.BankMS = c.TimeControl.BankMS
+	return &tc
 }
 
 // Registration bounds the registration phase.

@@ -61,9 +61,11 @@ func (e *Error) Error() string {
 
 // Bounds of the validated values.
 const (
-	maxWindowSeconds     = 86400
-	maxReferees          = 1000
-	maxTimeoutMS         = 600000
+	maxWindowSeconds = 86400
+	maxReferees      = 1000
+	maxTimeoutMS     = 600000
+	// maxClockMS bounds a time control's base time and bank: a day.
+	maxClockMS           = 86400000
 	maxRetryAttempts     = 10
 	maxBackoffMS         = 60000
 	maxRate              = 1e6
@@ -255,6 +257,15 @@ func (c *Config) checkLeague(k *checker) {
 	k.between(f, "referees.max_concurrent_matches", c.Referees.MaxConcurrentMatches, 1, maxConcurrentMatches)
 
 	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, protocol.PolicyLoss)
+
+	if tc := c.TimeControl; tc != nil {
+		if clock, err := protocol.ParseTimeControl(tc.Clock); err != nil {
+			k.add(f, "time_control.clock", "%v", err)
+		} else {
+			k.between(f, "time_control.clock", clock.BaseMS, 1, maxClockMS)
+		}
+		k.between(f, "time_control.bank_ms", tc.BankMS, 0, maxClockMS)
+	}
 }
 
 // checkFormat adds the problems of the league's format (schedule.Format.Validate, the

@@ -50,6 +50,9 @@ func TestLoadRejects(t *testing.T) {
 		yaml  string
 		wants []string // problems, each "<file name>: <path>: <message>"
 	}{
+		{"a clock that is not one", LeagueFile, "time_control: {clock: \"5+x\", bank_ms: -1}\n",
+			[]string{`league.yaml: time_control.clock: time control "5+x": the increment must be a number of seconds, 0 or more`,
+				"league.yaml: time_control.bank_ms: must be between 0 and 86400000, got -1"}},
 		// Decoding: unknown fields, types, shapes, duplicates.
 		{"unknown top-level field", LeagueFile, "leauge: {}\n",
 			[]string{"league.yaml: leauge: unknown field (line 1)"}},

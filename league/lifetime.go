@@ -55,18 +55,37 @@ type lifetime struct {
 }
 
 // stepGap is the longest legal time between two steps: every player to move may use its
-// whole timeout ladder.
+// whole timeout ladder, or under a clock its whole clock.
 func (l lifetime) stepGap() time.Duration {
+	if tc := l.cfg.Clock(); tc != nil {
+		return l.clockBudget(*tc)
+	}
 	ml := l.cfg.Timeouts.MatchLevel
 	return l.cfg.MoveTimeout() * time.Duration(ml.MoveWarnings+ml.ForcedMoves+1)
+}
+
+// clockBudget is the most time one player may use in a match under tc: its base time for
+// every period the game's moves can reach, every increment, its bank, and the network
+// credit a game may get (at most the base time).
+func (l lifetime) clockBudget(tc protocol.TimeControl) time.Duration {
+	periods := 1
+	if tc.MovesPerPeriod > 0 {
+		periods += l.maxSteps / tc.MovesPerPeriod
+	}
+	ms := time.Millisecond
+	return time.Duration(tc.BaseMS*(periods+1)+tc.BankMS)*ms + time.Duration(l.maxSteps)*time.Duration(tc.IncrementMS)*ms
 }
 
 // margin covers what the League Manager cannot see between two heartbeats.
 func (l lifetime) margin() time.Duration { return l.cfg.LeaseDuration() + 2*time.Second }
 
-// longestMatch is the longest a legal match of the league's game may last at a referee.
+// longestMatch is the longest a legal match of the league's game may last at a referee:
+// under a clock, both players' whole clocks.
 func (l lifetime) longestMatch() time.Duration {
 	join := l.cfg.MatchJoinAckTimeout()
+	if tc := l.cfg.Clock(); tc != nil {
+		return join + 2*l.clockBudget(*tc) + join + l.margin()
+	}
 	return join + time.Duration(l.maxSteps)*l.stepGap() + join + l.margin()
 }
 

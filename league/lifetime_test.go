@@ -298,3 +298,35 @@ func (l *testLeague) waitReassigned() {
 		return l.m.Status().MatchesByStatus[protocol.MatchStateInProgress] == 1
 	})
 }
+
+// Under a clock the League Manager follows the clock, not move_response_ms: a chess
+// player that thinks four minutes over one move of a 5+0 game with a 60 s bank is within
+// its clock, and the match is not failed (the fixed ladder allows 90 s); the assignment
+// carries the time control. A step that stalls past the whole clock still fails.
+func TestClockedMatchFollowsTheClock(t *testing.T) {
+	clock, l := chessLeague(t, func(c *config.Config) {
+		c.TimeControl = &config.TimeControl{Clock: "300+0", BankMS: 60000}
+	})
+	mt := l.onlyMatch()
+	ref := mt.Referee
+	as := l.refs[ref].assignment(t, mt.ID)
+	var p protocol.Assignment
+	if err := as.Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.TimeControl == nil || *p.TimeControl != (protocol.TimeControl{BaseMS: 300000, BankMS: 60000}) {
+		t.Fatalf("assignment time_control %+v, want 300 s and a 60 s bank", p.TimeControl)
+	}
+	l.ok(progressBeat(t, ref, l.refTokens[ref], mt.ID, 1, protocol.PhasePlaying))
+	l.beatFor(clock, 4*time.Minute, ref, mt.ID, 1, protocol.PhasePlaying)
+	if got := l.match(mt.ID); got.Referee != ref || got.Status != protocol.MatchStateInProgress {
+		t.Fatalf("after a four-minute move under 5+0: %+v, want it in progress at %s", got, ref)
+	}
+	if n := auditEvents(t, l.harness, "MATCH_FAILED"); n != 0 {
+		t.Fatalf("%d MATCH_FAILED events for a move within the clock", n)
+	}
+	// Both clocks, the bank and the network credit are 660 s a player: a step stalled
+	// past that, the join deadline and the margin fails.
+	l.beatFor(clock, 12*time.Minute, ref, mt.ID, 1, protocol.PhasePlaying)
+	waitFor(t, "the stalled match failed", func() bool { return auditEvents(t, l.harness, "MATCH_FAILED") == 1 })
+}

@@ -142,6 +142,9 @@ type Assignment struct {
 	// IllegalMovePolicy and Penalties make the league's rules the referee's rules.
 	IllegalMovePolicy string     `json:"illegal_move_policy"`
 	Penalties         *Penalties `json:"penalties"`
+	// TimeControl, when set, gives each player a clock instead of the fixed deadline per
+	// move (feature clocks).
+	TimeControl *TimeControl `json:"time_control,omitempty"`
 }
 
 // Scoring is the number of league points for each outcome of a match, in
@@ -246,6 +249,9 @@ type MoveRequest struct {
 	StepNumber  int             `json:"step_number"`
 	// Warning says why a request is sent again.
 	Warning string `json:"warning,omitempty"`
+	// Clocks are both players' clocks when the match is played under a time control;
+	// DeadlineMS is then the mover's clock, bank and network credit.
+	Clocks *Clocks `json:"clocks,omitempty"`
 }
 
 // LastResult is what became of the player's previous move (REQUEST_MOVE last_result).

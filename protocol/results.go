@@ -122,6 +122,10 @@ type MoveRecord struct {
 	Outcome MoveOutcome     `json:"outcome"`
 	// ElapsedMS is the time the player took, -1 when the record does not say.
 	ElapsedMS int64 `json:"elapsed_ms"`
+	// Under a time control: NetworkMS is the network time credited back of ElapsedMS, and
+	// ClockMS what was left on the mover's clock after the move.
+	NetworkMS *int64 `json:"network_ms,omitempty"`
+	ClockMS   *int64 `json:"clock_ms,omitempty"`
 	// Metadata is what the player sent beside the move, e.g. a model's reasoning.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 }

@@ -63,6 +63,10 @@ type seat struct {
 	// lastMeta is what the player said about its last answer (e.g. a model's
 	// confidence and reasoning), kept with the move it came with.
 	lastMeta json.RawMessage
+	// clock is the player's under a time control (nil: the fixed deadline per move);
+	// other is the opponent's seat, whose clock REQUEST_MOVE shows too.
+	clock *clock
+	other *seat
 }
 
 // errMatchLost ends the game loop early with a technical result.
@@ -84,7 +88,11 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 	seats := [2]*seat{}
 	for i, id := range r.A.Players {
 		seats[i] = &seat{index: i, id: id, url: r.A.PlayerEndpoints[id], credential: r.A.MatchCredentials[id]}
+		if tc := r.A.TimeControl; tc != nil && tc.On() {
+			seats[i].clock = newClock(*tc)
+		}
 	}
+	seats[0].other, seats[1].other = seats[1], seats[0]
 	seed := r.A.MatchSeed
 	md := protocol.GameMetadata{MatchSeed: &seed, GameParams: r.A.GameParams, Moves: []protocol.MoveRecord{}, Violations: []protocol.MatchViolation{},
 		RefereeID: r.RefereeID, StartedAt: protocol.Now(time.Now())}
@@ -274,7 +282,12 @@ func (r *MatchRunner) inviteOne(ctx context.Context, s, other *seat) (bool, stri
 	if err != nil {
 		return false, "internal"
 	}
+	sent := time.Now()
 	ans, err := r.callPlayer(ctx, s, m, r.joinTimeout())
+	if err == nil && s.clock != nil {
+		// A player answers an invitation at once: its round trip is the network's.
+		s.clock.observeNetwork(time.Since(sent))
+	}
 	if err != nil {
 		r.Log.Warn().Err(err).Str("player_id", s.id).Msg("invitation failed")
 		return false, errorKind(err)
@@ -380,12 +393,25 @@ func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, st
 		if ctx.Err() != nil {
 			return protocol.MoveRecord{}, nil, vs, ctx.Err()
 		}
-		elapsed := time.Since(start).Milliseconds()
+		took := time.Since(start)
+		elapsed := took.Milliseconds()
+		var stamp clockStamp
+		if s.clock != nil {
+			// Under a clock the time is charged whatever came back; a player out of time,
+			// or silent past its clock, has lost on time (no warning ladder).
+			var flagged bool
+			stamp.credit, flagged = s.clock.charge(took)
+			if flagged || errors.Is(err, context.DeadlineExceeded) {
+				violation(protocol.ViolationTimeout, protocol.ActionTechnicalLoss, "out of time on the clock")
+				return protocol.MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: protocol.TerminationTimeout}
+			}
+			stamp.left = s.clock.show().RemainingMS
+		}
 		if err == nil {
 			mv, perr := state.ParseMove(s.index, raw)
 			if perr == nil {
 				s.lastResult = &protocol.LastResult{StepNumber: &step, Intent: protocol.IntentMove, Outcome: protocol.MoveSuccess, Move: mv}
-				return protocol.MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: protocol.MoveSuccess, ElapsedMS: elapsed, Metadata: s.lastMeta}, mv, vs, nil
+				return stamp.on(protocol.MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: protocol.MoveSuccess, ElapsedMS: elapsed, Metadata: s.lastMeta}, s.clock != nil), mv, vs, nil
 			}
 			kind = protocol.ViolationInvalidMove
 			if errors.Is(perr, game.ErrMalformedMove) {
@@ -410,7 +436,7 @@ func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, st
 			violation(kind, protocol.ActionForcedMove, detail)
 			s.lastResult = &protocol.LastResult{StepNumber: &step, Intent: protocol.IntentMove, Outcome: protocol.MoveForced,
 				Reason: string(kind) + ": the first legal move was played for you", Move: mv}
-			return protocol.MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: protocol.MoveForced, ElapsedMS: elapsed}, mv, vs, nil
+			return stamp.on(protocol.MoveRecord{Step: step, Player: s.id, Move: mv, Outcome: protocol.MoveForced, ElapsedMS: elapsed}, s.clock != nil), mv, vs, nil
 		default:
 			violation(kind, protocol.ActionTechnicalLoss, detail)
 			return protocol.MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: protocol.TerminationTimeout}
@@ -434,10 +460,15 @@ func (r *MatchRunner) requestMove(ctx context.Context, s *seat, view json.RawMes
 		return nil, protocol.ViolationInternal, err.Error(), err
 	}
 	deadline := r.moveTimeout()
+	var clocks *protocol.Clocks
+	if s.clock != nil {
+		deadline = s.clock.deadline()
+		clocks = &protocol.Clocks{You: s.clock.show(), Opponent: s.other.clock.show(), IncrementMS: s.clock.tc.IncrementMS}
+	}
 	m, err := r.message(s, protocol.RequestMove, protocol.MoveRequest{
 		StepNumber: step, StepContext: view, ContextHash: hash,
 		DeadlineMS: int(deadline.Milliseconds()), Deadline: protocol.Now(time.Now().Add(deadline)),
-		LastResult: s.lastResult, Warning: warning,
+		LastResult: s.lastResult, Warning: warning, Clocks: clocks,
 	})
 	if err != nil {
 		return nil, protocol.ViolationInternal, err.Error(), err
