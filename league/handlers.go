@@ -218,6 +218,10 @@ func (m *Manager) admissible(a *agent, p *registration) error {
 	if !slices.Contains(a.games, e.gameType) {
 		return refuse(errUnsupportedGame, "this league plays %s, which the referee does not support", e.gameType)
 	}
+	if tc := e.cfg.Clock(); tc != nil && !slices.Contains(p.features, protocol.FeatureClocks) {
+		// Every match of the league is played under the same clock.
+		return refuse(errUnsupportedGame, "this league plays under a %s clock: a referee must announce feature %s", tc, protocol.FeatureClocks)
+	}
 	a.maxMatches = p.maxMatches
 	if a.maxMatches == 0 {
 		a.maxMatches = e.cfg.Referees.MaxConcurrentMatches

@@ -14,7 +14,7 @@ import (
 // refereeFeatures is what our referees announce.
 var refereeFeatures = map[string]any{"features": []string{
 	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
-	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMatchCancellation,
+	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMatchCancellation, protocol.FeatureClocks,
 }}
 
 // progressBeat is a HEARTBEAT_REQUEST of referee id listing one match's progress.
@@ -307,6 +307,8 @@ func TestClockedMatchFollowsTheClock(t *testing.T) {
 	clock, l := chessLeague(t, func(c *config.Config) {
 		c.TimeControl = &config.TimeControl{Clock: "300+0", BankMS: 60000}
 	})
+	// A referee that does not play clocks is refused: every match has the same clock.
+	l.refused(refereeRegistration(t, "ref9", "http://127.0.0.1:1/mcp", map[string]any{"features": []string{protocol.FeatureHeartbeats}}), protocol.ReasonUnsupportedGame)
 	mt := l.onlyMatch()
 	ref := mt.Referee
 	as := l.refs[ref].assignment(t, mt.ID)

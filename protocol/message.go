@@ -113,6 +113,10 @@ const (
 	// FeatureOutbound (player, referee): the agent accepts no connections; it registers
 	// without endpoint_url and is given a relay endpoint.
 	FeatureOutbound = "outbound"
+	// FeatureClocks (referee): it plays a MATCH_ASSIGNMENT's time_control (clocks in
+	// REQUEST_MOVE, clock_ms and network_ms in the move records). A League Manager whose
+	// league has a time control takes only referees that announce it.
+	FeatureClocks = "clocks"
 	// FeatureLeagueCompleted (League Manager): it sends LEAGUE_COMPLETED with the final
 	// standings when the league completes. (Player, referee): it takes LEAGUE_COMPLETED
 	// and answers LEAGUE_COMPLETED_ACK.

@@ -96,7 +96,7 @@ const (
 var Features = []string{
 	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
 	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureMatchCancellation,
-	protocol.FeatureLeagueCompleted,
+	protocol.FeatureLeagueCompleted, protocol.FeatureClocks,
 }
 
 // Backoff between MATCH_RESULT_REPORT attempts: doubling from reportBackoff to
