@@ -112,6 +112,9 @@ type GameMetadata struct {
 	// decided itself.
 	Forfeit   string   `json:"forfeit,omitempty"`
 	Suspended []string `json:"suspended,omitempty"`
+	// TimeControl is the clock the match was played under (MATCH_ASSIGNMENT
+	// time_control); nil under the fixed deadline per move.
+	TimeControl *TimeControl `json:"time_control,omitempty"`
 }
 
 // MoveRecord is one applied move in game_metadata.moves.

@@ -95,7 +95,7 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 	seats[0].other, seats[1].other = seats[1], seats[0]
 	seed := r.A.MatchSeed
 	md := protocol.GameMetadata{MatchSeed: &seed, GameParams: r.A.GameParams, Moves: []protocol.MoveRecord{}, Violations: []protocol.MatchViolation{},
-		RefereeID: r.RefereeID, StartedAt: protocol.Now(time.Now())}
+		RefereeID: r.RefereeID, StartedAt: protocol.Now(time.Now()), TimeControl: r.A.TimeControl}
 	state := r.Game.NewState(r.A.MatchSeed)
 
 	r.progress(protocol.PhaseJoining, 0)
