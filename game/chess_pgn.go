@@ -1,6 +1,7 @@
 package game
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -19,8 +20,28 @@ type PGNTag struct {
 // export format: the tags in the order given, their values escaped, then the moves in SAN
 // and result as the game termination marker, which must agree with the Result tag.
 func ChessPGN(tags []PGNTag, san []string, result string) string {
+	return ChessPGNCommented(tags, san, nil, result)
+}
+
+// ChessPGNCommented is ChessPGN with a comment after each move: comments[k], when not
+// empty, follows san[k] in braces (a "}" in it becomes ")"); a Black move after a comment
+// gets its move number again ("1..."), as the export format asks.
+func ChessPGNCommented(tags []PGNTag, san, comments []string, result string) string {
 	// The standard position has White to move at ply 1.
-	return formatPGN(tags, 1, san, result)
+	return formatPGN(tags, 1, san, comments, result)
+}
+
+// PGNClock is the comment of a clock after a move, in the form lichess and cutechess
+// write and chess tools read: "[%clk H:MM:SS]", with tenths of a second when they are
+// not zero ("[%clk 0:00:09.9]"); the time is cut, not rounded, to the tenth.
+func PGNClock(ms int64) string {
+	ms = max(ms, 0)
+	tenths := ms / 100
+	s := fmt.Sprintf("[%%clk %d:%02d:%02d", tenths/36000, tenths/600%60, tenths/10%60)
+	if t := tenths % 10; t != 0 {
+		s += "." + strconv.FormatInt(t, 10)
+	}
+	return s + "]"
 }
 
 // ChessPGNTermination is the PGN Termination tag value of a chess game that ended by the
@@ -50,12 +71,13 @@ func chessPGN(start *chess.Position, san []string, result, termination string) s
 		tags = append(tags, PGNTag{"SetUp", "1"}, PGNTag{"FEN", fen})
 	}
 	tags = append(tags, PGNTag{"PlyCount", strconv.Itoa(len(san))}, PGNTag{"Termination", ChessPGNTermination(termination)})
-	return formatPGN(tags, start.Ply(), san, result)
+	return formatPGN(tags, start.Ply(), san, nil, result)
 }
 
 // formatPGN writes the tags, an empty line, and the movetext of san, whose first move is
-// ply firstPly of the game, wrapped within pgnLineWidth.
-func formatPGN(tags []PGNTag, firstPly int, san []string, result string) string {
+// ply firstPly of the game, each move followed by its comment (if any), wrapped within
+// pgnLineWidth.
+func formatPGN(tags []PGNTag, firstPly int, san, comments []string, result string) string {
 	var b strings.Builder
 	for _, t := range tags {
 		b.WriteString("[" + t.Name + ` "` + pgnString(t.Value) + `"]` + "\n")
@@ -76,15 +98,20 @@ func formatPGN(tags []PGNTag, firstPly int, san []string, result string) string 
 		line += len(token)
 	}
 	// Ply numbers half-moves from 1 for White's first, so odd plies are White's.
+	commented := false // the last move has a comment
 	for k, m := range san {
 		ply := firstPly + k
 		switch {
 		case ply%2 == 1:
 			write(strconv.Itoa((ply+1)/2) + ".")
-		case k == 0:
+		case k == 0 || commented:
 			write(strconv.Itoa(ply/2) + "...")
 		}
 		write(m)
+		commented = k < len(comments) && comments[k] != ""
+		if commented {
+			write("{" + strings.ReplaceAll(comments[k], "}", ")") + "}")
+		}
 	}
 	write(result)
 	b.WriteString("\n")
