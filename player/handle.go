@@ -189,7 +189,7 @@ func (p *Player) requestMove(ctx context.Context, msg *protocol.Message) (*proto
 		return nil, protocol.Errorf(protocol.ReasonShuttingDown, "the move was not chosen: %v", err)
 	}
 	sreq := strategy.Request{MatchID: env.MatchID, GameType: env.GameType, StepNumber: req.StepNumber, Context: req.StepContext, DeadlineMS: req.DeadlineMS,
-		Opponent: p.book.opponent(m), ConversationID: env.ConversationID, LastResult: req.LastResult, Warning: req.Warning}
+		Clocks: req.Clocks, Opponent: p.book.opponent(m), ConversationID: env.ConversationID, LastResult: req.LastResult, Warning: req.Warning}
 	var move, meta json.RawMessage
 	switch s := m.strategy.(type) {
 	case strategy.ContextExplainer:

@@ -62,13 +62,19 @@ type Clocks struct {
 // recorded, never credited.
 const NetworkCreditPerMove = time.Second
 
-// Budget is how long a player with clock c may think about its next move under tc:
-// the referee's deadline is the whole clock and bank, but a player that spends it on one
-// move loses the game on the next. It spreads the clock over the moves to go (30 when
-// the control has no periods), plus most of the increment, and never more than half of
-// what is left.
+// Budget is how long a player with clock c may think about its next move under tc: the
+// one budget rule of a clocked move, which every strategy of ours follows (through
+// strategy.MoveBudget) and the Python and Node kits port. The referee's deadline is the
+// whole clock and bank, but a player that spends it on one move loses the game on the
+// next. With left the clock and the bank (c.RemainingMS + c.BankMS) and togo the moves to
+// go (30 when the control has no periods):
+//
+//	budget = min(left/togo + 3/4 of the increment, left/2), and never below 0.
+//
+// Of tc it takes only the increment, so a player that knows only REQUEST_MOVE's clocks
+// computes it as TimeControl{IncrementMS: clocks.IncrementMS}.Budget(clocks.You).
 func (tc TimeControl) Budget(c Clock) time.Duration {
-	left := time.Duration(c.RemainingMS) * time.Millisecond
+	left := time.Duration(c.RemainingMS+c.BankMS) * time.Millisecond
 	togo := c.MovesToGo
 	if togo <= 0 {
 		togo = 30

@@ -187,7 +187,7 @@ func (s *modelStrategy) MoveWithMetadata(req strategy.Request) (json.RawMessage,
 	}
 	// The model is given until StopAt, so that its answer (a 408 included) comes back
 	// before the call is given up at AnswerBy.
-	b := strategy.MoveBudget(start, req.DeadlineMS, maxTimeLimit)
+	b := strategy.MoveBudget(start, req, maxTimeLimit)
 	ctx, cancel := context.WithDeadline(context.Background(), b.AnswerBy)
 	defer cancel()
 	ans, err := s.c.Play(ctx, PlayRequest{GameID: id, GameState: state, ValidMoves: valid, TimeLimitMS: int(b.StopAt.Sub(start).Milliseconds()), MatchID: req.MatchID, Opponent: req.Opponent})

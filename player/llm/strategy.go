@@ -68,7 +68,7 @@ type note struct {
 func (m *mover) MoveContext(ctx context.Context, req strategy.Request) (json.RawMessage, json.RawMessage, error) {
 	start := time.Now()
 	p := m.c.profile
-	deadline := strategy.MoveBudget(start, req.DeadlineMS, p.Timeout()).AnswerBy
+	deadline := strategy.MoveBudget(start, req, p.Timeout()).AnswerBy
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	log := zerolog.Ctx(ctx).With().Str("strategy", "llm").Str("agent", p.Name).Str("model", p.ModelName).Logger()

@@ -248,7 +248,7 @@ func (s *seat) await(ctx context.Context, g game.Game, req strategy.Request) (js
 	var expire <-chan time.Time
 	// The client's deadline is when the answer is due: its move is the whole answer.
 	now := s.clock.Now()
-	if b := strategy.MoveBudget(now, req.DeadlineMS, 0); !b.AnswerBy.IsZero() {
+	if b := strategy.MoveBudget(now, req, 0); !b.AnswerBy.IsZero() {
 		t.deadline = b.AnswerBy
 		t.info.Deadline = t.deadline.UTC().Format(time.RFC3339Nano)
 		var stop func()

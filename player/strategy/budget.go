@@ -1,6 +1,10 @@
 package strategy
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentleague/agentleague/protocol"
+)
 
 // Margins of a move's budget.
 const (
@@ -22,25 +26,38 @@ type Budget struct {
 	AnswerBy time.Time
 }
 
-// MoveBudget is the budget of a move whose REQUEST_MOVE arrived at arrived with the
-// referee's deadline_ms deadlineMS (0 or less: none given). most, when above 0, is the
-// longest the strategy lets a move take whatever the deadline, and its whole time when
-// there is none; with neither, the Budget is zero.
+// MoveBudget is the budget of a move whose REQUEST_MOVE req arrived at arrived. most, when
+// above 0, is the longest the strategy lets a move take whatever the referee says, and
+// its whole time when the referee gives no deadline; with neither, the Budget is zero.
 //
-// The answer is due by the deadline less a tenth of it for the way back (at least
-// 100 ms, at most 500 ms, never more than half the deadline); thinking stops a quarter
-// of the move's time before that, at most 250 ms.
-func MoveBudget(arrived time.Time, deadlineMS int, most time.Duration) Budget {
+// Without clocks, the answer is due by the referee's deadline (req.DeadlineMS) less a
+// tenth of it for the way back (at least 100 ms, at most 500 ms, never more than half the
+// deadline). Under a clock the deadline is the whole clock, so the answer is due by the
+// clock's budget instead, protocol.TimeControl.Budget (ClockBudget), the one rule of a
+// clocked move, still within the deadline's and most. Thinking stops a quarter of the
+// move's time before the answer is due, at most 250 ms before.
+func MoveBudget(arrived time.Time, req Request, most time.Duration) Budget {
 	span := most
-	if deadlineMS > 0 {
-		d := time.Duration(deadlineMS) * time.Millisecond
+	if req.DeadlineMS > 0 {
+		d := time.Duration(req.DeadlineMS) * time.Millisecond
 		span = d - min(max(d/10, minTravelMargin), maxTravelMargin, d/2)
 		if most > 0 {
 			span = min(span, most)
+		}
+	}
+	if req.Clocks != nil {
+		if c := ClockBudget(*req.Clocks); c > 0 && (span <= 0 || c < span) {
+			span = c
 		}
 	}
 	if span <= 0 {
 		return Budget{}
 	}
 	return Budget{StopAt: arrived.Add(span - min(span/4, maxStopGrace)), AnswerBy: arrived.Add(span)}
+}
+
+// ClockBudget is how long the mover may take under clocks, REQUEST_MOVE's: the one rule
+// of a clocked move, protocol.TimeControl.Budget, for the mover's clock (clocks.You).
+func ClockBudget(clocks protocol.Clocks) time.Duration {
+	return protocol.TimeControl{IncrementMS: clocks.IncrementMS}.Budget(clocks.You)
 }

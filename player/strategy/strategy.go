@@ -26,8 +26,11 @@ type Request struct {
 	StepNumber int
 	// Context is the payload's step_context.
 	Context json.RawMessage
-	// DeadlineMS is the referee's deadline for this move (0 when it gave none).
+	// DeadlineMS is the referee's deadline for this move (0 when it gave none); under a
+	// clock, the whole clock (MoveBudget budgets the move).
 	DeadlineMS int
+	// Clocks are both players' clocks when the match is played under a time control.
+	Clocks *protocol.Clocks
 	// Opponent is the other player's id, when the invitation named it.
 	Opponent string
 	// ConversationID is the envelope's, for strategies that log.

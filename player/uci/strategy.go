@@ -149,7 +149,7 @@ func (s *Strategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json
 		return nil, nil, err
 	}
 	// The engine gets stop at StopAt; a bestmove by AnswerBy is still played.
-	b := strategy.MoveBudget(begin, req.DeadlineMS, noDeadline)
+	b := strategy.MoveBudget(begin, req, noDeadline)
 	log := s.log.With().Str("conversation_id", req.ConversationID).Int("step_number", req.StepNumber).Logger()
 	s.mu.Lock()
 	defer s.mu.Unlock()
