@@ -40,6 +40,11 @@ type League struct {
 	Seed     int64  `json:"seed"`
 	// MoveResponseMS is the deadline of each move, from the same configuration.
 	MoveResponseMS int `json:"move_response_ms"`
+	// TimeControl is the league's clock in the form of PGN's TimeControl tag ("10+0.1"),
+	// absent when matches play under the deadline per move.
+	TimeControl string `json:"time_control,omitempty"`
+	// clock is the league's time control (nil: none).
+	clock *protocol.TimeControl
 	// Format is how the league is played and ranked (absent before its schedule).
 	Format *schedule.Format `json:"format,omitempty"`
 }
@@ -74,6 +79,9 @@ func Load(db *store.Store) (*Data, error) {
 		return nil, fmt.Errorf("read league config: %w", err)
 	}
 	d.League.Name, d.League.MoveResponseMS = cfg.League.Name, cfg.Timeouts.MatchLevel.MoveResponse
+	if tc := cfg.Clock(); tc != nil && tc.On() {
+		d.League.TimeControl, d.League.clock = tc.String(), tc
+	}
 	samples := cfg.Ranking.RatingSamples
 	if f, found, err := db.Format(); err != nil {
 		return nil, err
@@ -146,12 +154,25 @@ func WriteCSV(w io.Writer, d *Data) error {
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	_ = cw.Write([]string{"round_number", "round_id", "match_id", "status", "first", "second", "first_outcome", "second_outcome", "first_points", "second_points", "termination", "referee_id", "reported_at"})
+	_ = cw.Write([]string{"round_number", "round_id", "match_id", "status", "first", "second", "first_outcome", "second_outcome", "first_points", "second_points", "termination", "referee_id", "reported_at",
+		"time_control", "first_clock_ms", "second_clock_ms"})
 	for _, r := range d.Results {
 		a, b := r.Players[0], r.Players[1]
-		row := []string{strconv.Itoa(r.RoundNumber), r.RoundID, r.MatchID, r.Status, a, b, r.Outcome[a], r.Outcome[b], "", "", r.Termination, r.Referee, r.ReportedAt}
+		row := []string{strconv.Itoa(r.RoundNumber), r.RoundID, r.MatchID, r.Status, a, b, r.Outcome[a], r.Outcome[b], "", "", r.Termination, r.Referee, r.ReportedAt, "", "", ""}
 		if r.Points != nil {
 			row[8], row[9] = strconv.Itoa(r.Points[a]), strconv.Itoa(r.Points[b])
+		}
+		if r.Metadata != nil {
+			md, _ := protocol.ReadGameMetadata(r.Metadata)
+			if tc := timeControl(md, d.League.clock); tc != nil {
+				row[13] = tc.String()
+			}
+			left := lastClocks(md.Moves)
+			for i, p := range r.Players {
+				if ms, ok := left[p]; ok {
+					row[14+i] = strconv.FormatInt(ms, 10)
+				}
+			}
 		}
 		_ = cw.Write(row)
 	}
@@ -165,8 +186,9 @@ func WriteCSV(w io.Writer, d *Data) error {
 // league's name, Site "Agent League <league_id>", Date the UTC day the game started (else
 // the day its result was recorded), Round the round number, White and Black the player ids
 // (the first mover has White), Result the match's result. Then Termination, when the match
-// ended in a way PGN names, TimeControl, when the move deadline is whole seconds, PlyCount,
-// and MatchId, the league's match id.
+// ended in a way PGN names, TimeControl (the clock of a match played under one, else the
+// move deadline when it is whole seconds), PlyCount, and MatchId, the league's match id.
+// Under a clock each move is followed by the mover's clock after it, {[%clk 0:00:09.9]}.
 func WritePGN(w io.Writer, d *Data) error {
 	if d.League.GameType != game.TypeChess {
 		return fmt.Errorf("pgn export needs a chess league, this one plays %s", d.League.GameType)
@@ -198,7 +220,9 @@ func WritePGN(w io.Writer, d *Data) error {
 		if t := pgnTermination(string(md.Termination), final.Termination); t != "" {
 			tags = append(tags, game.PGNTag{Name: "Termination", Value: t})
 		}
-		if tc := pgnTimeControl(d.League.MoveResponseMS); tc != "" {
+		if tc := timeControl(md, d.League.clock); tc != nil {
+			tags = append(tags, game.PGNTag{Name: "TimeControl", Value: tc.String()})
+		} else if tc := pgnTimeControl(d.League.MoveResponseMS); tc != "" {
 			tags = append(tags, game.PGNTag{Name: "TimeControl", Value: tc})
 		}
 		tags = append(tags,
@@ -209,7 +233,7 @@ func WritePGN(w io.Writer, d *Data) error {
 				return err
 			}
 		}
-		if _, err := io.WriteString(w, game.ChessPGN(tags, final.MovesSAN, result)); err != nil {
+		if _, err := io.WriteString(w, game.ChessPGNCommented(tags, final.MovesSAN, pgnClocks(md.Moves, len(final.MovesSAN)), result)); err != nil {
 			return err
 		}
 		n++
@@ -270,4 +294,50 @@ func pgnTimeControl(moveMS int) string {
 		return ""
 	}
 	return "1/" + strconv.Itoa(moveMS/1000)
+}
+
+// timeControl is the clock a match was played under: the one its referee recorded, else
+// the league's (every match of a league with a clock is played under it; a result
+// recorded before referees wrote it says nothing); nil for none.
+func timeControl(md protocol.GameMetadata, league *protocol.TimeControl) *protocol.TimeControl {
+	if tc := md.TimeControl; tc != nil && tc.On() {
+		return tc
+	}
+	return league
+}
+
+// hasClocks reports whether a move record carries the mover's clock.
+func hasClocks(moves []protocol.MoveRecord) bool {
+	for _, mv := range moves {
+		if mv.ClockMS != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// lastClocks is each player's clock after its last move that carries one.
+func lastClocks(moves []protocol.MoveRecord) map[string]int64 {
+	left := map[string]int64{}
+	for _, mv := range moves {
+		if mv.ClockMS != nil {
+			left[mv.Player] = *mv.ClockMS
+		}
+	}
+	return left
+}
+
+// pgnClocks is the [%clk] comment of each of a chess game's plies, from the clock its
+// move record carries; nil when the records are not the game's moves one for one.
+func pgnClocks(moves []protocol.MoveRecord, plies int) []string {
+	if len(moves) != plies || !hasClocks(moves) {
+		return nil
+	}
+	comments := make([]string, plies)
+	for i, mv := range moves {
+		if mv.ClockMS != nil {
+			comments[i] = game.PGNClock(*mv.ClockMS)
+		}
+	}
+	return comments
 }

@@ -95,7 +95,7 @@ func TestLoadAndWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(results[1], ","); got != "1,round-1,m1,COMPLETED,a,b,win,loss,3,0,normal,,t1" {
+	if got := strings.Join(results[1], ","); got != "1,round-1,m1,COMPLETED,a,b,win,loss,3,0,normal,,t1,,," {
 		t.Errorf("got csv row %q", got)
 	}
 	buf.Reset()
@@ -235,5 +235,102 @@ func TestWritePGNUnnamed(t *testing.T) {
 		"[Termination \"rules infraction\"]\n[PlyCount \"1\"]\n[MatchId \"m1\"]\n\n1. e4 1-0\n"
 	if got := buf.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestExportClocks: a chess league under a 10+0.1 clock. Its PGN has the TimeControl of
+// each match (the one the referee recorded, else the league's) and the mover's clock after
+// each move as {[%clk]}, which pgn-extract reads; the CSV has the time control and the
+// clocks left at the end, and the JSON keeps the move records' figures.
+func TestExportClocks(t *testing.T) {
+	cfg, err := json.Marshal(config.Config{
+		League:      config.League{LeagueID: "l1", Name: "Blitz", GameType: "chess"},
+		Timeouts:    config.TimeoutPolicy{MatchLevel: config.MatchLevelTimeouts{MoveResponse: 30000}},
+		TimeControl: &config.TimeControl{Clock: "10+0.1", BankMS: 2000},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves := `"moves":[{"step":1,"player":"a","move":"f2f3","outcome":"SUCCESS","elapsed_ms":250,"network_ms":40,"clock_ms":9890},` +
+		`{"step":2,"player":"b","move":"e7e5","outcome":"SUCCESS","elapsed_ms":120,"network_ms":0,"clock_ms":9980},` +
+		`{"step":3,"player":"a","move":"g2g4","outcome":"SUCCESS","elapsed_ms":9000,"network_ms":40,"clock_ms":990},` +
+		`{"step":4,"player":"b","move":"d8h4","outcome":"SUCCESS","elapsed_ms":3,"network_ms":0,"clock_ms":10077}]`
+	d, err := Load(seed(t, "chess", string(cfg), []match{
+		{"m1", "round-1", `["a","b"]`, `{"a":"loss","b":"win"}`, `{"a":0,"b":3}`,
+			`{"termination":"normal","started_at":"2025-03-04T10:00:00Z","time_control":{"base_ms":5000,"increment_ms":50},` + moves +
+				`,"final_state":{"termination":"checkmate","moves_san":["f3","e5","g4","Qh4#"]}}`, "2025-03-04T10:01:00Z"},
+		{"m2", "round-1", `["c","a"]`, `{"c":"win","a":"loss"}`, `{"c":3,"a":0}`,
+			`{"termination":"timeout","loser":"a","started_at":"2025-03-04T11:00:00Z","moves":[{"step":1,"player":"c","move":"e2e4","outcome":"SUCCESS","elapsed_ms":50,"network_ms":10,"clock_ms":10060}],` +
+				`"final_state":{"termination":"in_progress","moves_san":["e4"]}}`, "2025-03-04T11:00:20Z"},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.League.TimeControl != "10+0.1" {
+		t.Errorf("got league time control %q, want 10+0.1", d.League.TimeControl)
+	}
+	var buf bytes.Buffer
+	if err := WritePGN(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	pgn := buf.String()
+	for _, want := range []string{
+		"[TimeControl \"5+0.05\"]\n[PlyCount \"4\"]\n[MatchId \"m1\"]\n\n" +
+			"1. f3 {[%clk 0:00:09.8]} 1... e5 {[%clk 0:00:09.9]} 2. g4 {[%clk 0:00:00.9]}\n2... Qh4# {[%clk 0:00:10]} 0-1\n",
+		"[TimeControl \"10+0.1\"]\n[PlyCount \"1\"]\n[MatchId \"m2\"]\n\n1. e4 {[%clk 0:00:10]} 1-0\n",
+	} {
+		if !strings.Contains(pgn, want) {
+			t.Errorf("got\n%s\nwant it to hold\n%s", pgn, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "clocks.pgn")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testtools.CheckPGN(path); err != nil || n != 2 {
+		t.Errorf("pgn-extract read %d games, error %v; want 2 and none", n, err)
+	}
+
+	buf.Reset()
+	if err := WriteCSV(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	tables := strings.Split(strings.TrimSpace(buf.String()), "\n\n")
+	results, err := csv.NewReader(strings.NewReader(tables[1])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{
+		"time_control,first_clock_ms,second_clock_ms",
+		"5+0.05,990,10077",
+		"10+0.1,10060,",
+	} {
+		if got := strings.Join(results[i][13:], ","); got != want {
+			t.Errorf("csv row %d ends %q, want %q", i, got, want)
+		}
+	}
+
+	buf.Reset()
+	if err := WriteJSON(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		League struct {
+			TimeControl string `json:"time_control"`
+		} `json:"league"`
+		Results []struct {
+			Metadata struct {
+				Moves []map[string]any `json:"moves"`
+			} `json:"game_metadata"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.League.TimeControl != "10+0.1" || len(back.Results) != 2 || len(back.Results[0].Metadata.Moves) != 4 {
+		t.Fatalf("json export: got %+v", back)
+	}
+	if mv := back.Results[0].Metadata.Moves[2]; mv["elapsed_ms"] != 9000.0 || mv["network_ms"] != 40.0 || mv["clock_ms"] != 990.0 {
+		t.Errorf("json export: move 3 is %v, want elapsed_ms 9000, network_ms 40, clock_ms 990", mv)
 	}
 }
