@@ -148,12 +148,14 @@ func (s *Strategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json
 		// Not the engine's failure: the player answers it as it answers any bad context.
 		return nil, nil, err
 	}
-	// The engine gets stop at StopAt; a bestmove by AnswerBy is still played.
+	// The engine gets stop at StopAt; a bestmove by AnswerBy is still played. Under a
+	// clock it keeps time by the clocks, and StopAt is the clock's budget.
 	b := strategy.MoveBudget(begin, req, noDeadline)
+	goLine := func(stopIn time.Duration) string { return s.cfg.goCommand(stopIn, req.Clocks, ctx.YourColor == "white") }
 	log := s.log.With().Str("conversation_id", req.ConversationID).Int("step_number", req.StepNumber).Logger()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	note, best, err := s.search(position(ctx), b.StopAt, b.AnswerBy, log)
+	note, best, err := s.search(position(ctx), goLine, b.StopAt, b.AnswerBy, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: engine %s: %w", strategy.ErrNoMove, s.cfg.Path, err)
 	}
@@ -164,9 +166,10 @@ func (s *Strategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json
 	return json.RawMessage(`{"uci":"` + best + `"}`), note.metadata(), nil
 }
 
-// search asks the engine for its move in pos, starting it if need be and once more if it
-// dies on the way, as long as the match has a restart left and the move has time.
-func (s *Strategy) search(pos string, stopAt, answerBy time.Time, log zerolog.Logger) (moveNote, string, error) {
+// search asks the engine for its move in pos, with the go line goLine gives for the time
+// to stopAt, starting the engine if need be and once more if it dies on the way, as long
+// as the match has a restart left and the move has time.
+func (s *Strategy) search(pos string, goLine func(time.Duration) string, stopAt, answerBy time.Time, log zerolog.Logger) (moveNote, string, error) {
 	for {
 		if s.closed {
 			return moveNote{}, "", errAborted
@@ -175,7 +178,7 @@ func (s *Strategy) search(pos string, stopAt, answerBy time.Time, log zerolog.Lo
 		if err != nil {
 			return moveNote{}, "", err
 		}
-		note, best, err := s.ask(e, pos, stopAt, answerBy)
+		note, best, err := s.ask(e, pos, goLine, stopAt, answerBy)
 		switch {
 		case err == nil:
 			note.Name, note.Restarts = e.name, s.starts-1
@@ -219,9 +222,9 @@ func (s *Strategy) engine(stopAt time.Time, log zerolog.Logger) (*engine, error)
 	return e, nil
 }
 
-// ask has e search pos: position, isready, go, then its info lines up to bestmove. At
-// stopAt it sends stop and waits for bestmove until answerBy.
-func (s *Strategy) ask(e *engine, pos string, stopAt, answerBy time.Time) (moveNote, string, error) {
+// ask has e search pos: position, isready, go (goLine), then its info lines up to
+// bestmove. At stopAt it sends stop and waits for bestmove until answerBy.
+func (s *Strategy) ask(e *engine, pos string, goLine func(time.Duration) string, stopAt, answerBy time.Time) (moveNote, string, error) {
 	var note moveNote
 	if err := e.send(pos, stopAt); err != nil {
 		return note, "", err
@@ -229,7 +232,7 @@ func (s *Strategy) ask(e *engine, pos string, stopAt, answerBy time.Time) (moveN
 	if err := e.sync(earliest(time.Now().Add(s.cfg.HandshakeTimeout), stopAt), s.closing); err != nil {
 		return note, "", err
 	}
-	if err := e.send(s.cfg.goCommand(time.Until(stopAt)), stopAt); err != nil {
+	if err := e.send(goLine(time.Until(stopAt)), stopAt); err != nil {
 		return note, "", err
 	}
 	best, answered := "", false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/corentings/chess/v2"
 	"github.com/rs/zerolog"
 )
@@ -183,6 +184,80 @@ func mustJSON(t *testing.T, v any) []byte {
 
 // TestMisbehavingEngines plays moves against engines that fail in every way: each move
 // either is the engine's, as it gave it, or fails with ErrNoMove.
+// clockRequest is chessRequest under a clock: the referee's deadline is then the mover's
+// whole clock and bank.
+func clockRequest(t *testing.T, clocks protocol.Clocks, moves ...string) strategy.Request {
+	t.Helper()
+	req := chessRequest(t, int(clocks.You.RemainingMS+clocks.You.BankMS), moves...)
+	req.Clocks = &clocks
+	return req
+}
+
+// Under a clock the engine keeps time by both clocks (go wtime btime winc binc, its own as
+// black being btime) instead of the configured nodes, and movestogo in a period.
+func TestMovesUnderAClock(t *testing.T) {
+	cfg, logPath := fakeConfig(t, "ok")
+	s := newStrategy(t, cfg)
+	black := protocol.Clocks{You: protocol.Clock{RemainingMS: 9000}, Opponent: protocol.Clock{RemainingMS: 8500}, IncrementMS: 100}
+	move, err := s.Move(clockRequest(t, black, "e2e4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMove(t, move, "a7a5")
+	period := protocol.Clocks{You: protocol.Clock{RemainingMS: 7000, BankMS: 2000, MovesToGo: 12},
+		Opponent: protocol.Clock{RemainingMS: 8000, MovesToGo: 13}, IncrementMS: 0}
+	if move, err = s.Move(clockRequest(t, period, "e2e4", "a7a5", "d2d4")); err != nil {
+		t.Fatal(err)
+	}
+	wantMove(t, move, "a5a4")
+	// Without clocks, the configured limit again.
+	if move, err = s.Move(chessRequest(t, answeredMS, "e2e4", "a7a5", "d2d4", "a5a4", "d4d5")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	var gos []string
+	for _, line := range readFakeLog(t, logPath).received {
+		if strings.HasPrefix(line, "go ") {
+			gos = append(gos, line)
+		}
+	}
+	want := []string{"go wtime 8500 btime 9000 winc 100 binc 100", "go wtime 8000 btime 9000 winc 0 binc 0 movestogo 12", "go nodes 1000"}
+	if !slices.Equal(gos, want) {
+		t.Errorf("the engine was told %q, want %q", gos, want)
+	}
+}
+
+// An engine that does not stop by itself is stopped at the clock's budget
+// (protocol.TimeControl.Budget: 150 s / 30 = 5 s, stop 250 ms before), not at the
+// referee's deadline, which is the whole clock.
+func TestAClockStopsTheSearchAtItsBudget(t *testing.T) {
+	cfg, logPath := fakeConfig(t, "stop")
+	s := newStrategy(t, cfg)
+	clocks := protocol.Clocks{You: protocol.Clock{RemainingMS: 150000}, Opponent: protocol.Clock{RemainingMS: 150000}}
+	begin := time.Now()
+	move, meta, err := s.MoveWithMetadata(clockRequest(t, clocks))
+	took := time.Since(begin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMove(t, move, "a2a3")
+	if took < 4750*time.Millisecond || took > 10*time.Second {
+		t.Errorf("the move took %v, want the clock's budget: stop at 4.75 s, answer by 5 s", took)
+	}
+	if !strings.Contains(string(meta), `"stopped":true`) {
+		t.Errorf("metadata %s does not say the search was stopped", meta)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	l := readFakeLog(t, logPath)
+	if want := []string{"go wtime 150000 btime 150000 winc 0 binc 0", "stop"}; !slices.Equal(l.received[len(l.received)-3:len(l.received)-1], want) {
+		t.Errorf("the engine received %q, want it to end with %q and quit", l.received, want)
+	}
+}
+
 func TestMisbehavingEngines(t *testing.T) {
 	const first = "a2a3" // the fake's bestmove at the start
 	tests := []struct {
@@ -393,8 +468,28 @@ func TestConfig(t *testing.T) {
 		if err != nil {
 			t.Errorf("%+v: %v", tt.cfg, err)
 		}
-		if got := tt.cfg.withDefaults().goCommand(2 * time.Second); got != tt.wantGo {
+		if got := tt.cfg.withDefaults().goCommand(2*time.Second, nil, true); got != tt.wantGo {
 			t.Errorf("%+v: got %q, want %q", tt.cfg, got, tt.wantGo)
+		}
+	}
+}
+
+// Under a clock the go line is the clocks, whatever the configured limit: the mover's is
+// clocks.You, its bank included, white's or black's by its colour.
+func TestGoCommandUnderAClock(t *testing.T) {
+	clocks := &protocol.Clocks{You: protocol.Clock{RemainingMS: 60000, BankMS: 5000, MovesToGo: 7},
+		Opponent: protocol.Clock{RemainingMS: 41000, MovesToGo: 8}, IncrementMS: 500}
+	for _, tt := range []struct {
+		cfg   Config
+		white bool
+		want  string
+	}{
+		{Config{Path: "e"}, true, "go wtime 65000 btime 41000 winc 500 binc 500 movestogo 7"},
+		{Config{Path: "e", Nodes: 20000}, false, "go wtime 41000 btime 65000 winc 500 binc 500 movestogo 7"},
+		{Config{Path: "e", Depth: 8}, true, "go wtime 65000 btime 41000 winc 500 binc 500 movestogo 7"},
+	} {
+		if got := tt.cfg.withDefaults().goCommand(2*time.Second, clocks, tt.white); got != tt.want {
+			t.Errorf("%+v, white %v: got %q, want %q", tt.cfg, tt.white, got, tt.want)
 		}
 	}
 }

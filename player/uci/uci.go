@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Defaults and bounds of Config.
@@ -32,7 +34,8 @@ type Config struct {
 	Options []Option
 	// MoveTime, Nodes and Depth bound each search (go movetime, go nodes, go depth): at most
 	// one is set; none means MoveTime DefaultMoveTime. The referee's deadline bounds every
-	// search as well.
+	// search as well. Under a clock the engine is given the clocks instead (go wtime
+	// btime winc binc) and stopped at the clock's budget (strategy.MoveBudget).
 	MoveTime time.Duration
 	Nodes    int64
 	Depth    int
@@ -129,9 +132,22 @@ func (c Config) withDefaults() Config {
 }
 
 // goCommand is the go line of a search that must end by stopIn: movetime is cut to it, so
-// that the engine stops by itself in time.
-func (c Config) goCommand(stopIn time.Duration) string {
+// that the engine stops by itself in time. Under a clock (clocks not nil) the engine keeps
+// time by the clocks instead of MoveTime, Nodes or Depth: go wtime btime winc binc
+// [movestogo], the mover's clock being clocks.You (white tells its colour) and each
+// clock its bank included, as the referee spends the bank once the clock is out.
+func (c Config) goCommand(stopIn time.Duration, clocks *protocol.Clocks, white bool) string {
 	switch {
+	case clocks != nil:
+		you, opp := clocks.You.RemainingMS+clocks.You.BankMS, clocks.Opponent.RemainingMS+clocks.Opponent.BankMS
+		if !white {
+			you, opp = opp, you
+		}
+		line := fmt.Sprintf("go wtime %d btime %d winc %d binc %d", max(you, 0), max(opp, 0), clocks.IncrementMS, clocks.IncrementMS)
+		if n := clocks.You.MovesToGo; n > 0 {
+			line += fmt.Sprintf(" movestogo %d", n)
+		}
+		return line
 	case c.Nodes > 0:
 		return fmt.Sprintf("go nodes %d", c.Nodes)
 	case c.Depth > 0:
