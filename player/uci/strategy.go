@@ -151,7 +151,9 @@ func (s *Strategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json
 	// The engine gets stop at StopAt; a bestmove by AnswerBy is still played. Under a
 	// clock it keeps time by the clocks, and StopAt is the clock's budget.
 	b := strategy.MoveBudget(begin, req, noDeadline)
-	goLine := func(stopIn time.Duration) string { return s.cfg.goCommand(stopIn, req.Clocks, ctx.YourColor == "white") }
+	goLine := func(stopIn time.Duration) string {
+		return s.cfg.goCommand(stopIn, req.Clocks, ctx.YourColor == "white")
+	}
 	log := s.log.With().Str("conversation_id", req.ConversationID).Int("step_number", req.StepNumber).Logger()
 	s.mu.Lock()
 	defer s.mu.Unlock()
