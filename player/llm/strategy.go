@@ -3,11 +3,11 @@
 // Ollama, TGI), playing as an agent profile (seed 000) describes.
 //
 // Each move is one conversation: the profile's system prompt and the game's rules, then
-// the position, the legal moves and the time left; the answer is asked for as one JSON
-// object {"reasoning", "move"}, with structured output where the server takes it. An
-// illegal or unreadable answer is sent back with the reason up to the profile's rethinks;
-// then, or when the server fails, the move is given up (strategy.ErrNoMove), never played
-// by a stand-in. The API key never leaves the process but in the Authorization header.
+// the position, the legal moves and the time left (both clocks too, under a clock); the
+// answer is asked for as one JSON object {"reasoning", "move"}, with structured output
+// where the server takes it. An illegal or unreadable answer is sent back with the reason
+// up to the profile's rethinks; then, or when the server fails, the move is given up
+// (strategy.ErrNoMove), never played by a stand-in. The API key never leaves the process but in the Authorization header.
 package llm
 
 import (
@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/openai/openai-go/v3"
 	"github.com/rs/zerolog"
 )
@@ -63,8 +64,8 @@ type note struct {
 }
 
 // MoveContext implements strategy.ContextExplainer: it asks the model until the move's
-// answer is due (strategy.MoveBudget, within the profile's timeout), and logs with the
-// logger of ctx. The call is the thinking, so it runs to the answer's time, not StopAt.
+// answer is due (strategy.MoveBudget, within the profile's timeout: under a clock, the
+// clock's budget), and logs with the logger of ctx. The call is the thinking, so it runs to the answer's time, not StopAt.
 func (m *mover) MoveContext(ctx context.Context, req strategy.Request) (json.RawMessage, json.RawMessage, error) {
 	start := time.Now()
 	p := m.c.profile
@@ -86,7 +87,7 @@ func (m *mover) MoveContext(ctx context.Context, req strategy.Request) (json.Raw
 	}
 	msgs := []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage(m.c.system(pos)),
-		openai.UserMessage(pos.prompt(time.Until(deadline))),
+		openai.UserMessage(pos.prompt(time.Until(deadline), req.Clocks)),
 	}
 	params := openai.ChatCompletionNewParams{
 		Model: p.ModelName, Temperature: openai.Float(p.Temperature), MaxTokens: openai.Int(int64(p.MaxTokens)),
@@ -122,9 +123,35 @@ func (c *Client) system(pos position) string {
 		strings.TrimSpace(p.SystemPrompt), p.Name, p.Personality, pos.rules, answerShape)
 }
 
-// prompt asks for a move in pos with left to answer.
-func (pos position) prompt(left time.Duration) string {
-	return fmt.Sprintf("%s\nLegal moves: %s.\nYou have about %.1f seconds to answer.", pos.board, pos.labels(), left.Seconds())
+// prompt asks for a move in pos with left to answer, and shows both clocks when the match
+// has them.
+func (pos position) prompt(left time.Duration, clocks *protocol.Clocks) string {
+	return fmt.Sprintf("%s\nLegal moves: %s.\n%sYou have about %.1f seconds to answer.", pos.board, pos.labels(), clockText(clocks), left.Seconds())
+}
+
+// clockText tells the model both clocks, as REQUEST_MOVE's clocks has them; "" without.
+func clockText(c *protocol.Clocks) string {
+	if c == nil {
+		return ""
+	}
+	sec := func(ms int64) float64 { return float64(ms) / 1000 }
+	var b strings.Builder
+	fmt.Fprintf(&b, "The game is played on a clock. Your clock: %.1f seconds left", sec(c.You.RemainingMS))
+	if c.You.BankMS > 0 {
+		fmt.Fprintf(&b, " and a time bank of %.1f seconds", sec(c.You.BankMS))
+	}
+	fmt.Fprintf(&b, "; your opponent's: %.1f seconds", sec(c.Opponent.RemainingMS))
+	if c.Opponent.BankMS > 0 {
+		fmt.Fprintf(&b, " and a bank of %.1f seconds", sec(c.Opponent.BankMS))
+	}
+	if c.IncrementMS > 0 {
+		fmt.Fprintf(&b, "; each move adds %.1f seconds", sec(int64(c.IncrementMS)))
+	}
+	if c.You.MovesToGo > 0 {
+		fmt.Fprintf(&b, "; %d moves to go until the next time control", c.You.MovesToGo)
+	}
+	b.WriteString(". Out of time loses the game.\n")
+	return b.String()
 }
 
 // rethink tells the model why its answer was refused.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/player/strategy"
+	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
 
@@ -40,6 +41,12 @@ type played struct {
 // set) from a server running steps. Call it inside a synctest bubble: elapsed is fake time.
 func playMove(t *testing.T, steps []step, deadlineMS int, change func(*Profile)) played {
 	t.Helper()
+	return playRequest(t, steps, strategy.Request{MatchID: "M1", GameType: game.TypeTicTacToe, StepNumber: 1, Context: emptyBoard, DeadlineMS: deadlineMS}, change)
+}
+
+// playRequest is playMove with the request given.
+func playRequest(t *testing.T, steps []step, req strategy.Request, change func(*Profile)) played {
+	t.Helper()
 	s := &script{steps: steps}
 	url, hc := serve(t, s)
 	p := testProfile(url)
@@ -58,8 +65,7 @@ func playMove(t *testing.T, steps []step, deadlineMS int, change func(*Profile))
 	out := played{log: &logBuffer{}}
 	log := zerolog.New(out.log).With().Str("component", "player").Str("conversation_id", "conv-7").Logger()
 	start := time.Now()
-	out.move, out.meta, out.err = st.(strategy.ContextExplainer).MoveContext(log.WithContext(context.Background()),
-		strategy.Request{MatchID: "M1", GameType: game.TypeTicTacToe, StepNumber: 1, Context: emptyBoard, DeadlineMS: deadlineMS})
+	out.move, out.meta, out.err = st.(strategy.ContextExplainer).MoveContext(log.WithContext(context.Background()), req)
 	out.elapsed = time.Since(start)
 	out.calls = s.recorded()
 	if out.meta != nil {
@@ -420,5 +426,40 @@ func TestLLMMetadataIsBounded(t *testing.T) {
 	var m map[string]note
 	if err := json.Unmarshal(b, &m); err != nil || m["llm"].Reasoning == "" || m["llm"].Model != n.Model {
 		t.Errorf("metadata %s (%v), want the note with a shortened reasoning", b, err)
+	}
+}
+
+// Under a clock the model is told both clocks, and its time to answer is the clock's
+// budget (protocol.TimeControl.Budget: (20 s + 5 s of bank)/30 + 3/4 of 2 s, 2.33 s), not
+// the referee's deadline, which is the whole clock; a model that does not answer by then
+// gives the move up.
+func TestLLMUnderAClock(t *testing.T) {
+	clocks := &protocol.Clocks{You: protocol.Clock{RemainingMS: 20000, BankMS: 5000}, Opponent: protocol.Clock{RemainingMS: 31000}, IncrementMS: 2000}
+	req := strategy.Request{MatchID: "M1", GameType: game.TypeTicTacToe, StepNumber: 1, Context: emptyBoard, DeadlineMS: 25100, Clocks: clocks}
+	synctest.Test(t, func(t *testing.T) {
+		out := playRequest(t, []step{completion(centre)}, req, nil)
+		if out.err != nil || string(out.move) != `{"row":1,"col":1}` {
+			t.Fatalf("got %s, %v; want the centre", out.move, out.err)
+		}
+		prompt := out.calls[0].body.Messages[1].Content
+		for _, want := range []string{"Your clock: 20.0 seconds left and a time bank of 5.0 seconds; your opponent's: 31.0 seconds; each move adds 2.0 seconds.",
+			"Out of time loses the game.", "You have about 2.3 seconds to answer."} {
+			if !strings.Contains(prompt, want) {
+				t.Errorf("prompt lacks %q:\n%s", want, prompt)
+			}
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		out := playRequest(t, []step{stall}, req, nil)
+		if !errors.Is(out.err, strategy.ErrNoMove) {
+			t.Errorf("got %v, want the move given up", out.err)
+		}
+		if want := strategy.ClockBudget(*clocks); out.elapsed != want {
+			t.Errorf("gave up after %v, want the clock's budget %v", out.elapsed, want)
+		}
+	})
+	// Without a clock, no clock in the prompt.
+	if got := clockText(nil); got != "" {
+		t.Errorf("clockText(nil) = %q", got)
 	}
 }
