@@ -7,7 +7,8 @@
 // answer is asked for as one JSON object {"reasoning", "move"}, with structured output
 // where the server takes it. An illegal or unreadable answer is sent back with the reason
 // up to the profile's rethinks; then, or when the server fails, the move is given up
-// (strategy.ErrNoMove), never played by a stand-in. The API key never leaves the process but in the Authorization header.
+// (strategy.ErrNoMove), never played by a stand-in. The API key never leaves the process
+// but in the Authorization header.
 package llm
 
 import (
