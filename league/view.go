@@ -131,7 +131,7 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 	}
 	v := web.MatchView{
 		MatchID: mt.id, RoundID: mt.roundID, GameType: e.gameType, RulesKnown: !e.external, Players: mt.players,
-		Status: mt.status, Referee: mt.referee, Steps: []web.Step{}, LastEventID: m.hub.LastID(),
+		Status: mt.status, Referee: mt.referee, Steps: []web.Step{}, LastEventID: m.hub.LastID(), Clock: web.ClockOf(e.cfg.Clock()),
 	}
 	finished := mt.result != nil
 	if finished {
@@ -181,6 +181,9 @@ func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64
 		v.Unreadable = append(v.Unreadable, x.String())
 	}
 	v.Termination = string(md.Ending())
+	if c := web.ClockOf(md.TimeControl); c != nil {
+		v.Clock = c // as the referee recorded it
+	}
 	if e.external {
 		v.Steps = append(v.Steps, recordedSteps(md.Moves)...) // no rules, no board
 		return nil
@@ -211,7 +214,7 @@ func recordedSteps(moves []protocol.MoveRecord) []web.Step {
 			steps = append(steps, web.Step{Step: mv.Step})
 		}
 		last := &steps[len(steps)-1]
-		last.Moves = append(last.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
+		last.Moves = append(last.Moves, web.MoveOf(mv))
 	}
 	return steps
 }
@@ -416,7 +419,7 @@ func replaySteps(g game.Game, seed int64, players [2]string, moves []protocol.Mo
 			if mv.Step != n {
 				break
 			}
-			st.Moves = append(st.Moves, web.Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome)})
+			st.Moves = append(st.Moves, web.MoveOf(mv))
 		}
 		step(first, len(st.Moves), st)
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/agentleague/agentleague/league/ratings"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 //go:embed static
@@ -84,12 +85,30 @@ type MatchView struct {
 	Outcome     map[string]string `json:"outcome,omitempty"`
 	Points      map[string]int    `json:"points,omitempty"`
 	Termination string            `json:"termination,omitempty"`
-	Initial     any               `json:"initial"`
-	Steps       []Step            `json:"steps"`
+	// Clock is the time control the match is played under; nil under the fixed deadline
+	// per move.
+	Clock   *ClockView `json:"clock,omitempty"`
+	Initial any        `json:"initial"`
+	Steps   []Step     `json:"steps"`
 	// Unreadable says what of a stored result the page could not read or re-play: a
 	// result stored before the League Manager refused malformed game_metadata.
 	Unreadable  []string `json:"unreadable,omitempty"`
 	LastEventID uint64   `json:"last_event_id"`
+}
+
+// ClockView is the time control of a match: TimeControl in the form of PGN's tag
+// ("10+0.1"), and BaseMS, each player's clock before its first move.
+type ClockView struct {
+	TimeControl string `json:"time_control"`
+	BaseMS      int    `json:"base_ms"`
+}
+
+// ClockOf is the view of tc, nil for no clock.
+func ClockOf(tc *protocol.TimeControl) *ClockView {
+	if tc == nil || !tc.On() {
+		return nil
+	}
+	return &ClockView{TimeControl: tc.String(), BaseMS: tc.BaseMS}
 }
 
 // Step is one step of a match: the moves made and the state after them.
@@ -99,11 +118,18 @@ type Step struct {
 	View  any    `json:"view"`
 }
 
-// Move is one player's move in a step.
+// Move is one player's move in a step. ClockMS is the mover's clock after it, when the
+// match has a clock and the move comes from its result.
 type Move struct {
 	Player  string          `json:"player"`
 	Move    json.RawMessage `json:"move"`
 	Outcome string          `json:"outcome"`
+	ClockMS *int64          `json:"clock_ms,omitempty"`
+}
+
+// MoveOf is the view of a move the referee recorded.
+func MoveOf(mv protocol.MoveRecord) Move {
+	return Move{Player: mv.Player, Move: mv.Move, Outcome: string(mv.Outcome), ClockMS: mv.ClockMS}
 }
 
 // Source provides the views; the League Manager implements it.

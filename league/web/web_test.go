@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 type fakeSource struct{}
@@ -99,5 +100,31 @@ func TestDashboardNeverParsesDataAsHTML(t *testing.T) {
 		if !strings.Contains(string(html), id) {
 			t.Errorf("index.html has no %s", id)
 		}
+	}
+}
+
+// A match under a clock carries its time control and each move's clock in the JSON the
+// match page reads, and the page has where to show both clocks; without a clock, neither.
+func TestMatchViewClockJSON(t *testing.T) {
+	left := int64(9900)
+	v := MatchView{MatchID: "m1", Players: [2]string{"a", "b"}, Clock: ClockOf(&protocol.TimeControl{BaseMS: 10000, IncrementMS: 100}),
+		Steps: []Step{{Step: 1, Moves: []Move{MoveOf(protocol.MoveRecord{Player: "a", Move: json.RawMessage(`"e2e4"`), Outcome: protocol.MoveSuccess, ClockMS: &left})}}}}
+	js, _ := json.Marshal(v)
+	for _, want := range []string{`"clock":{"time_control":"10+0.1","base_ms":10000}`, `"moves":[{"player":"a","move":"e2e4","outcome":"SUCCESS","clock_ms":9900}]`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("got %s, want it to hold %s", js, want)
+		}
+	}
+	if ClockOf(nil) != nil || ClockOf(&protocol.TimeControl{}) != nil {
+		t.Error("no time control has a clock view")
+	}
+	js, _ = json.Marshal(MatchView{Steps: []Step{{Moves: []Move{MoveOf(protocol.MoveRecord{Player: "a", Move: json.RawMessage(`1`)})}}}})
+	if strings.Contains(string(js), "clock") {
+		t.Errorf("a match without a clock: got %s", js)
+	}
+	html, _ := static.ReadFile("static/match.html")
+	app, _ := static.ReadFile("static/app.js")
+	if !strings.Contains(string(html), `id="clocks"`) || !strings.Contains(string(app), "clock_ms") || !strings.Contains(string(app), "m.clock.time_control") {
+		t.Error("the match page has no place for the clocks")
 	}
 }

@@ -303,6 +303,24 @@ function drawView(gameType, view, players, rulesKnown) {
 }
 
 // ---------- match page ----------
+// clockText writes a clock in ms as m:ss.t, or h:mm:ss.t from an hour.
+function clockText(ms) {
+  const t = Math.max(0, Math.floor(ms / 100)), s = Math.floor(t / 10) % 60, m = Math.floor(t / 600) % 60, h = Math.floor(t / 36000);
+  const two = (n) => String(n).padStart(2, "0");
+  return (h > 0 ? h + ":" + two(m) : String(m)) + ":" + two(s) + "." + (t % 10);
+}
+
+// clocksAt is each player's clock after step pos: the clock_ms of its last move by then,
+// its base time before its first; null when the match has no clock.
+function clocksAt(m, pos) {
+  const clocked = m.clock || m.steps.some((s) => s.moves.some((mv) => mv.clock_ms != null));
+  if (!clocked) return null;
+  const left = {};
+  m.players.forEach((p) => { left[p] = m.clock ? m.clock.base_ms : null; });
+  for (const s of m.steps.slice(0, pos)) for (const mv of s.moves) if (mv.clock_ms != null) left[mv.player] = mv.clock_ms;
+  return left;
+}
+
 function matchPage() {
   const id = new URLSearchParams(location.search).get("id");
   let m = null, pos = 0, follow = true, timer = null;
@@ -311,6 +329,9 @@ function matchPage() {
     pos = Math.max(0, Math.min(pos, steps.length));
     const view = pos === 0 ? m.initial : steps[pos - 1].view;
     document.getElementById("board").replaceChildren(drawView(m.game_type, view, m.players, m.rules_known));
+    // Both clocks after the step, when the match has a clock (the moves carry them once its result is in).
+    const left = clocksAt(m, pos);
+    document.getElementById("clocks").replaceChildren(...(left ? m.players.map((p) => el("span", { class: "clock" }, p + " ", el("b", {}, left[p] == null ? "–" : clockText(left[p])))) : []));
     document.getElementById("pos").textContent = "step " + pos + " / " + steps.length;
     document.getElementById("first").disabled = document.getElementById("prev").disabled = pos === 0;
     document.getElementById("last").disabled = document.getElementById("next").disabled = pos === steps.length;
@@ -335,7 +356,7 @@ function matchPage() {
   };
   const load = () => getJSON("api/matches/" + encodeURIComponent(id)).then((v) => {
     m = v;
-    document.getElementById("title").textContent = m.match_id + " · " + m.game_type + " · " + m.round_id;
+    document.getElementById("title").textContent = m.match_id + " · " + m.game_type + " · " + m.round_id + (m.clock ? " · " + m.clock.time_control : "");
     document.getElementById("players").textContent = m.players[0] + " vs " + m.players[1];
     if (follow) pos = m.steps.length;
     show();
