@@ -206,9 +206,15 @@ func (r *fakeReferee) invite(id, opponent string) {
 // the error, arrives on the channel.
 func (r *fakeReferee) requestMove(id string, deadline time.Duration) <-chan moveAnswer {
 	r.t.Helper()
+	return r.requestMoveOn(id, deadline, nil)
+}
+
+// requestMoveOn is requestMove under a clock: clocks are sent with it.
+func (r *fakeReferee) requestMoveOn(id string, deadline time.Duration, clocks *protocol.Clocks) <-chan moveAnswer {
+	r.t.Helper()
 	ch := make(chan moveAnswer, 1)
 	board := [][]string{{"X", "", ""}, {"", "", ""}, {"", "", ""}}
-	payload := protocol.MoveRequest{StepNumber: 2, DeadlineMS: int(deadline.Milliseconds()),
+	payload := protocol.MoveRequest{StepNumber: 2, DeadlineMS: int(deadline.Milliseconds()), Clocks: clocks,
 		StepContext: mustJSON(r.t, map[string]any{"board": board, "your_mark": "O", "move_number": 2})}
 	go func() {
 		ans, err := r.send(context.Background(), id, protocol.RequestMove, payload)

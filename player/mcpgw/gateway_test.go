@@ -177,6 +177,46 @@ func TestDeadlineMissed(t *testing.T) {
 	wantMove(t, <-answer, 2, 2)
 }
 
+// Under a clock wait_for_turn shows both clocks, and the turn's time is the clock's
+// budget (protocol.TimeControl.Budget: 60 s / 30 + 3/4 of 1 s), not the referee's
+// deadline, which is the whole clock: the seat gives the turn up then.
+func TestTurnUnderAClock(t *testing.T) {
+	lg := startLeague(t)
+	clk := newFakeClock()
+	g := startGateway(t, lg, clk)
+	cs := connect(t, g, nil)
+	mustCall(t, cs, "join_league", map[string]any{"player_id": "p2"}, nil)
+	ref := newReferee(t, lg)
+	ref.invite("p2", "p1")
+	clocks := &protocol.Clocks{You: protocol.Clock{RemainingMS: 60000, BankMS: 0}, Opponent: protocol.Clock{RemainingMS: 45000, BankMS: 3000}, IncrementMS: 1000}
+	answer := ref.requestMoveOn("p2", 60200*time.Millisecond, clocks)
+	var w WaitResult
+	waitTurn(t, cs, clk, &w)
+	if w.Turn.SecondsLeft != 2.75 {
+		t.Errorf("seconds_left %v, want the clock's budget 2.75", w.Turn.SecondsLeft)
+	}
+	if w.Turn.Clocks == nil || *w.Turn.Clocks != *clocks {
+		t.Errorf("clocks %+v, want %+v", w.Turn.Clocks, clocks)
+	}
+	msg := turnMessage(*w.Turn)
+	if want := "Clocks: yours 60.0 s, your opponent's 45.0 s (bank 3.0 s), 1.0 s added after each move; out of time loses."; !strings.Contains(msg, want) {
+		t.Errorf("turn message %q lacks %q", msg, want)
+	}
+	clk.Advance(2750 * time.Millisecond)
+	clk.waitTimer(t, clk.Now().Add(holdGrace))
+	if got := call(t, cs, "make_move", map[string]any{"move": "1,1"}, nil); !strings.Contains(got, "deadline of match R1M1 step 2 passed") {
+		t.Errorf("make_move after the clock's budget: %q", got)
+	}
+	clk.Advance(holdGrace)
+	if a := <-answer; a.err == nil {
+		t.Fatalf("referee got move %s after the budget, want none", a.move)
+	}
+	// Without clocks the turn tells none.
+	if msg := turnMessage(TurnInfo{MatchID: "m", GameType: "tic_tac_toe"}); strings.Contains(msg, "Clocks") {
+		t.Errorf("turn message without clocks: %q", msg)
+	}
+}
+
 // waitTurn calls wait_for_turn until a turn comes; the fake clock stands still, so
 // only the turn ends the wait.
 func waitTurn(t *testing.T, cs *sdk.ClientSession, clk *fakeClock, w *WaitResult) {

@@ -244,9 +244,11 @@ func (s *seat) await(ctx context.Context, g game.Game, req strategy.Request) (js
 	t := &turn{pos: pos, answer: make(chan json.RawMessage, 1), info: TurnInfo{
 		MatchID: req.MatchID, GameType: req.GameType, StepNumber: req.StepNumber, Opponent: req.Opponent,
 		Board: pos.Board, LegalMoves: pos.Moves, State: state, Warning: req.Warning, LastResult: lastResultOf(req.LastResult),
+		Clocks: req.Clocks,
 	}}
 	var expire <-chan time.Time
-	// The client's deadline is when the answer is due: its move is the whole answer.
+	// The client's deadline is when the answer is due: its move is the whole answer. Under
+	// a clock it is the clock's budget (the one rule), not the whole clock.
 	now := s.clock.Now()
 	if b := strategy.MoveBudget(now, req, 0); !b.AnswerBy.IsZero() {
 		t.deadline = b.AnswerBy

@@ -83,6 +83,9 @@ type TurnInfo struct {
 	SecondsLeft float64        `json:"seconds_left,omitempty" jsonschema:"seconds left to call make_move"`
 	Warning     string         `json:"warning,omitempty" jsonschema:"why the referee asks again (e.g. your last answer came too late)"`
 	LastResult  *LastResult    `json:"last_result,omitempty" jsonschema:"what became of your previous move"`
+	// Clocks are REQUEST_MOVE's, when the match is played on a clock; the deadline is then
+	// the clock's budget for this move (strategy.MoveBudget), not the whole clock.
+	Clocks *protocol.Clocks `json:"clocks,omitempty" jsonschema:"both clocks when the match is played on a clock, in milliseconds: yours (you) and your opponent's, each the time left (remaining_ms), the time bank left (bank_ms) and the moves to the next time control (moves_to_go), and the increment added after each move (increment_ms); running out of time loses, and deadline is what this move should take of your clock"`
 }
 
 // LastResult is what the referee made of the seat's previous move.
@@ -333,11 +336,27 @@ func turnMessage(t TurnInfo) string {
 	if t.Deadline != "" {
 		fmt.Fprintf(&b, " You have %.0f seconds.", t.SecondsLeft)
 	}
+	if c := t.Clocks; c != nil {
+		fmt.Fprintf(&b, " Clocks: yours %s, your opponent's %s", clockSeconds(c.You), clockSeconds(c.Opponent))
+		if c.IncrementMS > 0 {
+			fmt.Fprintf(&b, ", %.1f s added after each move", float64(c.IncrementMS)/1000)
+		}
+		b.WriteString("; out of time loses.")
+	}
 	if t.Warning != "" {
 		b.WriteString(" Referee: " + t.Warning + ".")
 	}
 	b.WriteString(" Call make_move with one of: " + joinMoves(t.LegalMoves))
 	return b.String()
+}
+
+// clockSeconds is one clock as turnMessage tells it: "58.2 s (bank 10.0 s)".
+func clockSeconds(c protocol.Clock) string {
+	s := fmt.Sprintf("%.1f s", float64(c.RemainingMS)/1000)
+	if c.BankMS > 0 {
+		s += fmt.Sprintf(" (bank %.1f s)", float64(c.BankMS)/1000)
+	}
+	return s
 }
 
 func overMessage(o GameOver) string {
