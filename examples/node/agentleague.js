@@ -50,7 +50,13 @@
 //   opponent     string|null  the opponent's player id, from the invitation
 //   game_params  object  the match's game parameters from the invitation ({} when none)
 //   time_left    number  seconds left to return a move: the referee's deadline less a safety
-//                        margin (a tenth of it, 0.1 s to 0.5 s) for the answer to travel
+//                        margin (a tenth of it, 0.1 s to 0.5 s) for the answer to travel; under a
+//                        clock (clocks below) the clock's budget for this move instead, when
+//                        shorter: (your clock + bank) / moves to go (30 without periods) + 3/4
+//                        of the increment, at most half of your clock + bank
+//   clocks       object|null  both clocks when the match is played on a clock, as the referee
+//                        sent them (milliseconds): {you: {remaining_ms, bank_ms, moves_to_go},
+//                        opponent: {...}, increment_ms}; null without one
 //   last_result  object|null  what became of your previous move, as the referee sent it
 //                        (outcome SUCCESS/INVALID/TIMEOUT/FORCED, reason, move)
 //   warning      string|null  the referee's warning when it asks again after a miss
@@ -199,12 +205,31 @@ function legalMoves(gameType, ctx) {
 
 // The seconds a strategy may think: the deadline less a tenth, at least 0.1 s, at most 0.5 s.
 // The time is deadline_ms (30 s by default), or less if the deadline instant is nearer (a
-// request that waited on the relay).
+// request that waited on the relay). Under a clock deadline_ms is the whole clock: the budget
+// is then the clock's (clockBudget), when shorter.
 function timeBudget(payload) {
   let ms = payload.deadline_ms > 0 ? payload.deadline_ms : 30000;
   const left = Date.parse(payload.deadline) - Date.now();
   if (left > 0 && left < ms) ms = left;
-  return { allowed: ms / 1000, budget: Math.max(0, ms - Math.min(500, Math.max(100, ms / 10))) / 1000 };
+  let budget = Math.max(0, ms - Math.min(500, Math.max(100, ms / 10))) / 1000;
+  const clocks = clocksOf(payload);
+  if (clocks && clockBudget(clocks) > 0 && clockBudget(clocks) < budget) budget = clockBudget(clocks);
+  return { allowed: ms / 1000, budget };
+}
+
+// REQUEST_MOVE's clocks when the match is played on a clock, else null.
+const clocksOf = (payload) => (payload.clocks && typeof payload.clocks === 'object' ? payload.clocks : null);
+
+// The seconds a move may take under REQUEST_MOVE's clocks. It mirrors protocol.TimeControl.Budget
+// (protocol/clock.go), the one budget rule of a clocked move: your clock and bank spread over
+// the moves to go (30 without periods), plus 3/4 of the increment, never more than half of
+// what is left.
+function clockBudget(clocks) {
+  const you = clocks.you && typeof clocks.you === 'object' ? clocks.you : {};
+  const left = (you.remaining_ms || 0) + (you.bank_ms || 0);
+  const togo = you.moves_to_go > 0 ? you.moves_to_go : 30;
+  const ms = left / togo + ((clocks.increment_ms || 0) * 3) / 4;
+  return Math.max(Math.min(ms, left / 2), 0) / 1000;
 }
 
 // JSON with sorted keys, to compare two moves.
@@ -429,6 +454,7 @@ class Player {
       role: ['your_mark', 'your_color', 'your_role'].map((k) => context[k]).find((v) => typeof v === 'string') ?? null,
       index: m.index, opponent: m.opponent, game_params: m.game_params,
       time_left: Math.max(0, budget - (Date.now() - received) / 1000),
+      clocks: clocksOf(payload),
       last_result: last ?? null, warning: payload.warning ?? null, player_id: this.id,
     };
     const move = await this.think(state, budget * 1000 - (Date.now() - received), where, allowed);
@@ -773,4 +799,4 @@ function main(chooseMove, opts = {}) {
   });
 }
 
-module.exports = { run, main, legalMoves };
+module.exports = { run, main, legalMoves, clockBudget };

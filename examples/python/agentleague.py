@@ -45,7 +45,13 @@ state, the one argument of choose_move(state), is a dict:
     opponent     str|None  the opponent's player id, from the invitation
     game_params  dict   the match's game parameters from the invitation ({} when none)
     time_left    float  seconds left to return a move: the referee's deadline less a safety
-                        margin (a tenth of it, 0.1 s to 0.5 s) for the answer to travel
+                        margin (a tenth of it, 0.1 s to 0.5 s) for the answer to travel; under a
+                        clock (clocks below) the clock's budget for this move instead, when
+                        shorter: (your clock + bank) / moves to go (30 without periods) + 3/4
+                        of the increment, at most half of your clock + bank
+    clocks       dict|None  both clocks when the match is played on a clock, as the referee
+                        sent them (milliseconds): {"you": {"remaining_ms", "bank_ms",
+                        "moves_to_go"}, "opponent": {...}, "increment_ms"}; None without one
     last_result  dict|None  what became of your previous move, as the referee sent it
                         (outcome SUCCESS/INVALID/TIMEOUT/FORCED, reason, move)
     warning      str|None  the referee's warning when it asks again after a miss
@@ -117,6 +123,20 @@ def legal_moves(game_type, context):
 def now():
     """A timestamp as the protocol wants it: RFC 3339 in UTC, ending in Z."""
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def clock_budget(clocks):
+    """The seconds a move may take under REQUEST_MOVE's clocks. It mirrors
+    protocol.TimeControl.Budget (protocol/clock.go), the one budget rule of a clocked move: your
+    clock and bank spread over the moves to go (30 without periods), plus 3/4 of the increment,
+    never more than half of what is left."""
+    you = clocks.get("you") if isinstance(clocks.get("you"), dict) else {}
+    left = (you.get("remaining_ms") or 0) + (you.get("bank_ms") or 0)
+    togo = you.get("moves_to_go") or 0
+    if togo <= 0:
+        togo = 30
+    ms = left / togo + (clocks.get("increment_ms") or 0) * 3 / 4
+    return max(min(ms, left / 2), 0) / 1000.0
 
 
 def seconds_until(timestamp):
@@ -327,6 +347,10 @@ class Player:
         if left is not None and 0 < left < allowed:
             allowed = left
         budget = allowed - min(max(allowed / 10, 0.1), 0.5)
+        # Under a clock deadline_ms is the whole clock: the move's budget is the clock's.
+        clocks = payload.get("clocks") if isinstance(payload.get("clocks"), dict) else None
+        if clocks and 0 < clock_budget(clocks) < budget:
+            budget = clock_budget(clocks)
         with self.lock:
             match = dict(self.matches.setdefault(match_id, {"game_type": env.get("game_type"), "game_params": {}}))
         game_type = env.get("game_type") or match.get("game_type")
@@ -343,7 +367,7 @@ class Player:
         state = {"game_type": game_type, "match_id": match_id, "step_number": step, "context": context,
                  "legal_moves": moves, "role": role, "index": match.get("index"), "opponent": match.get("opponent"),
                  "game_params": match.get("game_params") or {}, "time_left": budget - (time.monotonic() - arrived),
-                 "last_result": last, "warning": warning, "player_id": self.id}
+                 "clocks": clocks, "last_result": last, "warning": warning, "player_id": self.id}
         outcome = {}
 
         def think():
