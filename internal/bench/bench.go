@@ -18,6 +18,7 @@ import (
 	"github.com/agentleague/agentleague/internal/cli"
 	"github.com/agentleague/agentleague/internal/localleague"
 	"github.com/agentleague/agentleague/protocol"
+	"gopkg.in/yaml.v3"
 )
 
 // plural is noun with an s unless n is 1: run for 1, runs for 3.
@@ -58,6 +59,8 @@ type benchOptions struct {
 	dataDir, logDir   string // "" for a fresh temporary folder per run
 	keep              bool
 	timeout           time.Duration
+	// clock, when set, plays every match under it (league.yaml time_control).
+	clock *protocol.TimeControl
 }
 
 // runFigures are the figures of one run of one build.
@@ -85,6 +88,8 @@ type runFigures struct {
 	// League Manager's relay answered (league_relay_calls_total{outcome="answered"}).
 	relayedMoves int
 	relayCalls   int64
+	// clock are the figures of a run under --clock.
+	clock clockFigures
 }
 
 // maxBenchProcesses bounds the agents of a bench: each listens on a port of its own,
@@ -116,6 +121,8 @@ func Run(ctx context.Context, args []string) error {
 	fset.StringVar(&o.logDir, "log-dir", "", "folder of each run's audit log and process logs, in a subfolder per run (default: a fresh temporary folder per run)")
 	fset.BoolVar(&o.keep, "keep", false, "keep the temporary folders of the runs")
 	fset.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up on a run after this long")
+	clock := fset.String("clock", "", "play every match under this clock, league.yaml's time_control (\"2+0.02\": 2 s each, 0.02 s a move); "+
+		"a report below the table gives the time losses and the moves charged more than the increment")
 	profileDir := fset.String("profile", "", "write a CPU profile of every process of this build to DIR/<process>.pprof (each run overwrites the last)")
 	if _, err := cli.Parse(fset, args); err != nil {
 		return cli.UsageError{Err: err}
@@ -138,6 +145,13 @@ func Run(ctx context.Context, args []string) error {
 	case *outbound != 0 && *against != "":
 		return cli.UsageError{Err: errors.New("--outbound compares a league with outbound players against the same league all direct, not with --against")}
 	}
+	if *clock != "" {
+		tc, err := protocol.ParseTimeControl(*clock)
+		if err != nil {
+			return cli.UsageError{Err: fmt.Errorf("--clock: %w", err)}
+		}
+		o.clock = &tc
+	}
 	if *binDir == "" {
 		dir, err := localleague.OwnBinDir()
 		if err != nil {
@@ -157,6 +171,16 @@ func Run(ctx context.Context, args []string) error {
 	for _, b := range builds {
 		if err := checkBuild(b, o.think); err != nil {
 			return err
+		}
+	}
+	if o.clock != nil {
+		for i := range builds {
+			path, remove, err := clockedConfig(builds[i].cfgPath, *clock)
+			if err != nil {
+				return fmt.Errorf("%s: %w", builds[i].name, err)
+			}
+			defer remove()
+			builds[i].cfgPath = path
 		}
 	}
 	if *profileDir != "" {
@@ -192,9 +216,16 @@ func Run(ctx context.Context, args []string) error {
 	if *outbound > 0 {
 		players += fmt.Sprintf(" (%d outbound, then all direct)", *outbound)
 	}
-	fmt.Printf("league bench: %s, %d referees, %s, strategy %s, think %s, median of %d %s\n",
-		players, o.referees, o.gameType, o.strategy, o.think, *runs, plural(*runs, "run"))
+	clocked := ""
+	if o.clock != nil {
+		clocked = ", clock " + o.clock.String()
+	}
+	fmt.Printf("league bench: %s, %d referees, %s, strategy %s, think %s%s, median of %d %s\n",
+		players, o.referees, o.gameType, o.strategy, o.think, clocked, *runs, plural(*runs, "run"))
 	writeBenchTable(os.Stdout, builds, medians(figures), fl, pf)
+	if o.clock != nil {
+		writeClockReport(os.Stdout, *o.clock, builds, figures)
+	}
 	if *outbound > 0 {
 		writeOutboundReport(os.Stdout, o.players, *outbound, summariseOutbound(figures[0], figures[1]))
 	}
@@ -224,6 +255,50 @@ func checkBuild(b benchBuild, think time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// clockedConfig copies the configuration folder of cfgPath into a temporary one whose
+// league.yaml plays under clock (time_control), and returns its league.yaml and how to
+// remove the folder.
+func clockedConfig(cfgPath, clock string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "league-bench-config-")
+	if err != nil {
+		return "", nil, fmt.Errorf("clocked configuration: %w", err)
+	}
+	remove := func() { _ = os.RemoveAll(dir) }
+	src := filepath.Dir(cfgPath)
+	for _, f := range []string{"game_registry.yaml", "timeout_policy.yaml"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, f), data, 0o644)
+		}
+		if err != nil {
+			remove()
+			return "", nil, fmt.Errorf("clocked configuration: %w", err)
+		}
+	}
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		remove()
+		return "", nil, fmt.Errorf("clocked configuration: %w", err)
+	}
+	var league map[string]any
+	if err := yaml.Unmarshal(data, &league); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("clocked configuration: %s: %w", cfgPath, err)
+	}
+	if league == nil {
+		league = map[string]any{}
+	}
+	league["time_control"] = map[string]any{"clock": clock}
+	if data, err = yaml.Marshal(league); err == nil {
+		err = os.WriteFile(filepath.Join(dir, "league.yaml"), data, 0o644)
+	}
+	if err != nil {
+		remove()
+		return "", nil, fmt.Errorf("clocked configuration: %w", err)
+	}
+	return filepath.Join(dir, "league.yaml"), remove, nil
 }
 
 // runDirs are the data and log folders of one run, and the temporary folder to remove
@@ -355,6 +430,9 @@ func benchRun(ctx context.Context, o benchOptions, b benchBuild, name string) (f
 	over := moveOverheads(af.matches, o.think)
 	f.overheadP50, _ = percentile(over, 50)
 	f.overheadP99, _ = percentile(over, 99)
+	if o.clock != nil {
+		f.clock = clockFiguresOf(af.matches, o.clock.IncrementMS)
+	}
 	for i := range f.cpu {
 		f.cpu[i] = cpuAfter[i] - cpuBefore[i]
 	}

@@ -36,6 +36,11 @@ type matchFigure struct {
 	// (nil when the records do not say).
 	players []string
 	movesBy map[string]int
+	// termination is how the match ended (game_metadata termination); charged, under a
+	// clock, is each move's time charged to its player's clock in ms: elapsed_ms less the
+	// network_ms credited back (nil without a clock).
+	termination string
+	charged     []float64
 }
 
 // auditFigures is what the audit log says of the league between its start and its end.
@@ -134,8 +139,11 @@ func parseAudit(r io.Reader) (auditFigures, error) {
 			}
 			var p struct {
 				GameMetadata *struct {
-					Moves []struct {
-						Player string `json:"player"`
+					Termination string `json:"termination"`
+					Moves       []struct {
+						Player    string `json:"player"`
+						ElapsedMS int64  `json:"elapsed_ms"`
+						NetworkMS *int64 `json:"network_ms"`
 					} `json:"moves"`
 				} `json:"game_metadata"`
 			}
@@ -144,6 +152,7 @@ func parseAudit(r io.Reader) (auditFigures, error) {
 			}
 			stored[env.MatchID] = true
 			var by map[string]int
+			var charged []float64
 			for _, mv := range p.GameMetadata.Moves {
 				if mv.Player != "" {
 					if by == nil {
@@ -151,9 +160,12 @@ func parseAudit(r io.Reader) (auditFigures, error) {
 					}
 					by[mv.Player]++
 				}
+				if mv.NetworkMS != nil {
+					charged = append(charged, float64(mv.ElapsedMS-*mv.NetworkMS))
+				}
 			}
 			f.matches = append(f.matches, matchFigure{id: env.MatchID, assigned: from, stored: at, moves: len(p.GameMetadata.Moves),
-				players: players[env.MatchID], movesBy: by})
+				players: players[env.MatchID], movesBy: by, termination: p.GameMetadata.Termination, charged: charged})
 		}
 	}
 	return f, nil
@@ -192,6 +204,39 @@ func moveOverheads(matches []matchFigure, think time.Duration) []float64 {
 		out = append(out, float64(busy)/float64(time.Millisecond)/float64(m.moves))
 	}
 	return out
+}
+
+// clockFigures are a run's figures under a clock (league bench --clock).
+type clockFigures struct {
+	// timeLosses are the matches that ended on time (termination timeout).
+	timeLosses int
+	// moves are the moves with a clock record; overIncrement those charged more than
+	// the increment: with players that think 0, the time the coordinator and the
+	// transport cost the player beyond the network credit.
+	moves, overIncrement int
+	// chargedP50 and chargedP99 are of the moves' charged time, in ms.
+	chargedP50, chargedP99 float64
+}
+
+// clockFiguresOf counts the time losses and the moves charged more than incrementMS.
+func clockFiguresOf(matches []matchFigure, incrementMS int) clockFigures {
+	var f clockFigures
+	var all []float64
+	for _, m := range matches {
+		if m.termination == string(protocol.TerminationTimeout) {
+			f.timeLosses++
+		}
+		for _, c := range m.charged {
+			if c > float64(incrementMS) {
+				f.overIncrement++
+			}
+		}
+		all = append(all, m.charged...)
+	}
+	f.moves = len(all)
+	f.chargedP50, _ = percentile(all, 50)
+	f.chargedP99, _ = percentile(all, 99)
+	return f
 }
 
 // Kinds of match by how many of its players are outbound, indexes of [3] figures.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // benchSummary is the median of each figure over the runs of one build.
@@ -247,4 +249,40 @@ func writeOutboundReport(w io.Writer, players, outbound int, s outboundSummary) 
 	fmt.Fprintf(w, "relay CPU per relayed move: %.0f µs (%.0f µs per relayed call): the League Manager's CPU with %d outbound (%.3f s) less all direct (%.3f s), "+
 		"over the %.0f moves of outbound players (the %.0f calls its relay answered), the median of the runs' pairs\n",
 		s.cpuPerMove, s.cpuPerCall, outbound, s.lmWith, s.lmWithout, s.relayedMoves, s.relayCalls)
+}
+
+// writeClockReport prints, below the table, what the clock did in each build's runs:
+// the matches lost on time, the moves charged more than the increment (with players
+// that think 0, the coordinator's and the transport's cost beyond the network credit)
+// and the p50 and p99 of a move's charged time, each the median of the runs.
+func writeClockReport(w io.Writer, tc protocol.TimeControl, builds []benchBuild, figures [][]runFigures) {
+	fmt.Fprintf(w, "\nunder the clock %s (a move is charged its elapsed time less the network time credited back):\n", tc)
+	const width = 36
+	fmt.Fprintf(w, "%-*s", width, "")
+	for _, b := range builds {
+		fmt.Fprintf(w, "%24s", b.name)
+	}
+	fmt.Fprintln(w)
+	rows := []struct {
+		label  string
+		value  func(runFigures) float64
+		format string
+	}{
+		{"matches lost on time", func(r runFigures) float64 { return float64(r.clock.timeLosses) }, "%.0f"},
+		{"moves with a clock", func(r runFigures) float64 { return float64(r.clock.moves) }, "%.0f"},
+		{fmt.Sprintf("moves charged over %d ms", tc.IncrementMS), func(r runFigures) float64 { return float64(r.clock.overIncrement) }, "%.0f"},
+		{"charged per move p50", func(r runFigures) float64 { return r.clock.chargedP50 }, "%.0f ms"},
+		{"charged per move p99", func(r runFigures) float64 { return r.clock.chargedP99 }, "%.0f ms"},
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "%-*s", width, row.label)
+		for _, runs := range figures {
+			xs := make([]float64, len(runs))
+			for j, r := range runs {
+				xs[j] = row.value(r)
+			}
+			fmt.Fprintf(w, "%24s", fmt.Sprintf(row.format, median(xs)))
+		}
+		fmt.Fprintln(w)
+	}
 }
