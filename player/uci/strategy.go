@@ -148,15 +148,24 @@ func (s *Strategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json
 		// Not the engine's failure: the player answers it as it answers any bad context.
 		return nil, nil, err
 	}
-	// The engine gets stop at StopAt; a bestmove by AnswerBy is still played. Under a
-	// clock it keeps time by the clocks, and StopAt is the clock's budget.
-	b := strategy.MoveBudget(begin, req, noDeadline)
-	goLine := func(stopIn time.Duration) string {
-		return s.cfg.goCommand(stopIn, req.Clocks, ctx.YourColor == "white")
-	}
 	log := s.log.With().Str("conversation_id", req.ConversationID).Int("step_number", req.StepNumber).Logger()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.eng == nil && !s.closed && s.starts < maxStarts {
+		// A cold engine starts within the referee's deadline, not within the move's budget
+		// (a few hundred ms under a fast clock, less than Stockfish takes to start): the
+		// start-up is the player's time, and the budget comes from what is left of it.
+		if _, err := s.engine(begin.Add(startWithin(req)), log); err != nil {
+			return nil, nil, fmt.Errorf("%w: engine %s: %w", strategy.ErrNoMove, s.cfg.Path, err)
+		}
+		req = spent(req, time.Since(begin))
+	}
+	// The engine gets stop at StopAt; a bestmove by AnswerBy is still played. Under a
+	// clock it keeps time by the clocks, and StopAt is the clock's budget.
+	b := strategy.MoveBudget(time.Now(), req, noDeadline)
+	goLine := func(stopIn time.Duration) string {
+		return s.cfg.goCommand(stopIn, req.Clocks, ctx.YourColor == "white")
+	}
 	note, best, err := s.search(position(ctx), goLine, b.StopAt, b.AnswerBy, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: engine %s: %w", strategy.ErrNoMove, s.cfg.Path, err)
@@ -166,6 +175,29 @@ func (s *Strategy) MoveWithMetadata(req strategy.Request) (json.RawMessage, json
 		log.Warn().Str("bestmove", best).Msg("the engine chose an illegal move; it is sent for the referee to judge")
 	}
 	return json.RawMessage(`{"uci":"` + best + `"}`), note.metadata(), nil
+}
+
+// startWithin is how long a cold engine may take to start for req: most of the referee's
+// deadline (noDeadline without one), leaving a tenth of it for the search and the answer.
+func startWithin(req strategy.Request) time.Duration {
+	if req.DeadlineMS <= 0 {
+		return noDeadline
+	}
+	return time.Duration(req.DeadlineMS) * time.Millisecond * 9 / 10
+}
+
+// spent is req after d of its time went elsewhere (starting the engine): a shorter
+// deadline and, under a clock, less on the player's own clock.
+func spent(req strategy.Request, d time.Duration) strategy.Request {
+	if req.DeadlineMS > 0 {
+		req.DeadlineMS = max(req.DeadlineMS-int(d.Milliseconds()), 1)
+	}
+	if req.Clocks != nil {
+		c := *req.Clocks
+		c.You.RemainingMS = max(c.You.RemainingMS-d.Milliseconds(), 0)
+		req.Clocks = &c
+	}
+	return req
 }
 
 // search asks the engine for its move in pos, with the go line goLine gives for the time
