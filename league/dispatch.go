@@ -55,9 +55,6 @@ func (e *engine) dispatch() {
 	}
 }
 
-// overlap reports whether the league's rounds overlap (schedule.Format.Overlap).
-func (e *engine) overlap() bool { return e.format.Overlap() }
-
 // assign records the assignment and sends it in the background.
 func (e *engine) assign(mt *match, ref *agent) error {
 	now := e.now()
