@@ -241,9 +241,6 @@ func (m *Many) URL() string {
 	return m.http.Base() + "/"
 }
 
-// Addr is the bound address, e.g. 127.0.0.1:8000.
-func (m *Many) Addr() string { return m.http.Addr() }
-
 // Leagues lists the leagues in folder order.
 func (m *Many) Leagues() []LeagueInfo {
 	out := make([]LeagueInfo, len(m.leagues))

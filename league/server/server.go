@@ -155,17 +155,6 @@ type Server struct {
 	err          error
 }
 
-// Main runs a League Manager until ctx ends or an authenticated ADMIN_SHUTDOWN_REQUEST
-// arrives, then shuts it down gracefully; it returns once everything it started has
-// ended. It is Start followed by Wait.
-func Main(ctx context.Context, opts Options) error {
-	s, err := Start(ctx, opts)
-	if err != nil {
-		return err
-	}
-	return s.Wait()
-}
-
 // Start starts a League Manager and returns once it listens and has resumed its league.
 // It then runs until ctx ends or an authenticated ADMIN_SHUTDOWN_REQUEST arrives, and
 // shuts down gracefully: no more assignments, LEAGUE_SHUTDOWN to every agent, Drain (or
