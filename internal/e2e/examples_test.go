@@ -40,48 +40,9 @@ func TestExamplePlayersPlayALeague(t *testing.T) {
 	}})
 	run.checkLeague(t, 1)
 
-	played := map[string]int{}
-	rs := results(t, run)
-	for _, r := range rs {
-		for _, p := range r.players {
-			played[p]++
-		}
-		if r.termination != "normal" || r.forfeit != "" {
-			t.Errorf("match %v ended %q (loser %q, forfeit %q), want normal", r.players, r.termination, r.loser, r.forfeit)
-		}
-		if vs, _ := r.metadata["violations"].([]any); len(vs) > 0 {
-			t.Errorf("match %v has violations %v, want none", r.players, vs)
-		}
-	}
-	if len(rs) != 10 {
-		t.Errorf("%d results, want 10 (5 players)", len(rs))
-	}
-	for id := range examples {
-		if played[id] != 4 {
-			t.Errorf("%s played %d matches, want 4", id, played[id])
-		}
-	}
-
+	checkCleanLeague(t, run, 10, 4, "", examples)
 	// Graceful shutdown: each example acknowledges LEAGUE_SHUTDOWN and exits 0 unasked.
-	if code := run.lm.stop(t); code != 0 {
-		t.Errorf("league manager exited %d on SIGTERM, want 0", code)
-	}
-	for id, p := range examples {
-		select {
-		case <-p.done:
-			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("%s exited %d, want 0; stderr:\n%s", id, code, p.out.String())
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("%s did not leave on LEAGUE_SHUTDOWN", id)
-		}
-	}
-	acked := auditShutdownAcks(t, run.audit)
-	for id := range examples {
-		if !acked["player:"+id] {
-			t.Errorf("the audit log has no LEAGUE_SHUTDOWN_ACK from %s", id)
-		}
-	}
+	checkLeftOnShutdown(t, run, examples, func(string) []string { return nil })
 }
 
 // auditShutdownAcks names the agents (player:py1) whose LEAGUE_SHUTDOWN_ACK the League
@@ -109,6 +70,66 @@ func auditShutdownAcks(t *testing.T, path string) map[string]bool {
 		}
 	}
 	return acked
+}
+
+// checkCleanLeague checks the results of run: want of them, each ended by play with no
+// violation (refereed by referee, when it is not ""), and every agent of agents played
+// perPlayer matches.
+func checkCleanLeague(t *testing.T, run *leagueRun, want, perPlayer int, referee string, agents map[string]*proc) {
+	t.Helper()
+	played := map[string]int{}
+	rs := results(t, run)
+	for _, r := range rs {
+		for _, p := range r.players {
+			played[p]++
+		}
+		if (referee != "" && r.referee != referee) || r.termination != "normal" || r.forfeit != "" {
+			t.Errorf("match %v refereed by %q ended %q (loser %q, forfeit %q), want normal", r.players, r.referee, r.termination, r.loser, r.forfeit)
+		}
+		if vs, _ := r.metadata["violations"].([]any); len(vs) > 0 {
+			t.Errorf("match %v has violations %v, want none", r.players, vs)
+		}
+	}
+	if len(rs) != want {
+		t.Errorf("%d results, want %d", len(rs), want)
+	}
+	for id := range agents {
+		if played[id] != perPlayer {
+			t.Errorf("%s played %d matches, want %d", id, played[id], perPlayer)
+		}
+	}
+}
+
+// checkLeftOnShutdown stops run's League Manager and checks that each of agents leaves by
+// itself on LEAGUE_SHUTDOWN: exit code 0, each of logged(id) in its output, and its
+// LEAGUE_SHUTDOWN_ACK in the audit log.
+func checkLeftOnShutdown(t *testing.T, run *leagueRun, agents map[string]*proc, logged func(id string) []string) {
+	t.Helper()
+	if code := run.lm.stop(t); code != 0 {
+		t.Errorf("league manager exited %d on SIGTERM, want 0", code)
+	}
+	for id, p := range agents {
+		select {
+		case <-p.done:
+			out := p.out.String()
+			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("%s exited %d, want 0; output:\n%s", id, code, out)
+			}
+			for _, want := range logged(id) {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s did not log %q; output:\n%s", id, want, out)
+				}
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("%s did not leave on LEAGUE_SHUTDOWN", id)
+		}
+	}
+	acked := auditShutdownAcks(t, run.audit)
+	for id := range agents {
+		if !acked["player:"+id] {
+			t.Errorf("the audit log has no LEAGUE_SHUTDOWN_ACK from %s", id)
+		}
+	}
 }
 
 // fakeLeague is a League Manager that only registers one player, for driving an example

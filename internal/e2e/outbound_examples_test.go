@@ -4,9 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -58,52 +56,8 @@ func TestOutboundExamplePlayersPlayALeague(t *testing.T) {
 		}})
 	run.checkLeague(t, 1) // each pair exactly once; league replay and league verify pass
 
-	played := map[string]int{}
-	rs := results(t, run)
-	for _, r := range rs {
-		for _, p := range r.players {
-			played[p]++
-		}
-		if r.referee != "ref1" || r.termination != "normal" || r.forfeit != "" {
-			t.Errorf("match %v refereed by %q ended %q (loser %q, forfeit %q), want ref1 and normal", r.players, r.referee, r.termination, r.loser, r.forfeit)
-		}
-		if vs, _ := r.metadata["violations"].([]any); len(vs) > 0 {
-			t.Errorf("match %v has violations %v, want none", r.players, vs)
-		}
-	}
-	if len(rs) != 6 {
-		t.Errorf("%d results, want 6 (4 players)", len(rs))
-	}
-	for id := range examples {
-		if played[id] != 3 {
-			t.Errorf("%s played %d matches, want 3", id, played[id])
-		}
-	}
-
-	if code := run.lm.stop(t); code != 0 {
-		t.Errorf("league manager exited %d on SIGTERM, want 0", code)
-	}
-	for id, p := range examples {
-		select {
-		case <-p.done:
-			out := p.out.String()
-			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-				t.Errorf("%s exited %d, want 0; output:\n%s", id, code, out)
-			}
-			if endpoint := run.lm.base() + "/relay/player/" + id + "/mcp"; !strings.Contains(out, endpoint) {
-				t.Errorf("%s did not log its relay endpoint %s; output:\n%s", id, endpoint, out)
-			}
-			if !strings.Contains(out, "league shut down") {
-				t.Errorf("%s left without LEAGUE_SHUTDOWN; output:\n%s", id, out)
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("%s did not leave on LEAGUE_SHUTDOWN", id)
-		}
-	}
-	acked := auditShutdownAcks(t, run.audit)
-	for id := range examples {
-		if !acked["player:"+id] {
-			t.Errorf("the audit log has no LEAGUE_SHUTDOWN_ACK from %s", id)
-		}
-	}
+	checkCleanLeague(t, run, 6, 3, "ref1", examples)
+	checkLeftOnShutdown(t, run, examples, func(id string) []string {
+		return []string{run.lm.base() + "/relay/player/" + id + "/mcp", "league shut down"}
+	})
 }
