@@ -17,8 +17,10 @@ type clock struct {
 	// remaining and bank are what is left; moves counts the moves of the current period.
 	remaining, bank time.Duration
 	moves           int
-	// network is the player's measured round trip; credited the credit given this game.
+	// network is the player's shortest measured round trip (measured once there is one);
+	// credited the credit given this game.
 	network, credited time.Duration
+	measured          bool
 }
 
 func newClock(tc protocol.TimeControl) *clock {
@@ -27,11 +29,12 @@ func newClock(tc protocol.TimeControl) *clock {
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// observeNetwork keeps the shortest round trip seen on a request the player answers at
-// once (an invitation): the network's share of every move's time.
+// observeNetwork keeps the shortest round trip seen (the invitation's, which a player
+// answers at once, and every move's): the network's share of every move's time is at most
+// that.
 func (c *clock) observeNetwork(rtt time.Duration) {
-	if rtt > 0 && (c.network == 0 || rtt < c.network) {
-		c.network = rtt
+	if rtt >= 0 && (!c.measured || rtt < c.network) {
+		c.network, c.measured = rtt, true
 	}
 }
 

@@ -73,8 +73,7 @@ func TestClockBankDrawnDown(t *testing.T) {
 func TestClockNetworkCredit(t *testing.T) {
 	c := newClock(protocol.TimeControl{BaseMS: 5000, IncrementMS: 100})
 	c.observeNetwork(900 * time.Millisecond)
-	c.observeNetwork(400 * time.Millisecond) // the shortest round trip counts
-	c.observeNetwork(0)
+	c.observeNetwork(400 * time.Millisecond) // the shortest round trip counts (0 would be one too)
 	if c.deadline() != 5400*time.Millisecond {
 		t.Errorf("deadline %v, want the clock and the credit: 5.4s", c.deadline())
 	}
@@ -240,6 +239,58 @@ func TestClockedMatchFlags(t *testing.T) {
 		}
 		if n := len(fc.sent(protocol.RequestMove, "c1")); n != 3 {
 			t.Errorf("%d requests to p1, want 3: no request again after running out", n)
+		}
+	})
+}
+
+// A player of someone else's that answers its invitation slowly (900 ms) to be credited
+// as if its network were slow gains nothing once it has answered a move fast: its first
+// move takes 10 ms, and its later 500 ms moves are credited 10 ms, not 500.
+func TestClockCreditFollowsTheFastestAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := ttt(t)
+		legal := firstLegal(g)
+		slowInvite := func(ctx context.Context, m *protocol.Message, call int) (*protocol.Message, error) {
+			wait := 500 * time.Millisecond
+			switch {
+			case m.Envelope.MessageType == protocol.GameInvitation:
+				wait = 900 * time.Millisecond
+			case call == 1: // the first move request (call 0 is the invitation)
+				wait = 10 * time.Millisecond
+			case m.Envelope.MessageType == protocol.GameOver:
+				wait = 0
+			}
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return scripted(g, "p1", legal)(ctx, m, call)
+		}
+		fc := newFakeCaller(t, map[string]fakePlayer{
+			"http://p1": slowInvite,
+			"http://p2": clocked(g, "p2", 0, 0),
+		})
+		r := newRunner(t, game.TypeTicTacToe, fc)
+		r.JoinTimeout = 2 * time.Second
+		r.A.TimeControl = &protocol.TimeControl{BaseMS: 10000, IncrementMS: 100}
+		rep, err := r.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p1 []int64
+		for _, mv := range rep.Metadata.Moves {
+			if mv.Player == "p1" {
+				p1 = append(p1, *mv.NetworkMS)
+			}
+		}
+		if len(p1) < 2 || p1[0] != 10 {
+			t.Fatalf("p1's credits %v, want 10 ms on its first move", p1)
+		}
+		for i, c := range p1[1:] {
+			if c != 10 {
+				t.Errorf("p1's move %d credited %d ms, want 10: its fastest answer bounds the network", i+2, c)
+			}
 		}
 	})
 }

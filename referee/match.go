@@ -401,6 +401,9 @@ func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, st
 			// or silent past its clock, has lost on time (no warning ladder).
 			var flagged bool
 			stamp.credit, flagged = s.clock.charge(took)
+			// A move's round trip bounds the network's share too: a player that delays
+			// its invitation's answer gains no credit once it has answered a move faster.
+			s.clock.observeNetwork(took)
 			if flagged || errors.Is(err, context.DeadlineExceeded) {
 				violation(protocol.ViolationTimeout, protocol.ActionTechnicalLoss, "out of time on the clock")
 				return protocol.MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: protocol.TerminationTimeout}
