@@ -529,6 +529,49 @@ func insufficientMaterial(b *chess.Board) bool {
 	return knights+bishops <= 1 || (knights == 0 && bishopSquares != 3)
 }
 
+// CanWin implements winnable by material, as the draw on time judges it (FIDE 6.9): a
+// lone king cannot mate; nor can a king and knight against a lone king, nor a king and
+// bishops that all stand on squares of one colour when the opponent has nothing but
+// bishops on that colour. Where a mate is possible, however unlikely, i can win.
+func (s chessState) CanWin(i int) bool {
+	type material struct{ heavy, knights, bishopSquares int } // bishopSquares: bit 0 dark, bit 1 light
+	var mine, theirs material
+	colour := chess.White
+	if i == 1 {
+		colour = chess.Black
+	}
+	b := s.pos.Board()
+	for sq := chess.A1; sq <= chess.H8; sq++ {
+		p := b.Piece(sq)
+		if p == chess.NoPiece || p.Type() == chess.King {
+			continue
+		}
+		m := &theirs
+		if p.Color() == colour {
+			m = &mine
+		}
+		switch p.Type() {
+		case chess.Knight:
+			m.knights++
+		case chess.Bishop:
+			m.bishopSquares |= 1 << ((int(sq.File()) + int(sq.Rank())) % 2)
+		default:
+			m.heavy++
+		}
+	}
+	switch {
+	case mine.heavy > 0:
+		return true
+	case mine.knights == 0 && mine.bishopSquares == 0:
+		return false
+	case mine.knights == 1 && mine.bishopSquares == 0:
+		return theirs != material{}
+	case mine.knights == 0 && mine.bishopSquares != 3:
+		return theirs.heavy > 0 || theirs.knights > 0 || mine.bishopSquares|theirs.bishopSquares == 3
+	}
+	return true
+}
+
 // repetitionKey identifies a position for the repetition rule: placement, side to move,
 // castling rights, and the en passant square only when a capture there is legal (FIDE 9.2.3).
 func repetitionKey(pos *chess.Position, legal []chess.Move) string {

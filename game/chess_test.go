@@ -742,3 +742,44 @@ func BenchmarkChessGame(b *testing.B) {
 		s.Final()
 	}
 }
+
+// TestChessCanWin: the material rule of the draw on time. Each position is judged for
+// both sides: whether White, then Black, could still mate by some series of legal moves.
+func TestChessCanWin(t *testing.T) {
+	cases := []struct {
+		name         string
+		fen          string
+		white, black bool
+	}{
+		{"start", chessStartFEN, true, true},
+		{"lone kings", "4k3/8/8/8/8/8/8/4K3 w - - 0 1", false, false},
+		{"a pawn mates by promotion", "4k3/8/8/8/8/8/P7/4K3 w - - 0 1", true, false},
+		{"a rook", "4k3/8/8/8/8/8/8/R3K3 w - - 0 1", true, false},
+		{"a knight against a lone king", "4k3/8/8/8/8/8/8/1N2K3 w - - 0 1", false, false},
+		{"a knight against a bishop, which can block", "4k3/8/8/8/8/8/8/bN2K3 w - - 0 1", true, true},
+		{"a knight against a pawn", "4k3/p7/8/8/8/8/8/1N2K3 w - - 0 1", true, true},
+		{"two knights mate with help", "4k3/8/8/8/8/8/8/NN2K3 w - - 0 1", true, false},
+		{"bishop and knight", "4k3/8/8/8/8/8/8/BN2K3 w - - 0 1", true, false},
+		{"a bishop against a lone king", "4k3/8/8/8/8/8/8/2B1K3 w - - 0 1", false, false},
+		{"bishops on one colour", "4k3/8/8/8/8/8/B7/1B2K3 w - - 0 1", false, false},
+		{"bishops on both colours", "4k3/8/8/8/8/8/8/2BBK3 w - - 0 1", true, false},
+		{"bishops of one colour on both sides", "4k3/8/8/8/8/8/b7/1B2K3 w - - 0 1", false, false},
+		{"bishops of opposite colours", "4k3/8/8/8/8/8/8/2BbK3 w - - 0 1", true, true},
+		{"a bishop against a knight", "4k3/8/8/8/8/8/8/2B1K1n1 w - - 0 1", true, true},
+		{"a bishop against a rook", "4k3/8/8/8/8/8/8/2B1K2r w - - 0 1", true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := chessFrom(t, c.fen, 100)
+			if got := CanWin(s, 0); got != c.white {
+				t.Errorf("White can win: %v, want %v", got, c.white)
+			}
+			if got := CanWin(s, 1); got != c.black {
+				t.Errorf("Black can win: %v, want %v", got, c.black)
+			}
+		})
+	}
+	if g, err := Default().New("tic_tac_toe", nil); err != nil || !CanWin(g.NewState(1), 0) {
+		t.Error("a game without the rule is winnable")
+	}
+}

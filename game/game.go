@@ -57,3 +57,18 @@ type State interface {
 	// Final is the JSON-ready state for GAME_OVER and the result metadata.
 	Final() map[string]any
 }
+
+// winnable is a State whose rules know positions where a player can no longer win by any
+// series of legal moves.
+type winnable interface {
+	CanWin(i int) bool
+}
+
+// CanWin reports whether player i of s could still win by some series of legal moves; a
+// game whose rules do not say is taken to be winnable. A player who runs out of time on
+// its clock loses only to an opponent who could still win; otherwise the game is drawn
+// (FIDE 6.9).
+func CanWin(s State, i int) bool {
+	w, ok := s.(winnable)
+	return !ok || w.CanWin(i)
+}

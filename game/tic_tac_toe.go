@@ -192,6 +192,31 @@ func (s ticTacToeState) ToMove() []int {
 	return []int{s.moves % 2}
 }
 
+// CanWin implements winnable: player i can still win while some line holds none of the
+// opponent's marks and i has moves enough left to fill its empty cells.
+func (s ticTacToeState) CanWin(i int) bool {
+	left := 9 - s.moves // empty cells; i gets every other one, the first if it is to move
+	mine := left / 2
+	if s.moves%2 == i {
+		mine = (left + 1) / 2
+	}
+	for _, l := range lines {
+		need, blocked := 0, false
+		for _, cell := range l {
+			switch s.board[cell[0]][cell[1]] {
+			case marks[1-i]:
+				blocked = true
+			case "":
+				need++
+			}
+		}
+		if !blocked && need <= mine {
+			return true
+		}
+	}
+	return false
+}
+
 // Context implements State in the Python peer's format.
 func (s ticTacToeState) Context(i int) map[string]any {
 	return map[string]any{

@@ -330,3 +330,32 @@ func TestTicTacToeContextForBothPlayers(t *testing.T) {
 		t.Errorf("got context %s, want %s", got, want)
 	}
 }
+
+// TestTicTacToeCanWin: a player can still win while a line holds none of the opponent's
+// marks and it has moves enough left to fill it.
+func TestTicTacToeCanWin(t *testing.T) {
+	cell := func(r, c int) []string { return []string{fmt.Sprintf(`{"row":%d,"col":%d}`, r, c)} }
+	s := ticTacToe{}.NewState(1)
+	if !CanWin(s, 0) || !CanWin(s, 1) {
+		t.Fatal("at the start both can win")
+	}
+	// X e, O a, X c, O g, X d, O f, X h: every line holds an X; O to move.
+	s = play(t, s, cell(1, 1), cell(0, 0), cell(0, 2), cell(2, 0), cell(1, 0), cell(1, 2), cell(2, 1))
+	if CanWin(s, 1) {
+		t.Error("O can win with an X on every line")
+	}
+	if !CanWin(s, 0) {
+		t.Error("X can win: the middle column lacks only (0,1)")
+	}
+	// O blocks: X's only open line is gone, and O still has none.
+	s = play(t, s, cell(0, 1))
+	if CanWin(s, 0) || CanWin(s, 1) {
+		t.Errorf("with one cell left and no open line, neither can win: X %v, O %v", CanWin(s, 0), CanWin(s, 1))
+	}
+	// Moves left count: one cell, (0,2), is left and X is to move. O lacks only it for the
+	// top row, but gets no move; X lacks only it for the right column.
+	s = play(t, ticTacToe{}.NewState(1), cell(1, 0), cell(0, 0), cell(1, 2), cell(0, 1), cell(2, 1), cell(1, 1), cell(2, 2), cell(2, 0))
+	if CanWin(s, 1) || !CanWin(s, 0) {
+		t.Errorf("with (0,2) left to X: X can win %v (want true), O %v (want false)", CanWin(s, 0), CanWin(s, 1))
+	}
+}

@@ -144,6 +144,11 @@ func readFacts(players [2]string, md protocol.GameMetadata) resultFacts {
 		if md.Termination == protocol.TerminationTimeout && inMatch(md.Loser) {
 			f.clock[md.Loser].flagged = true
 		}
+		for _, v := range md.Violations { // a draw on time flags too
+			if v.Action == protocol.ActionDraw && inMatch(v.Player) {
+				f.clock[v.Player].flagged = true
+			}
+		}
 	}
 	for _, mv := range md.Moves {
 		if !inMatch(mv.Player) {

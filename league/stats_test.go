@@ -72,7 +72,7 @@ func TestPlayerStatistics(t *testing.T) {
 
 // Under a clock each player's statistics add the spread of its think time (elapsed_ms -
 // network_ms) and network time per move, its time left at the end of each game (0 when it
-// lost on time) and its flags; a match is under a clock when its result records the time
+// ran out of time) and its flags, a draw on time included; a match is under a clock when its result records the time
 // control or its moves carry clock_ms. The rest keep their meaning, and a restart
 // recomputes the same.
 func TestPlayerClockStatistics(t *testing.T) {
@@ -94,18 +94,20 @@ func TestPlayerClockStatistics(t *testing.T) {
 		},
 		"violations": []any{map[string]any{"step": 5, "player": a, "kind": "timeout", "action": "technical_loss"}},
 	})
-	l.reportWithMeta(ms[1], decided(ms[1], 0), map[string]any{
-		"termination": "normal",
+	// d runs out of time against c, who cannot win: a draw, and a flag of d's.
+	l.reportWithMeta(ms[1], drawn(ms[1]), map[string]any{
+		"termination": "timeout_vs_insufficient_material",
 		"moves": []any{
 			map[string]any{"step": 1, "player": c, "move": map[string]int{"row": 0, "col": 0}, "outcome": "SUCCESS", "elapsed_ms": 40, "network_ms": 10, "clock_ms": 5060},
 			map[string]any{"step": 2, "player": d, "move": map[string]int{"row": 1, "col": 1}, "outcome": "FORCED", "elapsed_ms": 2000, "clock_ms": 3000},
 		},
+		"violations": []any{map[string]any{"step": 4, "player": d, "kind": "timeout", "action": "draw"}},
 	})
 	want := map[string]ClockStats{
 		a: {Games: 1, Moves: 2, ThinkMS: Spread{200, 200, 500, 500}, NetworkMS: Spread{0, 0, 100, 100}, Flags: 1},
 		b: {Games: 1, Moves: 2, ThinkMS: Spread{100, 100, 150, 150}, NetworkMS: Spread{0, 0, 50, 50}, LeftMS: Spread{9900, 9900, 9900, 9900}},
 		c: {Games: 1, Moves: 1, ThinkMS: Spread{30, 30, 30, 30}, NetworkMS: Spread{10, 10, 10, 10}, LeftMS: Spread{5060, 5060, 5060, 5060}},
-		d: {Games: 1, Moves: 1, ThinkMS: Spread{2000, 2000, 2000, 2000}, LeftMS: Spread{3000, 3000, 3000, 3000}},
+		d: {Games: 1, Moves: 1, ThinkMS: Spread{2000, 2000, 2000, 2000}, Flags: 1},
 	}
 	check := func(when string) {
 		t.Helper()

@@ -22,6 +22,10 @@ const (
 	TerminationIllegalMove Termination = "illegal_move"
 	// TerminationTimeout: the loser came to the end of the timeout ladder.
 	TerminationTimeout Termination = "timeout"
+	// TerminationTimeoutDraw: the player to move ran out of time on its clock, but its
+	// opponent could not win by any series of legal moves (chess: not enough material to
+	// mate): a draw, not a loss (FIDE 6.9).
+	TerminationTimeoutDraw Termination = "timeout_vs_insufficient_material"
 	// TerminationNoShow: the loser did not join.
 	TerminationNoShow Termination = "no_show"
 	// TerminationDoubleNoShow: neither player joined; both lose.
@@ -83,6 +87,8 @@ const (
 	ActionWarning       ViolationAction = "warning"
 	ActionForcedMove    ViolationAction = "forced_move"
 	ActionTechnicalLoss ViolationAction = "technical_loss"
+	// ActionDraw: out of time on the clock against an opponent who could not win.
+	ActionDraw ViolationAction = "draw"
 )
 
 // ForfeitSuspended is GameMetadata.Forfeit of a match forfeited because a player is

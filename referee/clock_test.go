@@ -294,3 +294,49 @@ func TestClockCreditFollowsTheFastestAnswer(t *testing.T) {
 		}
 	})
 }
+
+// Running out of time ends the match by the game's rule: a loss while the opponent could
+// still win, a draw once it could not (tic-tac-toe: every line holds a mark of the
+// player who flagged). X plays e, c, d, h, O plays a, g, f, b; X then thinks past its
+// clock of 1 s, at move 5 (O's left column lacks one mark: a loss) or at move 9 (no line open to
+// O: a draw).
+func TestClockedMatchFlagByTheRules(t *testing.T) {
+	cells := map[float64][2]int{1: {1, 1}, 2: {0, 0}, 3: {0, 2}, 4: {2, 0}, 5: {1, 0}, 6: {1, 2}, 7: {2, 1}, 8: {0, 1}, 9: {2, 2}}
+	for _, c := range []struct {
+		flagAt      float64
+		termination protocol.Termination
+		loser       string
+		outcome     protocol.Outcome
+		action      protocol.ViolationAction
+	}{
+		{5, protocol.TerminationTimeout, "p1", protocol.Loss, protocol.ActionTechnicalLoss},
+		{9, protocol.TerminationTimeoutDraw, "", protocol.Draw, protocol.ActionDraw},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			g := ttt(t)
+			script := func(ctx context.Context, _ *protocol.Message, p map[string]any, _ int) (any, error) {
+				n, _ := p["step_context"].(map[string]any)["move_number"].(float64)
+				if n == c.flagAt {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				return map[string]int{"row": cells[n][0], "col": cells[n][1]}, nil
+			}
+			fc := newFakeCaller(t, map[string]fakePlayer{"http://p1": scripted(g, "p1", script), "http://p2": scripted(g, "p2", script)})
+			r := newRunner(t, game.TypeTicTacToe, fc)
+			r.A.TimeControl = &protocol.TimeControl{BaseMS: 1000}
+			rep, err := r.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := rep.Metadata
+			if md.Termination != c.termination || md.Loser != c.loser || rep.Outcome["p1"] != string(c.outcome) || len(md.Moves) != int(c.flagAt)-1 {
+				t.Fatalf("X out of time at move %v: termination %s, loser %q, outcome %v after %d moves; want %s, %q, p1 %s",
+					c.flagAt, md.Termination, md.Loser, rep.Outcome, len(md.Moves), c.termination, c.loser, c.outcome)
+			}
+			if len(md.Violations) != 1 || md.Violations[0].Player != "p1" || md.Violations[0].Action != c.action {
+				t.Errorf("violations %+v, want p1's timeout with action %s", md.Violations, c.action)
+			}
+		})
+	}
+}

@@ -69,7 +69,8 @@ type seat struct {
 	other *seat
 }
 
-// errMatchLost ends the game loop early with a technical result.
+// lossError ends the game loop early with a technical result: a loss of loser or, for
+// protocol.TerminationTimeoutDraw, a draw.
 type lossError struct {
 	loser       string
 	termination protocol.Termination
@@ -127,6 +128,9 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 			}
 			outcome = technicalLoss(loser)
 			md.Termination, md.Loser = le.termination, le.loser
+			if le.termination == protocol.TerminationTimeoutDraw {
+				outcome, md.Loser = [2]protocol.Outcome{protocol.Draw, protocol.Draw}, ""
+			}
 		case err != nil:
 			return nil, err
 		default:
@@ -405,6 +409,10 @@ func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, st
 			// its invitation's answer gains no credit once it has answered a move faster.
 			s.clock.observeNetwork(took)
 			if flagged || errors.Is(err, context.DeadlineExceeded) {
+				if !game.CanWin(state, 1-s.index) {
+					violation(protocol.ViolationTimeout, protocol.ActionDraw, "out of time on the clock, against an opponent who cannot win: a draw")
+					return protocol.MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: protocol.TerminationTimeoutDraw}
+				}
 				violation(protocol.ViolationTimeout, protocol.ActionTechnicalLoss, "out of time on the clock")
 				return protocol.MoveRecord{}, nil, vs, &lossError{loser: s.id, termination: protocol.TerminationTimeout}
 			}

@@ -208,7 +208,8 @@ func moveOverheads(matches []matchFigure, think time.Duration) []float64 {
 
 // clockFigures are a run's figures under a clock (league bench --clock).
 type clockFigures struct {
-	// timeLosses are the matches that ended on time (termination timeout).
+	// timeLosses are the matches that ended on time (termination timeout, or a draw on
+	// time against an opponent who could not win).
 	timeLosses int
 	// moves are the moves with a clock record; overIncrement those charged more than
 	// the increment: with players that think 0, the time the coordinator and the
@@ -223,7 +224,7 @@ func clockFiguresOf(matches []matchFigure, incrementMS int) clockFigures {
 	var f clockFigures
 	var all []float64
 	for _, m := range matches {
-		if m.termination == string(protocol.TerminationTimeout) {
+		if t := protocol.Termination(m.termination); t == protocol.TerminationTimeout || t == protocol.TerminationTimeoutDraw {
 			f.timeLosses++
 		}
 		for _, c := range m.charged {

@@ -252,7 +252,7 @@ func writeOutboundReport(w io.Writer, players, outbound int, s outboundSummary) 
 }
 
 // writeClockReport prints, below the table, what the clock did in each build's runs:
-// the matches lost on time, the moves charged more than the increment (with players
+// the matches ended on time, the moves charged more than the increment (with players
 // that think 0, the coordinator's and the transport's cost beyond the network credit)
 // and the p50 and p99 of a move's charged time, each the median of the runs.
 func writeClockReport(w io.Writer, tc protocol.TimeControl, builds []benchBuild, figures [][]runFigures) {
@@ -268,7 +268,7 @@ func writeClockReport(w io.Writer, tc protocol.TimeControl, builds []benchBuild,
 		value  func(runFigures) float64
 		format string
 	}{
-		{"matches lost on time", func(r runFigures) float64 { return float64(r.clock.timeLosses) }, "%.0f"},
+		{"matches ended on time", func(r runFigures) float64 { return float64(r.clock.timeLosses) }, "%.0f"},
 		{"moves with a clock", func(r runFigures) float64 { return float64(r.clock.moves) }, "%.0f"},
 		{fmt.Sprintf("moves charged over %d ms", tc.IncrementMS), func(r runFigures) float64 { return float64(r.clock.overIncrement) }, "%.0f"},
 		{"charged per move p50", func(r runFigures) float64 { return r.clock.chargedP50 }, "%.0f ms"},

@@ -275,8 +275,8 @@ func pgnTermination(match, chessEnd string) string {
 	switch match {
 	case "normal":
 		return game.ChessPGNTermination(chessEnd)
-	case "timeout":
-		return "time forfeit"
+	case string(protocol.TerminationTimeout), string(protocol.TerminationTimeoutDraw):
+		return "time forfeit" // the Result tag tells a loss from a draw
 	case "illegal_move", "no_show", "double_no_show":
 		// An administrative forfeit for not observing the laws of chess or the league's rules.
 		return "rules infraction"

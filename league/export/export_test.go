@@ -189,6 +189,7 @@ func TestPGNTags(t *testing.T) {
 		{"normal", "threefold_repetition", "normal"},
 		{"normal", "move_cap", "adjudication"},
 		{"timeout", "in_progress", "time forfeit"},
+		{"timeout_vs_insufficient_material", "in_progress", "time forfeit"},
 		{"illegal_move", "in_progress", "rules infraction"},
 		{"no_show", "in_progress", "rules infraction"},
 		{"double_no_show", "in_progress", "rules infraction"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden standings files from the golden logs")
@@ -209,6 +210,7 @@ func TestMisreportedResultsAreFound(t *testing.T) {
 			second := moves[1].(map[string]any)
 			second["move"] = moves[0].(map[string]any)["move"] // the cell just taken
 		}, "move 2:"},
+		{"a draw on time while the opponent could win", flagDraw(4), "could still win"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -224,5 +226,33 @@ func TestMisreportedResultsAreFound(t *testing.T) {
 				t.Errorf("got %q, want the match id and %q", p, tc.want)
 			}
 		})
+	}
+}
+
+// flagDraw makes the first result a draw on time after the first n moves: X (p02) to move
+// ran out of time.
+func flagDraw(n int) func(p map[string]any) {
+	return func(p map[string]any) {
+		md := p["game_metadata"].(map[string]any)
+		md["moves"] = md["moves"].([]any)[:n]
+		md["termination"] = string(protocol.TerminationTimeoutDraw)
+		delete(md, "final_state")
+		for _, key := range []string{"outcome", "points"} {
+			for id := range p[key].(map[string]any) {
+				p[key].(map[string]any)[id] = map[string]any{"outcome": "draw", "points": 1}[key]
+			}
+		}
+	}
+}
+
+// A draw on time passes when the rules give it: after 8 moves X is to move on the last
+// empty cell, and O, with no move left, cannot win.
+func TestDrawOnTimeByTheRules(t *testing.T) {
+	l, err := Rebuild(forge(t, flagDraw(8)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := l.VerifyMatches(game.Default()); len(problems) != 0 {
+		t.Fatalf("got %v, want no problem", problems)
 	}
 }

@@ -173,6 +173,13 @@ func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, m
 		out := [2]protocol.Outcome{protocol.Win, protocol.Win}
 		out[s] = protocol.Loss
 		return out, nil
+	case md.Termination == protocol.TerminationTimeoutDraw:
+		// The player to move ran out of time; a draw only if the other could not win.
+		toMove := state.ToMove()
+		if len(toMove) != 1 || game.CanWin(state, 1-toMove[0]) {
+			return fail(len(md.Moves), "%s, but the opponent of the player to move could still win", md.Termination)
+		}
+		return [2]protocol.Outcome{protocol.Draw, protocol.Draw}, nil
 	case !state.Terminal():
 		return fail(len(md.Moves), "the moves do not finish the game (termination %q)", md.Termination)
 	}
