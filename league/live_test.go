@@ -386,3 +386,40 @@ func TestMoveMadeEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A move event under a clock carries the mover's clock after the move: the live view
+// shows it as the match page does once the result is in, and move_made passes it on. A
+// negative clock is refused by the schema.
+func TestMoveEventClock(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	l := h.register([]string{"ref1"}, nil, playerIDs(2))
+	l.start()
+	h.settle()
+	_, ms := h.round()
+	mt := ms[0]
+	moves, views := tttPlay(t, [2]int{0, 0})
+	clocked := func(ms int64) *protocol.Message {
+		msg := h.moveEventMsg(mt.Referee, l.refTokens[mt.Referee], mt, 1, mt.Players[0], moves[0], views[0])
+		var p map[string]any
+		if err := msg.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		p["clock_ms"] = ms
+		b, _ := json.Marshal(p)
+		msg.Payload = b
+		return msg
+	}
+	h.unchanged("a negative clock", func() { h.refused(clocked(-1), protocol.ReasonSchemaViolation) })
+	h.ok(clocked(9850))
+	v, err := h.m.MatchView(mt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Steps) != 1 || v.Steps[0].Moves[0].ClockMS == nil || *v.Steps[0].Moves[0].ClockMS != 9850 {
+		t.Errorf("live steps %+v, want the move with clock_ms 9850", v.Steps)
+	}
+	evs := h.hubEvents()
+	if d, _ := json.Marshal(evs[len(evs)-1].Data); evs[len(evs)-1].Type != events.MoveMade || !strings.Contains(string(d), `"clock_ms":9850`) {
+		t.Errorf("last event %s %s, want move_made with clock_ms 9850", evs[len(evs)-1].Type, d)
+	}
+}

@@ -326,7 +326,7 @@ func (v liveView) move(mt *match, p protocol.MoveNotice) {
 		return
 	}
 	mt.liveMoves++
-	mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: string(p.Outcome)}
+	mv := web.Move{Player: p.PlayerID, Move: p.Move, Outcome: string(p.Outcome), ClockMS: p.ClockMS}
 	var view any
 	// Only the latest view of a match matters for memory; an oversized one (no game
 	// of ours comes near it) is not kept, the page reloads the match when it ends.
@@ -339,12 +339,14 @@ func (v liveView) move(mt *match, p protocol.MoveNotice) {
 	} else {
 		mt.live = append(mt.live, web.Step{Step: p.StepNumber, Moves: []web.Move{mv}, View: view})
 	}
-	v.hub.Publish(events.MoveMade, mt.id, moveMade{Step: p.StepNumber, Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome, View: view})
+	v.hub.Publish(events.MoveMade, mt.id, moveMade{Step: p.StepNumber, Player: p.PlayerID, Move: p.Move, Outcome: p.Outcome, View: view, ClockMS: p.ClockMS})
 }
 
 // moveMade is the data of a move_made event: a struct, since encoding a map sorts its
-// keys on every move. The members are in the order that sort gave, as before.
+// keys on every move. The members are in the order that sort gave, as before; ClockMS,
+// the mover's clock after the move, only under a clock.
 type moveMade struct {
+	ClockMS *int64               `json:"clock_ms,omitempty"`
 	Move    json.RawMessage      `json:"move"`
 	Outcome protocol.MoveOutcome `json:"outcome"`
 	Player  string               `json:"player"`
@@ -376,7 +378,7 @@ func (v liveView) unseenMoves(mt *match, md protocol.GameMetadata) {
 	}
 	for _, i := range unseen {
 		mv := md.Moves[i]
-		v.hub.Publish(events.MoveMade, mt.id, moveMade{Step: mv.Step, Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome, View: views[i]})
+		v.hub.Publish(events.MoveMade, mt.id, moveMade{Step: mv.Step, Player: mv.Player, Move: mv.Move, Outcome: mv.Outcome, View: views[i], ClockMS: mv.ClockMS})
 	}
 }
 

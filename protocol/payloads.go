@@ -296,6 +296,8 @@ type MoveNotice struct {
 	PlayerID   string          `json:"player_id"`
 	State      json.RawMessage `json:"state,omitempty"`
 	StepNumber int             `json:"step_number"`
+	// ClockMS is the mover's clock after the move, in a match under a clock.
+	ClockMS *int64 `json:"clock_ms,omitempty"`
 }
 
 // MaxMoveBatch is the most moves one MOVE_EVENT batch carries (schemas/move_event.json).

@@ -102,7 +102,7 @@ func (ev *moveEvents) add(rec protocol.MoveRecord, state game.State) {
 	full := len(ev.pending) >= maxPendingMoves
 	if !full {
 		ev.pending = append(ev.pending, pendingMove{notice: protocol.MoveNotice{
-			StepNumber: rec.Step, PlayerID: rec.Player, Move: rec.Move, Outcome: rec.Outcome,
+			StepNumber: rec.Step, PlayerID: rec.Player, Move: rec.Move, Outcome: rec.Outcome, ClockMS: rec.ClockMS,
 		}, state: state})
 	}
 	ev.mu.Unlock()

@@ -28,17 +28,17 @@ func moveEventAck(m *protocol.Message) (*protocol.Message, error) {
 	return out, err
 }
 
-// To a League Manager without move_batches, every applied move of a match becomes one
-// MOVE_EVENT, in order, with the referee's token, the match context and the state after
-// playWithMoveEvents plays a tic-tac-toe match between two instant scripted players,
-// its moves going to r's move events, which the caller flushes or finishes.
-func playWithMoveEvents(t *testing.T, r *Referee) (game.Game, *MatchRunner, *moveEvents, *Report) {
+// playWithMoveEvents plays a tic-tac-toe match between two instant scripted players, under
+// tc when it is not nil, its moves going to r's move events, which the caller flushes or
+// finishes.
+func playWithMoveEvents(t *testing.T, r *Referee, tc *protocol.TimeControl) (game.Game, *MatchRunner, *moveEvents, *Report) {
 	t.Helper()
 	g := ttt(t)
 	runner := newRunner(t, game.TypeTicTacToe, newFakeCaller(t, map[string]fakePlayer{
 		"http://p1": scripted(g, "p1", firstLegal(g)),
 		"http://p2": scripted(g, "p2", firstLegal(g)),
 	}))
+	runner.A.TimeControl = tc
 	ev := r.startMoveEvents(t.Context(), runner.A, zerolog.Nop())
 	runner.OnMove = ev.add
 	rep, err := runner.Run(t.Context())
@@ -48,14 +48,21 @@ func playWithMoveEvents(t *testing.T, r *Referee) (game.Game, *MatchRunner, *mov
 	return g, runner, ev, rep
 }
 
-// the move.
+// To a League Manager without move_batches, every applied move of a match becomes one
+// MOVE_EVENT, in order, with the referee's token, the match context and the state after
+// the move; under a clock, with the mover's clock after it.
 func TestMoveEventsFollowTheMatch(t *testing.T) {
+	t.Run("no clock", func(t *testing.T) { moveEventsFollowTheMatch(t, nil) })
+	t.Run("5+0.1", func(t *testing.T) { moveEventsFollowTheMatch(t, &protocol.TimeControl{BaseMS: 5000, IncrementMS: 100}) })
+}
+
+func moveEventsFollowTheMatch(t *testing.T, tc *protocol.TimeControl) {
 	synctest.Test(t, func(t *testing.T) {
 		fl := newFakeLeagueCaller(t, func(_ context.Context, m *protocol.Message, _ int) (*protocol.Message, error) {
 			return moveEventAck(m)
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
-		g, runner, ev, rep := playWithMoveEvents(t, r)
+		g, runner, ev, rep := playWithMoveEvents(t, r, tc)
 		ev.finish()
 		<-ev.done // the queue is sent
 		ev.stop()
@@ -85,9 +92,16 @@ func TestMoveEventsFollowTheMatch(t *testing.T) {
 				Move    json.RawMessage `json:"move"`
 				Outcome string          `json:"outcome"`
 				State   map[string]any  `json:"state"`
+				ClockMS *int64          `json:"clock_ms"`
 			}
 			if err := c.Msg.Decode(&p); err != nil {
 				t.Fatal(err)
+			}
+			if tc == nil && p.ClockMS != nil {
+				t.Errorf("event %d has clock_ms %d without a clock", i, *p.ClockMS)
+			}
+			if tc != nil && (p.ClockMS == nil || mv.ClockMS == nil || *p.ClockMS != *mv.ClockMS || *p.ClockMS <= 5000) {
+				t.Errorf("event %d clock_ms %v, want the move record's %v: more than 5000 ms after an instant move under 5+0.1", i, p.ClockMS, mv.ClockMS)
 			}
 			want := jsonValue(t, state.Final())
 			if p.Step != mv.Step || p.Player != mv.Player || string(p.Move) != string(mv.Move) || p.Outcome != string(mv.Outcome) || !reflect.DeepEqual(p.State, want) {
@@ -186,7 +200,7 @@ func TestMoveEventsBatchAFastMatch(t *testing.T) {
 		})
 		r := registeredReferee(t, fl, zerolog.Nop(), nil)
 		r.leagueFeatures = []string{protocol.FeatureMoveEvents, protocol.FeatureMoveBatches}
-		g, runner, ev, rep := playWithMoveEvents(t, r)
+		g, runner, ev, rep := playWithMoveEvents(t, r, nil)
 		ev.flush(time.Hour)
 
 		sent := fl.sent(protocol.MoveEvent)

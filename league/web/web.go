@@ -119,7 +119,7 @@ type Step struct {
 }
 
 // Move is one player's move in a step. ClockMS is the mover's clock after it, when the
-// match has a clock and the move comes from its result.
+// match has a clock.
 type Move struct {
 	Player  string          `json:"player"`
 	Move    json.RawMessage `json:"move"`

@@ -217,7 +217,8 @@ function dashboard() {
   };
   const refresh = debounce(() => getJSON("api/league").then((v) => { last = v; render(v); }).catch(() => {}), 100);
   // The live board follows one match: the first to make a move, until it ends; then the
-  // next match that moves takes its place. It shows the view each move_made event carries.
+  // next match that moves takes its place. It shows the view each move_made event carries,
+  // and under a clock each player's clock after its last move.
   let last = null, live = null;
   const drawLive = () => {
     const box = document.getElementById("live-box");
@@ -229,11 +230,14 @@ function dashboard() {
     a.href = "match?id=" + encodeURIComponent(live.id);
     a.textContent = live.id + (m ? " · " + players[0] + " vs " + players[1] : "");
     document.getElementById("live-board").replaceChildren(drawView(last ? last.game_type : "", live.view, players));
-    document.getElementById("live-status").textContent = (live.done ? "finished after step " : "step ") + live.step;
+    const clocks = players.filter((p) => live.clocks[p] != null).map((p) => p + " " + clockText(live.clocks[p]));
+    document.getElementById("live-status").textContent = (live.done ? "finished after step " : "step ") + live.step + (clocks.length ? " · " + clocks.join(" · ") : "");
   };
   const onEvent = (type, e) => {
     if (type === "move_made" && e.data && e.data.view && (!live || live.done || live.id === e.match_id)) {
-      live = { id: e.match_id, view: e.data.view, step: e.data.step, done: false };
+      const clocks = live && live.id === e.match_id && !live.done ? live.clocks : {};
+      if (e.data.clock_ms != null) clocks[e.data.player] = e.data.clock_ms;
+      live = { id: e.match_id, view: e.data.view, step: e.data.step, done: false, clocks };
       drawLive();
     } else if ((type === "match_finished" || type === "match_abandoned") && live && live.id === e.match_id) {
       live.done = true;
@@ -329,7 +333,7 @@ function matchPage() {
     pos = Math.max(0, Math.min(pos, steps.length));
     const view = pos === 0 ? m.initial : steps[pos - 1].view;
     document.getElementById("board").replaceChildren(drawView(m.game_type, view, m.players, m.rules_known));
-    // Both clocks after the step, when the match has a clock (the moves carry them once its result is in).
+    // Both clocks after the step, when the match has a clock.
     const left = clocksAt(m, pos);
     document.getElementById("clocks").replaceChildren(...(left ? m.players.map((p) => el("span", { class: "clock" }, p + " ", el("b", {}, left[p] == null ? "–" : clockText(left[p])))) : []));
     document.getElementById("pos").textContent = "step " + pos + " / " + steps.length;
@@ -368,10 +372,10 @@ function matchPage() {
         const d = e.data;
         const last = m.steps[m.steps.length - 1];
         if (last && last.step === d.step) {
-          last.moves.push({ player: d.player, move: d.move, outcome: d.outcome });
+          last.moves.push({ player: d.player, move: d.move, outcome: d.outcome, clock_ms: d.clock_ms });
           last.view = d.view;
         } else {
-          m.steps.push({ step: d.step, moves: [{ player: d.player, move: d.move, outcome: d.outcome }], view: d.view });
+          m.steps.push({ step: d.step, moves: [{ player: d.player, move: d.move, outcome: d.outcome, clock_ms: d.clock_ms }], view: d.view });
         }
         if (follow) pos = m.steps.length;
         show();
