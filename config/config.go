@@ -57,7 +57,7 @@ type Config struct {
 	// value is protocol.PolicyLoss ("loss"): the mover loses the match.
 	IllegalMovePolicy string `yaml:"illegal_move_policy"`
 	// TimeControl, when set, plays every match under clocks instead of the fixed
-	// move_response_ms (see Clock).
+	// move_response_ms, whatever the game's entry says (see Clock).
 	TimeControl *TimeControl `yaml:"time_control"`
 
 	// Games is the content of game_registry.yaml, with each builtin game's params
@@ -84,25 +84,36 @@ type League struct {
 	Seed int64 `yaml:"seed"`
 }
 
-// TimeControl is league.yaml's time_control: a clock per player.
+// TimeControl is a time_control of league.yaml or of a game in game_registry.yaml: a
+// clock per player.
 type TimeControl struct {
 	// Clock is base+increment in seconds ("10+0.1"), or moves/base+increment
-	// ("40/60+0.5"): the form of PGN's TimeControl tag.
+	// ("40/60+0.5"): the form of PGN's TimeControl tag. NoClock ("-", PGN's word for
+	// none) plays under move_response_ms.
 	Clock string `yaml:"clock"`
 	// BankMS is a reserve drawn on once the clock runs out, never refilled.
 	BankMS int `yaml:"bank_ms"`
 }
 
-// Clock is the league's time control, nil when matches play under move_response_ms.
+// NoClock is TimeControl.Clock of no clock: league.yaml's way to play a game whose
+// registry entry has a clock under move_response_ms.
+const NoClock = "-"
+
+// Clock is the league's time control: league.yaml's time_control, else the one of its
+// game's registry entry; nil when matches play under move_response_ms.
 func (c *Config) Clock() *protocol.TimeControl {
-	if c.TimeControl == nil {
+	set := c.TimeControl
+	if g, ok := c.Game(c.League.GameType); set == nil && ok {
+		set = g.TimeControl
+	}
+	if set == nil || set.Clock == NoClock {
 		return nil
 	}
-	tc, err := protocol.ParseTimeControl(c.TimeControl.Clock)
+	tc, err := protocol.ParseTimeControl(set.Clock)
 	if err != nil {
 		return nil // Validate refuses it
 	}
-	tc.BankMS = c.TimeControl.BankMS
+	tc.BankMS = set.BankMS
 	return &tc
 }
 
@@ -179,6 +190,9 @@ type GameEntry struct {
 	// Params are the game-specific parameters, as normalized by the game's ParamSchema;
 	// an external game's params are passed on as written (JSON values).
 	Params map[string]any `yaml:"params"`
+	// TimeControl is the clock a league of this game plays under when league.yaml sets
+	// none; nil: move_response_ms.
+	TimeControl *TimeControl `yaml:"time_control"`
 }
 
 // Values of GameEntry.Rules.

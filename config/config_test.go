@@ -448,3 +448,29 @@ func TestMaxMatchAttemptsBounds(t *testing.T) {
 		t.Fatalf("max_match_attempts 5: got %v, %+v", err, c)
 	}
 }
+
+// The league's clock is league.yaml's time_control, else its game's in the registry;
+// league.yaml's "-" plays a game that has one under move_response_ms.
+func TestClockOfLeagueOrGame(t *testing.T) {
+	registry := "games:\n  - {game_type: tic_tac_toe, name: T, time_control: {clock: \"5+0.1\"}}\n  - {game_type: even_odd, name: E}\n"
+	for _, c := range []struct {
+		name, league string
+		want         *protocol.TimeControl
+	}{
+		{"the game's", "league: {game_type: tic_tac_toe}\n", &protocol.TimeControl{BaseMS: 5000, IncrementMS: 100}},
+		{"the league's over the game's", "league: {game_type: tic_tac_toe}\ntime_control: {clock: \"40/60+0.5\", bank_ms: 900}\n",
+			&protocol.TimeControl{BaseMS: 60000, IncrementMS: 500, MovesPerPeriod: 40, BankMS: 900}},
+		{"none over the game's", "league: {game_type: tic_tac_toe}\ntime_control: {clock: \"-\"}\n", nil},
+		{"a game without one", "league: {game_type: even_odd}\n", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Load(writeConfig(t, map[string]string{LeagueFile: c.league, GameRegistryFile: registry}), newFakeGames())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Clock(); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("Clock() = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}

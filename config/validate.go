@@ -258,13 +258,24 @@ func (c *Config) checkLeague(k *checker) {
 
 	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, protocol.PolicyLoss)
 
-	if tc := c.TimeControl; tc != nil {
-		if clock, err := protocol.ParseTimeControl(tc.Clock); err != nil {
-			k.add(f, "time_control.clock", "%v", err)
-		} else {
-			k.between(f, "time_control.clock", clock.BaseMS, 1, maxClockMS)
+	k.timeControl(f, "time_control", c.TimeControl)
+}
+
+// timeControl checks a time_control, of league.yaml or of a game in the registry.
+func (k *checker) timeControl(file, path string, tc *TimeControl) {
+	switch {
+	case tc == nil:
+	case tc.Clock == NoClock:
+		if tc.BankMS != 0 {
+			k.add(file, path+".bank_ms", "must be 0 without a clock, got %d", tc.BankMS)
 		}
-		k.between(f, "time_control.bank_ms", tc.BankMS, 0, maxClockMS)
+	default:
+		if clock, err := protocol.ParseTimeControl(tc.Clock); err != nil {
+			k.add(file, path+".clock", "%v", err)
+		} else {
+			k.between(file, path+".clock", clock.BaseMS, 1, maxClockMS)
+		}
+		k.between(file, path+".bank_ms", tc.BankMS, 0, maxClockMS)
 	}
 }
 
@@ -310,6 +321,8 @@ func (c *Config) checkGames(k *checker, normalize bool) {
 		if draw && loss && s.Draw < s.Loss {
 			k.add(f, p+".scoring.draw", "must be >= loss (%d), got %d", s.Loss, s.Draw)
 		}
+
+		k.timeControl(f, p+".time_control", g.TimeControl)
 
 		k.oneOf(f, p+".rules", g.Rules, RulesBuiltin, RulesExternal)
 		if g.External() {

@@ -50,6 +50,10 @@ func TestLoadRejects(t *testing.T) {
 		yaml  string
 		wants []string // problems, each "<file name>: <path>: <message>"
 	}{
+		{"a game's clock that is not one", GameRegistryFile, games2("{game_type: even_odd, name: E, time_control: {clock: \"0+1\"}}"),
+			[]string{`game_registry.yaml: games[1].time_control.clock: time control "0+1": the base time must be a positive number of seconds`}},
+		{"a bank without a clock", LeagueFile, "time_control: {clock: \"-\", bank_ms: 500}\n",
+			[]string{"league.yaml: time_control.bank_ms: must be 0 without a clock, got 500"}},
 		{"a clock that is not one", LeagueFile, "time_control: {clock: \"5+x\", bank_ms: -1}\n",
 			[]string{`league.yaml: time_control.clock: time control "5+x": the increment must be a number of seconds, 0 or more`,
 				"league.yaml: time_control.bank_ms: must be between 0 and 86400000, got -1"}},
