@@ -145,17 +145,34 @@ func (s *Standings) WriteText(w io.Writer) error {
 	return nil
 }
 
-// writeStatsTable writes the standings with each player's statistics.
+// writeStatsTable writes the standings with each player's statistics and, when a player
+// played under a clock, its clock figures: think and network time per move (p50, p99),
+// time left at the end of a game (p50) and flags.
 func writeStatsTable(w io.Writer, rows []protocol.StandingsRow, stats map[string]*league.PlayerStats) {
+	clocked := false
+	for _, st := range stats {
+		clocked = clocked || st.Clock != nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\tillegal\ttimeouts\tmoves\tavg_ms\tmax_ms\t")
+	head := "rank\tplayer\tpoints\twins\tdraws\tlosses\tplayed\tillegal\ttimeouts\tmoves\tavg_ms\tmax_ms\t"
+	if clocked {
+		head += "think_p50\tthink_p99\tnet_p50\tnet_p99\tleft_p50\tflags\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		st := stats[r.PlayerID]
 		if st == nil {
 			st = &league.PlayerStats{}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t\n", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t", r.Rank, r.PlayerID, r.Points, r.Wins, r.Draws, r.Losses, r.MatchesPlayed,
 			st.IllegalMoves, st.Timeouts, st.Moves, st.AvgThinkingMS, st.MaxThinkingMS)
+		switch c := st.Clock; {
+		case c != nil:
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t", c.ThinkMS.P50, c.ThinkMS.P99, c.NetworkMS.P50, c.NetworkMS.P99, c.LeftMS.P50, c.Flags)
+		case clocked:
+			fmt.Fprint(tw, "-\t-\t-\t-\t-\t-\t")
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

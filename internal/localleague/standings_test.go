@@ -7,10 +7,12 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentleague/agentleague/internal/proctest"
+	"github.com/agentleague/agentleague/league"
 	"github.com/agentleague/agentleague/league/server"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -72,5 +74,40 @@ func TestStandings(t *testing.T) {
 	}
 	if s, err := a.StartLeague(ctx, srv.URL(), "admin-token"); err == nil || s.LeagueID != "" {
 		t.Errorf("start without players: %+v (%v), want refused", s, err)
+	}
+}
+
+// The statistics table adds the clock columns once a player played under a clock; a
+// player without clock figures shows dashes there, and a league without clocks has none.
+func TestStatsTableClockColumns(t *testing.T) {
+	rows := []protocol.StandingsRow{{Rank: 1, PlayerID: "p1", Points: 3, Wins: 1, MatchesPlayed: 1}, {Rank: 2, PlayerID: "p2", MatchesPlayed: 1, Losses: 1}}
+	plain := map[string]*league.PlayerStats{"p1": {Moves: 5}, "p2": {Moves: 4}}
+	var b bytes.Buffer
+	writeStatsTable(&b, rows, plain)
+	if strings.Contains(b.String(), "think_p50") {
+		t.Errorf("clock columns without a clock:\n%s", b.String())
+	}
+	clocked := map[string]*league.PlayerStats{
+		"p1": {Moves: 5, Clock: &league.ClockStats{Games: 1, Moves: 5, ThinkMS: league.Spread{P50: 120, P99: 480}, NetworkMS: league.Spread{P50: 7, P99: 31}, LeftMS: league.Spread{P50: 9350}}},
+		"p2": {Moves: 4},
+	}
+	b.Reset()
+	writeStatsTable(&b, rows, clocked)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines:\n%s", len(lines), b.String())
+	}
+	for i, want := range [][]string{
+		{"think_p50", "think_p99", "net_p50", "net_p99", "left_p50", "flags"},
+		{"p1", "120", "480", "7", "31", "9350", "0"},
+		{"p2", "-", "-", "-", "-", "-", "-"},
+	} {
+		fields := strings.Fields(lines[i])
+		if got := fields[len(fields)-len(want)+1:]; i > 0 && !slices.Equal(got, want[1:]) {
+			t.Errorf("line %d ends %v, want %v", i, got, want[1:])
+		}
+		if i == 0 && !slices.Equal(fields[len(fields)-len(want):], want) {
+			t.Errorf("header %v, want it to end with %v", fields, want)
+		}
 	}
 }
