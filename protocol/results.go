@@ -131,8 +131,11 @@ type MoveRecord struct {
 	Outcome MoveOutcome     `json:"outcome"`
 	// ElapsedMS is the time the player took, -1 when the record does not say.
 	ElapsedMS int64 `json:"elapsed_ms"`
-	// Under a time control: NetworkMS is the network time credited back of ElapsedMS, and
-	// ClockMS what was left on the mover's clock after the move.
+	// Under a time control: RTTMS is the player's network round trip as measured before
+	// the move (the raw figure: its shortest answer so far), NetworkMS the network time
+	// credited back of ElapsedMS (RTTMS within the caps), and ClockMS what was left on the
+	// mover's clock after the move.
+	RTTMS     *int64 `json:"rtt_ms,omitempty"`
 	NetworkMS *int64 `json:"network_ms,omitempty"`
 	ClockMS   *int64 `json:"clock_ms,omitempty"`
 	// Metadata is what the player sent beside the move, e.g. a model's reasoning.

@@ -82,11 +82,12 @@ func (c *clock) show() protocol.Clock {
 	return cl
 }
 
-// clockStamp is what a move record keeps of the clock: the network credit and the time
-// left after the move.
+// clockStamp is what a move record keeps of the clock: the round trip measured before
+// the move, the network credit and the time left after the move.
 type clockStamp struct {
-	credit time.Duration
-	left   int64
+	rtt, credit time.Duration
+	measured    bool
+	left        int64
 }
 
 // on adds the stamp to rec when the match has clocks.
@@ -94,6 +95,10 @@ func (st clockStamp) on(rec protocol.MoveRecord, clocked bool) protocol.MoveReco
 	if clocked {
 		credit, left := st.credit.Milliseconds(), st.left
 		rec.NetworkMS, rec.ClockMS = &credit, &left
+		if st.measured {
+			rtt := st.rtt.Milliseconds()
+			rec.RTTMS = &rtt
+		}
 	}
 	return rec
 }

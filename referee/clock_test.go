@@ -181,12 +181,12 @@ func TestClockedMatchCreditsTheNetwork(t *testing.T) {
 			}
 			switch mv.Player {
 			case "p1": // 300 ms of network, credited: the increment is a gain
-				if *mv.NetworkMS != 300 || mv.ElapsedMS != 300 {
-					t.Errorf("p1's move %d: network %d of %d ms, want 300 of 300", mv.Step, *mv.NetworkMS, mv.ElapsedMS)
+				if *mv.NetworkMS != 300 || mv.ElapsedMS != 300 || mv.RTTMS == nil || *mv.RTTMS != 300 {
+					t.Errorf("p1's move %d: network %d of %d ms, round trip %v; want 300 of 300, round trip 300", mv.Step, *mv.NetworkMS, mv.ElapsedMS, mv.RTTMS)
 				}
 			case "p2": // 300 ms of thinking on a 0 ms network: charged, less the increment
-				if *mv.NetworkMS != 0 || mv.ElapsedMS != 300 {
-					t.Errorf("p2's move %d: network %d of %d ms, want 0 of 300", mv.Step, *mv.NetworkMS, mv.ElapsedMS)
+				if *mv.NetworkMS != 0 || mv.ElapsedMS != 300 || mv.RTTMS == nil || *mv.RTTMS != 0 {
+					t.Errorf("p2's move %d: network %d of %d ms, round trip %v; want 0 of 300, round trip 0", mv.Step, *mv.NetworkMS, mv.ElapsedMS, mv.RTTMS)
 				}
 			}
 		}
@@ -278,18 +278,20 @@ func TestClockCreditFollowsTheFastestAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p1 []int64
+		var p1, rtt []int64
 		for _, mv := range rep.Metadata.Moves {
 			if mv.Player == "p1" {
-				p1 = append(p1, *mv.NetworkMS)
+				p1, rtt = append(p1, *mv.NetworkMS), append(rtt, *mv.RTTMS)
 			}
 		}
-		if len(p1) < 2 || p1[0] != 10 {
-			t.Fatalf("p1's credits %v, want 10 ms on its first move", p1)
+		// The raw round trip and the credit, side by side: 900 ms measured on the
+		// invitation, 10 credited of a 10 ms move; then 10 measured and credited.
+		if len(p1) < 2 || p1[0] != 10 || rtt[0] != 900 {
+			t.Fatalf("p1's credits %v of round trips %v, want 10 of 900 on its first move", p1, rtt)
 		}
 		for i, c := range p1[1:] {
-			if c != 10 {
-				t.Errorf("p1's move %d credited %d ms, want 10: its fastest answer bounds the network", i+2, c)
+			if c != 10 || rtt[i+1] != 10 {
+				t.Errorf("p1's move %d credited %d ms of a %d ms round trip, want 10 of 10: its fastest answer bounds the network", i+2, c, rtt[i+1])
 			}
 		}
 	})

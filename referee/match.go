@@ -404,6 +404,7 @@ func (r *MatchRunner) collect(ctx context.Context, s *seat, state game.State, st
 			// Under a clock the time is charged whatever came back; a player out of time,
 			// or silent past its clock, has lost on time (no warning ladder).
 			var flagged bool
+			stamp.rtt, stamp.measured = s.clock.network, s.clock.measured
 			stamp.credit, flagged = s.clock.charge(took)
 			// A move's round trip bounds the network's share too: a player that delays
 			// its invitation's answer gains no credit once it has answered a move faster.

@@ -50,7 +50,7 @@ func TestCheckerFindsBrokenLinks(t *testing.T) {
 		"README.md": "# Agent League\n\n## Two commands\n\nSee [running](docs/running.md#by-hand), [layout](#two-commands), " +
 			"[gone](docs/missing.md), [no anchor](docs/running.md#on-many-hosts), [self](#nowhere) and `[code](not/a/link.md)`.\n\n" +
 			"```\n[in a block](also/not/a/link.md)\n```\n\n![shot](docs/live-view.png)\n",
-		"docs/running.md":   "# Running\n\n## By hand\n\nBack to [the top](../README.md).\n",
+		"docs/running.md":    "# Running\n\n## By hand\n\nBack to [the top](../README.md).\n",
 		"docs/live-view.png": "png",
 	}
 	dir := t.TempDir()
@@ -80,11 +80,11 @@ func TestCheckerFindsBrokenLinks(t *testing.T) {
 
 func TestSlugIsGitHubs(t *testing.T) {
 	for heading, want := range map[string]string{
-		"Certify an agent: league conform":    "certify-an-agent-league-conform",
-		"Language models (strategy llm)":      "language-models-strategy-llm",
+		"Certify an agent: league conform":   "certify-an-agent-league-conform",
+		"Language models (strategy llm)":     "language-models-strategy-llm",
 		"`league bench`: measuring a league": "league-bench-measuring-a-league",
-		"match_credentials and tokens":        "match_credentials-and-tokens",
-		"I want to …":                         "i-want-to-",
+		"match_credentials and tokens":       "match_credentials-and-tokens",
+		"I want to …":                        "i-want-to-",
 	} {
 		if got := slug(heading); got != want {
 			t.Errorf("slug(%q) = %q, want %q", heading, got, want)

@@ -183,9 +183,9 @@ func TestDelayProxyAddsItsDelay(t *testing.T) {
 
 // clockMove is a move record under a clock, as these tests read it.
 type clockMove struct {
-	player                           string
-	elapsed, network, clock          int64
-	hasElapsed, hasNetwork, hasClock bool
+	player                                   string
+	elapsed, rtt, network, clock             int64
+	hasElapsed, hasRTT, hasNetwork, hasClock bool
 }
 
 func clockMoves(t *testing.T, r playedResult) []clockMove {
@@ -199,12 +199,17 @@ func clockMoves(t *testing.T, r playedResult) []clockMove {
 		var f float64
 		f, c.hasElapsed = mv["elapsed_ms"].(float64)
 		c.elapsed = int64(f)
+		f, c.hasRTT = mv["rtt_ms"].(float64)
+		c.rtt = int64(f)
 		f, c.hasNetwork = mv["network_ms"].(float64)
 		c.network = int64(f)
 		f, c.hasClock = mv["clock_ms"].(float64)
 		c.clock = int64(f)
-		if !c.hasElapsed || !c.hasNetwork || !c.hasClock {
-			t.Errorf("match %v: move %v lacks elapsed_ms, network_ms or clock_ms", r.players, mv)
+		if !c.hasElapsed || !c.hasRTT || !c.hasNetwork || !c.hasClock {
+			t.Errorf("match %v: move %v lacks elapsed_ms, rtt_ms, network_ms or clock_ms", r.players, mv)
+		}
+		if c.network > c.rtt {
+			t.Errorf("match %v: move %v credits more than the round trip measured", r.players, mv)
 		}
 		out = append(out, c)
 	}
@@ -225,8 +230,8 @@ func clockMoves(t *testing.T, r playedResult) []clockMove {
 //   - p03 sits beside the referee and thinks 5.5 s a move, longer than its whole clock: it
 //     flags on its first move, every match it plays.
 //
-// Every move record shows the raw time (elapsed_ms), the network time credited back
-// (network_ms) and the clock left (clock_ms), and the clock of every move follows the
+// Every move record shows the raw time (elapsed_ms), the round trip measured (rtt_ms), the
+// network time credited back (network_ms) and the clock left (clock_ms), and the clock of every move follows the
 // rule from those: clock after = clock before + increment - (elapsed - network).
 func TestClockCreditsAProxiedPlayersNetworkTime(t *testing.T) {
 	const (
@@ -274,9 +279,9 @@ func TestClockCreditsAProxiedPlayersNetworkTime(t *testing.T) {
 			charged[m.player] = append(charged[m.player], m.elapsed-m.network)
 			switch m.player {
 			case "p01":
-				if m.elapsed < 2*oneWay.Milliseconds() || m.network < 2*oneWay.Milliseconds()-20 || m.elapsed-m.network > slack {
-					t.Errorf("match %v move %d by p01 (through the proxy): elapsed %d ms, network %d ms; want both about %d ms and at most %d ms charged",
-						r.players, i+1, m.elapsed, m.network, 2*oneWay.Milliseconds(), slack)
+				if m.elapsed < 2*oneWay.Milliseconds() || m.rtt < 2*oneWay.Milliseconds() || m.network < 2*oneWay.Milliseconds()-20 || m.elapsed-m.network > slack {
+					t.Errorf("match %v move %d by p01 (through the proxy): elapsed %d ms, round trip %d ms, network %d ms; want all about %d ms and at most %d ms charged",
+						r.players, i+1, m.elapsed, m.rtt, m.network, 2*oneWay.Milliseconds(), slack)
 				}
 			case "p02":
 				if m.elapsed < think || m.network > slack || m.elapsed-m.network < think-slack {
