@@ -161,6 +161,37 @@ func TestDashboardInABrowser(t *testing.T) {
 	run.waitCompleted(t, 60*time.Second)
 }
 
+// Under a clock, the dashboard's live board and the page of a running match show both
+// players' clocks as the moves arrive, before the result. Both players think 1 s a move
+// under 60+0, so a tic-tac-toe match runs for several seconds and nobody runs out.
+func TestClocksInABrowser(t *testing.T) {
+	ctx := browser(t)
+	dir := artifactDir(t)
+	cfg := fastConfig(t, func(league, _ map[string]any) {
+		league["time_control"] = map[string]any{"clock": "60+0"}
+	})
+	run := startLeague(t, leagueOpts{players: 2, referees: 1, seed: 38, config: cfg, hold: true,
+		faults: map[string]string{"p01": "slow:1s", "p02": "slow:1s"}})
+	base := run.lm.base()
+	do(t, ctx, "open the dashboard", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#live.on")))
+	run.admin(t, protocol.AdminStartLeagueRequest, map[string]any{})
+	// "step 3 · p01 0:58.9 · p02 0:58.9": a clock of each player, as m:ss.t.
+	const twoClocks = `/^step \d+ · p0\d \d+:\d\d\.\d · p0\d \d+:\d\d\.\d$/.test(document.getElementById("live-status").textContent)`
+	poll(t, ctx, "both clocks on the live board", twoClocks, 30*time.Second)
+	screenshot(t, ctx, dir, "dashboard-clocks.png")
+
+	matches, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("live-match").href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "open "+matches, chromedp.Navigate(matches), chromedp.WaitVisible(chromedp.CSS("#board")))
+	const running = `document.getElementById("result").textContent === "Status: IN_PROGRESS"`
+	const clocks = `[...document.querySelectorAll("#clocks .clock b")].filter((b) => /^\d+:\d\d\.\d$/.test(b.textContent)).length === 2`
+	poll(t, ctx, "both clocks on the page of the running match", running+" && "+clocks, 10*time.Second)
+	screenshot(t, ctx, dir, "match-clocks.png")
+	run.waitCompleted(t, 60*time.Second)
+}
+
 var errNotSeen = errors.New("not seen in time")
 
 // waitFor evaluates expr every 50 ms until it is true; errNotSeen after limit.
