@@ -56,10 +56,12 @@ type ChessContext struct {
 	LegalMoves []string
 	// IsCheck reports whether the side to move is in check.
 	IsCheck bool
-	// Moves are the moves of the match from the standard starting position, in UCI, when
-	// the context sent them (field "moves"; nil otherwise). CheckMoves tells whether they
-	// replay to Position.
+	// Moves are the moves of the match from its start, in UCI, when the context sent them
+	// (field "moves"; nil otherwise). CheckMoves tells whether they replay to Position.
 	Moves []string
+	// StartFEN is the position the match started from when it is not the standard one
+	// (field "start_fen", sent for a match that starts from an opening's position).
+	StartFEN string
 }
 
 // chessMaxPlies bounds max_plies: 700 plies of the longest SAN moves still give a PGN
@@ -101,6 +103,19 @@ func (g chessGame) NewState(int64) State {
 		panic(err) // a constant that tests decode
 	}
 	return newChessState(start, &chessPly{}, start, g.maxPlies)
+}
+
+// FromPosition implements positioned: a match that starts from fen, which must be a
+// legal position with the game not over in it.
+func (g chessGame) FromPosition(fen string) (State, error) {
+	pos, err := decodeFEN(fen)
+	if err != nil {
+		return nil, fmt.Errorf("fen %q: %w", fen, err)
+	}
+	if err := checkPosition(pos, sortedMoves(pos)); err != nil {
+		return nil, fmt.Errorf("fen %q: %w", fen, err)
+	}
+	return newChessState(pos, &chessPly{}, pos, g.maxPlies), nil
 }
 
 // LegalMoves implements Game: the legal moves in UCI order, each as {"uci": move}. It refuses
@@ -206,6 +221,18 @@ func readChessContext(raw json.RawMessage) (ChessContext, error) {
 	if end, _ := positionEnd(ctx.Position, legal); end != "" {
 		return ChessContext{}, fmt.Errorf("%w: %s", ErrMatchOver, end)
 	}
+	if _, ok := fields["start_fen"]; ok {
+		if ctx.StartFEN, err = stringField(fields, "start_fen"); err != nil {
+			return ChessContext{}, err
+		}
+		start, err := decodeFEN(ctx.StartFEN)
+		if err == nil {
+			err = checkPosition(start, sortedMoves(start))
+		}
+		if err != nil {
+			return ChessContext{}, fmt.Errorf(`field "start_fen": %w`, err)
+		}
+	}
 	if rawMoves, ok := fields["moves"]; ok {
 		if ctx.Moves, err = readMoves(rawMoves, ctx); err != nil {
 			return ChessContext{}, err
@@ -235,7 +262,8 @@ func readMoves(raw json.RawMessage, ctx ChessContext) ([]string, error) {
 	return moves, nil
 }
 
-// CheckMoves plays Moves from the standard start through the rules, erroring unless every
+// CheckMoves plays Moves from the match's start (StartFEN, else the standard position)
+// through the rules, erroring unless every
 // move is legal where it is played, the match goes on after each, and they end in Position
 // (clocks included; en passant squares only where a capture there is legal, as the
 // repetition rule has it). A match the moves show to be over, by a threefold repetition,
@@ -251,7 +279,11 @@ func (c ChessContext) CheckMoves() error {
 }
 
 func (c ChessContext) replay() error {
-	pos, err := decodeFEN(chessStartFEN)
+	start := chessStartFEN
+	if c.StartFEN != "" {
+		start = c.StartFEN
+	}
+	pos, err := decodeFEN(start)
 	if err != nil {
 		return err
 	}
@@ -631,7 +663,7 @@ func (s chessState) Context(i int) map[string]any {
 		last = s.last.uci
 	}
 	moves, _ := s.history()
-	return map[string]any{
+	ctx := map[string]any{
 		"fen":          s.pos.String(),
 		"side_to_move": chessSides[sideIndex(s.pos.Turn())],
 		"your_color":   chessSides[i],
@@ -642,6 +674,10 @@ func (s chessState) Context(i int) map[string]any {
 		"move_number":  fullMoveNumber(s.pos),
 		"ply":          s.last.ply,
 	}
+	if start := s.start.String(); start != chessStartFEN {
+		ctx["start_fen"] = start
+	}
+	return ctx
 }
 
 // history lists the moves from the start, in UCI and in SAN.
@@ -821,7 +857,7 @@ func (s chessState) Final() map[string]any {
 	default:
 		termination = chessInProgress
 	}
-	return map[string]any{
+	final := map[string]any{
 		"fen":         s.pos.String(),
 		"termination": termination,
 		"winner":      winner,
@@ -830,6 +866,10 @@ func (s chessState) Final() map[string]any {
 		"moves_san":   san,
 		"pgn":         chessPGN(s.start, san, result, termination),
 	}
+	if start := s.start.String(); start != chessStartFEN {
+		final["start_fen"] = start
+	}
+	return final
 }
 
 // uciMove is the canonical encoding of a chess move.

@@ -27,18 +27,18 @@ func (e *ReplayError) Error() string {
 	return e.Msg
 }
 
-// Replay re-plays the recorded moves of a match of g between players from the initial
-// state of seed. The records of one step are the moves of the players to move at it, in
+// Replay re-plays the recorded moves of a match between players from start (Open gives
+// it: the initial state of the match's seed, or where its opening ends). The records of one step are the moves of the players to move at it, in
 // any order; steps come in the order recorded. after, when not nil, sees each state
 // reached, with its step number and the index of the step's first record. It returns the
 // last state; a record the rules refuse stops it with a *ReplayError. The live view of a
 // finished match and the verifier of an audit log both re-play with it.
-func Replay(g Game, seed int64, players [2]string, records []Record, after func(step, first int, s State)) (State, error) {
+func Replay(start State, players [2]string, records []Record, after func(step, first int, s State)) (State, error) {
 	fail := func(move int, format string, args ...any) (State, error) {
 		return nil, &ReplayError{Move: move, Msg: fmt.Sprintf(format, args...)}
 	}
 	seat := map[string]int{players[0]: 0, players[1]: 1}
-	state := g.NewState(seed)
+	state := start
 	for i := 0; i < len(records); {
 		step, first := records[i].Step, i
 		if state.Terminal() {

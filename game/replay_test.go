@@ -26,7 +26,7 @@ func TestReplay(t *testing.T) {
 	}
 	win := []string{`{"row":0,"col":0}`, `{"row":1,"col":0}`, `{"row":0,"col":1}`, `{"row":1,"col":1}`, `{"row":0,"col":2}`}
 	var steps []int
-	final, err := Replay(g, 1, [2]string{"x", "o"}, ticTacToeRecords(win...), func(step, first int, s State) {
+	final, err := Replay(g.NewState(1), [2]string{"x", "o"}, ticTacToeRecords(win...), func(step, first int, s State) {
 		if first != step-1 {
 			t.Errorf("step %d starts at record %d", step, first)
 		}
@@ -50,7 +50,7 @@ func TestReplay(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Replay(g, 1, [2]string{"x", "o"}, tc.records, nil)
+			_, err := Replay(g.NewState(1), [2]string{"x", "o"}, tc.records, nil)
 			var re *ReplayError
 			if !errors.As(err, &re) || re.Move != tc.move || !strings.Contains(re.Msg, tc.want) {
 				t.Errorf("Replay error %v, want move %d saying %q", err, tc.move, tc.want)

@@ -193,8 +193,13 @@ func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64
 	}
 	replayed := 0 // moves re-played
 	g, err := e.games.New(v.GameType, params)
+	var start game.State
 	if err == nil {
-		v.Initial, err = replaySteps(g, seed, v.Players, md.Moves, func(first, n int, s web.Step) {
+		start, err = game.Open(g, seed, md.Opening)
+	}
+	if err == nil {
+		v.Initial = start.Final()
+		err = replaySteps(start, v.Players, md.Moves, func(first, n int, s web.Step) {
 			v.Steps, replayed = append(v.Steps, s), first+n
 		})
 	}
@@ -399,23 +404,25 @@ func (v liveView) stepViews(mt *match, md protocol.GameMetadata, views []any) er
 	if err != nil {
 		return err
 	}
-	_, err = replaySteps(g, mt.seed, mt.players, md.Moves, func(first, n int, s web.Step) {
+	start, err := game.Open(g, mt.seed, md.Opening)
+	if err != nil {
+		return err
+	}
+	return replaySteps(start, mt.players, md.Moves, func(first, n int, s web.Step) {
 		for i := first; i < first+n; i++ {
 			views[i] = s.View
 		}
 	})
-	return err
 }
 
-// replaySteps re-plays stored moves through the rules from the match's seed: the view
-// before the first step, and for each step its moves (md.Moves[first:first+n]) and the
-// view after it.
-func replaySteps(g game.Game, seed int64, players [2]string, moves []protocol.MoveRecord, step func(first, n int, s web.Step)) (initial any, err error) {
+// replaySteps re-plays stored moves through the rules from start (game.Open): for each
+// step its moves (md.Moves[first:first+n]) and the view after it.
+func replaySteps(start game.State, players [2]string, moves []protocol.MoveRecord, step func(first, n int, s web.Step)) error {
 	records := make([]game.Record, len(moves))
 	for i, mv := range moves {
 		records[i] = game.Record{Step: mv.Step, Player: mv.Player, Move: mv.Move}
 	}
-	_, err = game.Replay(g, seed, players, records, func(n, first int, s game.State) {
+	_, err := game.Replay(start, players, records, func(n, first int, s game.State) {
 		st := web.Step{Step: n, View: s.Final()}
 		for _, mv := range moves[first:] {
 			if mv.Step != n {
@@ -425,5 +432,5 @@ func replaySteps(g game.Game, seed int64, players [2]string, moves []protocol.Mo
 		}
 		step(first, len(st.Moves), st)
 	})
-	return g.NewState(seed).Final(), err
+	return err
 }

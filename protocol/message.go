@@ -121,6 +121,10 @@ const (
 	// standings when the league completes. (Player, referee): it takes LEAGUE_COMPLETED
 	// and answers LEAGUE_COMPLETED_ACK.
 	FeatureLeagueCompleted = "league_completed"
+	// FeatureOpenings (referee): it starts a match from a MATCH_ASSIGNMENT's opening and
+	// records it in the result. A League Manager whose league plays openings takes only
+	// referees that announce it.
+	FeatureOpenings = "openings"
 )
 
 // Match phases in HEARTBEAT_REQUEST match_progress and RESULT_REMINDER_ACK.

@@ -145,6 +145,20 @@ type Assignment struct {
 	// TimeControl, when set, gives each player a clock instead of the fixed deadline per
 	// move (feature clocks).
 	TimeControl *TimeControl `json:"time_control,omitempty"`
+	// Opening, when set, is where the match starts (feature openings).
+	Opening *Opening `json:"opening,omitempty"`
+}
+
+// Opening is where a match starts instead of the game's initial position: a position
+// (FEN, chess only) and moves played from it before the players' first move, as the
+// game's rules take moves (chess: UCI strings). The players' moves follow; the
+// opening's moves are not theirs and are not in the result's moves.
+type Opening struct {
+	// Name says where it comes from: "<book file>#<n>" for the n-th entry of an opening
+	// book (from 1), "random" for plies drawn from the match's pairing and the league seed.
+	Name  string            `json:"name"`
+	FEN   string            `json:"fen,omitempty"`
+	Moves []json.RawMessage `json:"moves"`
 }
 
 // Scoring is the number of league points for each outcome of a match, in

@@ -121,6 +121,9 @@ type GameMetadata struct {
 	// TimeControl is the clock the match was played under (MATCH_ASSIGNMENT
 	// time_control); nil under the fixed deadline per move.
 	TimeControl *TimeControl `json:"time_control,omitempty"`
+	// Opening is where the match started (MATCH_ASSIGNMENT opening); nil from the game's
+	// initial position.
+	Opening *Opening `json:"opening,omitempty"`
 }
 
 // MoveRecord is one applied move in game_metadata.moves.

@@ -96,8 +96,11 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 	seats[0].other, seats[1].other = seats[1], seats[0]
 	seed := r.A.MatchSeed
 	md := protocol.GameMetadata{MatchSeed: &seed, GameParams: r.A.GameParams, Moves: []protocol.MoveRecord{}, Violations: []protocol.MatchViolation{},
-		RefereeID: r.RefereeID, StartedAt: protocol.Now(time.Now()), TimeControl: r.A.TimeControl}
-	state := r.Game.NewState(r.A.MatchSeed)
+		RefereeID: r.RefereeID, StartedAt: protocol.Now(time.Now()), TimeControl: r.A.TimeControl, Opening: r.A.Opening}
+	state, err := game.Open(r.Game, r.A.MatchSeed, r.A.Opening)
+	if err != nil { // the assignment was checked: the opening opens
+		return nil, fmt.Errorf("match %s: %w", r.A.MatchID, err)
+	}
 
 	r.progress(protocol.PhaseJoining, 0)
 	joined := r.invite(ctx, seats, &md)
@@ -117,7 +120,6 @@ func (r *MatchRunner) Run(ctx context.Context) (*Report, error) {
 		md.Termination, md.Loser = protocol.TerminationNoShow, seats[loser].id
 	default:
 		r.progress(protocol.PhasePlaying, 0)
-		var err error
 		state, err = r.loop(ctx, seats, state, &md)
 		var le *lossError
 		switch {

@@ -96,7 +96,7 @@ const (
 var Features = []string{
 	protocol.FeatureMatchCredentials, protocol.FeatureHeartbeats, protocol.FeatureMatchProgress,
 	protocol.FeatureResultReminders, protocol.FeatureMoveEvents, protocol.FeatureMoveBatches, protocol.FeatureMatchCancellation,
-	protocol.FeatureLeagueCompleted, protocol.FeatureClocks,
+	protocol.FeatureLeagueCompleted, protocol.FeatureClocks, protocol.FeatureOpenings,
 }
 
 // Backoff between MATCH_RESULT_REPORT attempts: doubling from reportBackoff to
@@ -651,6 +651,9 @@ func (r *Referee) assignment(ctx, matches context.Context, msg *protocol.Message
 	g, err := r.cfg.Registry.New(a.GameType, a.GameParams)
 	if err != nil {
 		return nil, protocol.Errorf(protocol.ReasonUnsupportedGame, "game parameters refused: %v", err)
+	}
+	if _, err := game.Open(g, a.MatchSeed, a.Opening); err != nil {
+		return nil, protocol.Errorf(protocol.ReasonSchemaViolation, "opening refused: %v", err)
 	}
 	for _, id := range a.Players {
 		if a.PlayerEndpoints[id] == "" {

@@ -154,7 +154,11 @@ func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, m
 	for i, mv := range md.Moves {
 		records[i] = game.Record{Step: mv.Step, Player: mv.Player, Move: mv.Move}
 	}
-	state, err := game.Replay(g, m.Seed, m.Players, records, nil)
+	start, err := game.Open(g, m.Seed, md.Opening)
+	if err != nil {
+		return fail(0, "%v", err)
+	}
+	state, err := game.Replay(start, m.Players, records, nil)
 	var re *game.ReplayError
 	if errors.As(err, &re) {
 		return fail(re.Move, "%s", re.Msg)

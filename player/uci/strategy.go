@@ -322,16 +322,21 @@ func (s *Strategy) Close() error {
 	return err
 }
 
-// position is the position command of ctx: the moves from the start when the referee sent
-// them (checked), so that the engine knows the repetitions, else the FEN.
+// position is the position command of ctx: the moves from the match's start (the
+// standard position, or the opening's FEN) when the referee sent them (checked), so that
+// the engine knows the repetitions, else the FEN.
 func position(ctx game.ChessContext) string {
+	start := "position startpos"
+	if ctx.StartFEN != "" {
+		start = "position fen " + ctx.StartFEN
+	}
 	switch {
 	case ctx.Moves == nil:
 		return "position fen " + ctx.Position.String()
 	case len(ctx.Moves) == 0:
-		return "position startpos"
+		return start
 	}
-	return "position startpos moves " + strings.Join(ctx.Moves, " ")
+	return start + " moves " + strings.Join(ctx.Moves, " ")
 }
 
 // quitGrace is how long the engine has to exit after quit.
