@@ -59,6 +59,8 @@ type Config struct {
 	// TimeControl, when set, plays every match under clocks instead of the fixed
 	// move_response_ms, whatever the game's entry says (see Clock).
 	TimeControl *TimeControl `yaml:"time_control"`
+	// Openings says where each match starts; unset, from the game's initial position.
+	Openings *Openings `yaml:"openings"`
 
 	// Games is the content of game_registry.yaml, with each builtin game's params
 	// normalized by its ParamSchema.
@@ -94,6 +96,34 @@ type TimeControl struct {
 	// BankMS is a reserve drawn on once the clock runs out, never refilled.
 	BankMS int `yaml:"bank_ms"`
 }
+
+// Openings is league.yaml's openings: where each match starts (docs/rules.md,
+// "Openings"). The k-th game of the schedule (with GamePairs, its k-th pair of games,
+// first move swapped) plays the k-th opening, the book taken in Order and over again
+// when it runs out.
+type Openings struct {
+	// Book is a chess opening book, .epd or .pgn (game.ReadChessBook), relative to
+	// league.yaml; Load reads it.
+	Book string `yaml:"book"`
+	// Plies cuts a PGN book's games to that many moves; without a book, each opening is
+	// that many plies drawn at random from the league seed (game.RandomOpening).
+	Plies int `yaml:"plies"`
+	// Order is OrderRandom (the book shuffled by the league seed) or OrderSequential.
+	Order string `yaml:"order"`
+	// GamePairs plays each opening twice in a row per pairing, first move swapped.
+	GamePairs bool `yaml:"game_pairs"`
+
+	entries []protocol.Opening // the book's, read by Load
+}
+
+// Orders of Openings.Order.
+const (
+	OrderRandom     = "random"
+	OrderSequential = "sequential"
+)
+
+// Entries are the openings of the book, in the book's order; nil without a book.
+func (o *Openings) Entries() []protocol.Opening { return o.entries }
 
 // NoClock is TimeControl.Clock of no clock: league.yaml's way to play a game whose
 // registry entry has a clock under move_response_ms.
@@ -446,10 +476,35 @@ func Load(leaguePath string, games GameParams) (*Config, error) {
 	}
 	c.Games, c.Timeouts = registry.Games, policy.Timeouts
 	c.shareTimeouts()
+	if c.Openings != nil && c.Openings.Order == "" {
+		c.Openings.Order = OrderRandom
+	}
+	problems = append(problems, c.readBook(dir)...)
 	if err := c.finish(problems); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// readBook reads the opening book of a chess league, relative to dir.
+func (c *Config) readBook(dir string) []Problem {
+	o := c.Openings
+	if o == nil || o.Book == "" || c.League.GameType != game.TypeChess {
+		return nil // nothing to read, or checkLeague refuses it
+	}
+	path := o.Book
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	f, err := os.Open(path)
+	if err == nil {
+		defer f.Close()
+		o.entries, err = game.ReadChessBook(path, f, o.Plies)
+	}
+	if err != nil {
+		return []Problem{{File: c.Sources.League, Path: "openings.book", Message: err.Error()}}
+	}
+	return nil
 }
 
 // Format is the league's format as configured, before For resolves it for the players.

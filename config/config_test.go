@@ -474,3 +474,32 @@ func TestClockOfLeagueOrGame(t *testing.T) {
 		})
 	}
 }
+
+// A chess league's opening book is read relative to league.yaml when it loads: its
+// entries come with the config, in the book's order, random order the default. A book
+// that cannot be read is a problem at openings.book.
+func TestOpeningBook(t *testing.T) {
+	book, err := filepath.Abs(filepath.Join("..", "testdata", "openings", "book20.epd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaguePath := writeConfig(t, map[string]string{LeagueFile: "league: {game_type: chess}\nscheduling: {cycles: 2}\nopenings: {book: book20.epd, game_pairs: true}\n"})
+	data, err := os.ReadFile(book)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(leaguePath), "book20.epd"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(leaguePath, newFakeGames())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.Openings; len(o.Entries()) != 20 || o.Entries()[19].Name != "book20.epd#20" || o.Order != OrderRandom || !o.GamePairs {
+		t.Errorf("openings %+v: want the 20 entries in random order, in game pairs", o)
+	}
+	got := loadProblems(t, map[string]string{LeagueFile: "league: {game_type: chess}\nopenings: {book: missing.epd}\n"})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "league.yaml: openings.book: ") || !strings.Contains(got[0], "no such file") {
+		t.Errorf("a missing book: %v", got)
+	}
+}

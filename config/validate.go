@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/internal/problem"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/protocol"
@@ -64,6 +65,8 @@ const (
 	maxWindowSeconds = 86400
 	maxReferees      = 1000
 	maxTimeoutMS     = 600000
+	// maxOpeningPlies bounds openings.plies.
+	maxOpeningPlies = 100
 	// maxClockMS bounds a time control's base time and bank: a day.
 	maxClockMS           = 86400000
 	maxRetryAttempts     = 10
@@ -259,6 +262,29 @@ func (c *Config) checkLeague(k *checker) {
 	k.oneOf(f, "illegal_move_policy", c.IllegalMovePolicy, protocol.PolicyLoss)
 
 	k.timeControl(f, "time_control", c.TimeControl)
+	c.checkOpenings(k)
+}
+
+// checkOpenings checks league.yaml's openings against the game and the format: a book
+// is for chess, game pairs need every pairing to meet an even number of times with the
+// first move alternating.
+func (c *Config) checkOpenings(k *checker) {
+	o, f := c.Openings, c.Sources.League
+	if o == nil {
+		return
+	}
+	k.oneOf(f, "openings.order", o.Order, OrderRandom, OrderSequential)
+	k.between(f, "openings.plies", o.Plies, 0, maxOpeningPlies)
+	switch {
+	case o.Book != "" && c.League.GameType != game.TypeChess:
+		k.add(f, "openings.book", "an opening book is for chess; this league plays %s (without a book, plies draws random openings)", c.League.GameType)
+	case o.Book == "" && o.Plies == 0:
+		k.add(f, "openings", "set book (chess) or plies (random openings of that many moves)")
+	}
+	s := c.Scheduling
+	if o.GamePairs && !(s.Algorithm == schedule.RoundRobin && s.Cycles == 2) && !(s.Algorithm == schedule.Gauntlet && s.GamesPerPair%2 == 0) {
+		k.add(f, "openings.game_pairs", "needs every pairing to meet an even number of times, first move alternating: round_robin with cycles 2, or gauntlet with an even games_per_pair")
+	}
 }
 
 // timeControl checks a time_control, of league.yaml or of a game in the registry.

@@ -50,6 +50,14 @@ func TestLoadRejects(t *testing.T) {
 		yaml  string
 		wants []string // problems, each "<file name>: <path>: <message>"
 	}{
+		{"a book for a game other than chess", LeagueFile, "openings: {book: b.epd}\n",
+			[]string{"league.yaml: openings.book: an opening book is for chess; this league plays tic_tac_toe (without a book, plies draws random openings)"}},
+		{"openings of nothing", LeagueFile, "openings: {order: sequential}\n",
+			[]string{"league.yaml: openings: set book (chess) or plies (random openings of that many moves)"}},
+		{"openings in a bad order, too long", LeagueFile, "openings: {plies: 101, order: shuffled}\n",
+			[]string{`league.yaml: openings.order: must be one of "random", "sequential", got "shuffled"`, "league.yaml: openings.plies: must be between 0 and 100, got 101"}},
+		{"game pairs in a single round robin", LeagueFile, "openings: {plies: 2, game_pairs: true}\n",
+			[]string{"league.yaml: openings.game_pairs: needs every pairing to meet an even number of times, first move alternating: round_robin with cycles 2, or gauntlet with an even games_per_pair"}},
 		{"a game's clock that is not one", GameRegistryFile, games2("{game_type: even_odd, name: E, time_control: {clock: \"0+1\"}}"),
 			[]string{`game_registry.yaml: games[1].time_control.clock: time control "0+1": the base time must be a positive number of seconds`}},
 		{"a bank without a clock", LeagueFile, "time_control: {clock: \"-\", bank_ms: 500}\n",

@@ -2,6 +2,7 @@ package game
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,22 @@ func ChessPGN(tags []PGNTag, san []string, result string) string {
 func ChessPGNCommented(tags []PGNTag, san, comments []string, result string) string {
 	// The standard position has White to move at ply 1.
 	return formatPGN(tags, 1, san, comments, result)
+}
+
+// ChessPGNFrom is ChessPGNCommented for a game that started from startFEN: the SetUp and
+// FEN tags follow the first seven tags, and the moves are numbered from the position's
+// move number and side to move. An empty startFEN is the standard position.
+func ChessPGNFrom(tags []PGNTag, startFEN string, san, comments []string, result string) (string, error) {
+	if startFEN == "" || startFEN == chessStartFEN {
+		return ChessPGNCommented(tags, san, comments, result), nil
+	}
+	start, err := decodeFEN(startFEN)
+	if err != nil {
+		return "", fmt.Errorf("pgn from %q: %w", startFEN, err)
+	}
+	at := min(7, len(tags))
+	tags = slices.Concat(tags[:at], []PGNTag{{"SetUp", "1"}, {"FEN", startFEN}}, tags[at:])
+	return formatPGN(tags, start.Ply(), san, comments, result), nil
 }
 
 // PGNClock is the comment of a clock after a move, in the form lichess and cutechess

@@ -68,12 +68,17 @@ func newEngine(opt Options, hub *events.Hub, mx *metrics) (*engine, error) {
 		return nil, fmt.Errorf("game %q is not in the game registry", cfg.League.GameType)
 	}
 	maxSteps := entry.Steps()
+	var rules game.Game
 	if !entry.External() {
-		rules, err := opt.Games.New(cfg.League.GameType, entry.Params)
-		if err != nil {
+		var err error
+		if rules, err = opt.Games.New(cfg.League.GameType, entry.Params); err != nil {
 			return nil, fmt.Errorf("rules of %s: %w", cfg.League.GameType, err)
 		}
 		maxSteps = rules.MaxSteps()
+	}
+	book, err := newOpeningBook(cfg, rules)
+	if err != nil {
+		return nil, err
 	}
 	e := &engine{
 		opt: opt, cfg: cfg, log: opt.Log, store: opt.Store, hub: hub, metrics: mx, trail: auditTrail{audit: opt.Audit, log: opt.Log},
@@ -82,6 +87,7 @@ func newEngine(opt Options, hub *events.Hub, mx *metrics) (*engine, error) {
 		games: opt.Games, external: entry.External(),
 		agents: newRoster(opt.AdminToken), fx: newFixtures(), stats: statsBook{},
 	}
+	e.fx.openings = book
 	e.stop = newShutdownState(opt.Store, opt.Log, e.trail)
 	e.live = liveView{hub: hub, log: opt.Log, games: opt.Games, gameType: e.gameType, params: e.params, external: e.external}
 	e.notices = newNotifier(opt, entry, &e.mu)

@@ -29,6 +29,12 @@ type fixtures struct {
 	next     map[string]int
 	// updatedAt is when the last result was stored.
 	updatedAt string
+	// openings gives each match its opening as it is added; nil without openings.
+	// taken counts the openings given so far, lastOpening is each pairing's latest (the
+	// second game of a game pair plays it again).
+	openings    *openingBook
+	taken       int
+	lastOpening map[[2]string]*protocol.Opening
 }
 
 func newFixtures() fixtures {
@@ -40,6 +46,7 @@ func newFixtures() fixtures {
 // restart empties the standings of players, ordered by tiebreaks.
 func (f *fixtures) restart(players []string, tiebreaks []string) {
 	f.table, f.settled = standings.New(players, tiebreaks...), standings.New(players, tiebreaks...)
+	f.taken, f.lastOpening = 0, map[[2]string]*protocol.Opening{}
 }
 
 // load takes the schedule read from the database and counts the standings of players
@@ -69,6 +76,9 @@ func (f *fixtures) add(rounds []store.Round, onResult func(*match, store.Match, 
 		for _, sm := range sr.Matches {
 			mt := &match{id: sm.ID, roundID: sm.RoundID, referee: sm.Referee, status: sm.Status, assignedAt: sm.AssignedAt, players: sm.Players,
 				seed: sm.Seed, index: sm.Index, order: len(f.matches), failures: sm.Failures, previousReferees: map[string]bool{}}
+			if err := f.open(mt); err != nil {
+				return err
+			}
 			if sm.Result != nil {
 				md := storedMetadata(sm.Result.Metadata)
 				mt.result = newResultRecord(sm.Result.Outcome, sm.Result.Points, md)
@@ -96,6 +106,40 @@ func (f *fixtures) add(rounds []store.Round, onResult func(*match, store.Match, 
 		f.rounds = append(f.rounds, r)
 	}
 	return nil
+}
+
+// open gives mt, the next match in schedule order, its opening: the next one of the
+// book, or with game pairs, for the second game of a pair (an odd count of its pairing's
+// games so far), the one its pairing's first game played.
+func (f *fixtures) open(mt *match) error {
+	if f.openings == nil {
+		return nil
+	}
+	pairing := mt.players
+	slices.Sort(pairing[:])
+	if f.openings.pairs && f.pairGames(mt.players)%2 == 1 {
+		mt.opening = f.lastOpening[pairing]
+		return nil
+	}
+	o, err := f.openings.opening(f.taken)
+	if err != nil {
+		return err
+	}
+	f.taken++
+	mt.opening, f.lastOpening[pairing] = o, o
+	return nil
+}
+
+// pairGames counts the games of the pairing of players scheduled so far, either player
+// first.
+func (f *fixtures) pairGames(players [2]string) int {
+	n := 0
+	for _, m := range f.byPlayer[players[0]] {
+		if m.players[0] == players[1] || m.players[1] == players[1] {
+			n++
+		}
+	}
+	return n
 }
 
 // countRound counts a completed round's bye and results into t.

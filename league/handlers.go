@@ -222,6 +222,9 @@ func (m *Manager) admissible(a *agent, p *registration) error {
 		// Every match of the league is played under the same clock.
 		return refuse(errUnsupportedGame, "this league plays under a %s clock: a referee must announce feature %s", tc, protocol.FeatureClocks)
 	}
+	if e.fx.openings != nil && !slices.Contains(p.features, protocol.FeatureOpenings) {
+		return refuse(errUnsupportedGame, "this league starts its matches from openings: a referee must announce feature %s", protocol.FeatureOpenings)
+	}
 	a.maxMatches = p.maxMatches
 	if a.maxMatches == 0 {
 		a.maxMatches = e.cfg.Referees.MaxConcurrentMatches

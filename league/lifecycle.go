@@ -201,7 +201,7 @@ func (e *engine) completeRounds() error {
 		if err := e.fx.add(adv.Add, nil); err != nil {
 			return err
 		}
-		for _, r := range roundsNote(adv.Add) {
+		for _, r := range e.fx.roundsNote(adv.Add) {
 			e.trail.note(audit.EventRoundPaired, r)
 		}
 		if adv.Next == nil {

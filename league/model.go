@@ -65,12 +65,14 @@ type match struct {
 	id, roundID, referee, status, assignedAt string
 	players                                  [2]string
 	seed                                     int64
-	index                                    int
-	order                                    int // position in the whole schedule
-	result                                   *resultRecord
-	previousReferees                         map[string]bool
-	refusedBy                                map[string]bool // referees that did not take it
-	deadline                                 time.Time       // of its result while ASSIGNED or IN_PROGRESS
+	// opening is where the match starts (league.yaml openings); nil: the game's start.
+	opening          *protocol.Opening
+	index            int
+	order            int // position in the whole schedule
+	result           *resultRecord
+	previousReferees map[string]bool
+	refusedBy        map[string]bool // referees that did not take it
+	deadline         time.Time       // of its result while ASSIGNED or IN_PROGRESS
 	// failures counts the failures that count toward retries.max_match_attempts.
 	failures int
 	// progress is what its referee last said of it; reminders counts the RESULT_REMINDERs

@@ -116,6 +116,7 @@ func (n *notifier) assignment(mt *match, ref *agent, players map[string]*agent) 
 		Scoring:           &scoring,
 		Deadlines:         &protocol.Deadlines{JoinAckMS: int(n.cfg.MatchJoinAckTimeout().Milliseconds()), MoveMS: int(n.cfg.MoveTimeout().Milliseconds())},
 		TimeControl:       n.cfg.Clock(),
+		Opening:           mt.opening,
 		IllegalMovePolicy: n.cfg.IllegalMovePolicy,
 		Penalties:         &protocol.Penalties{MoveWarnings: ml.MoveWarnings, ForcedMoves: ml.ForcedMoves},
 	}

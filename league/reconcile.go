@@ -78,7 +78,7 @@ func (e *engine) reconcileAudit(rounds []store.Round) error {
 		note(audit.EventSchedule, scheduleNote(e, ids, rounds[:len(first)], true))
 		have, added.schedule = len(first), 1
 	}
-	for _, n := range roundsNote(rounds[min(have, len(rounds)):]) {
+	for _, n := range e.fx.roundsNote(rounds[min(have, len(rounds)):]) {
 		n["recovered"] = true
 		note(audit.EventRoundPaired, n)
 		added.rounds++
@@ -115,7 +115,7 @@ func abandoned(l *replay.League, matchID string) bool {
 // the format decided when registration closed.
 func scheduleNote(e *engine, ids []string, rounds []store.Round, recovered bool) map[string]any {
 	n := map[string]any{"league_id": e.leagueID, "game_type": e.gameType, "seed": e.cfg.League.Seed,
-		"players": ids, "format": e.format, "rounds": roundsNote(rounds)}
+		"players": ids, "format": e.format, "rounds": e.fx.roundsNote(rounds)}
 	if recovered {
 		n["recovered"] = true
 	}

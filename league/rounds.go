@@ -39,13 +39,18 @@ func storeRounds(f schedule.Format, rounds []schedule.Round) []store.Round {
 	return out
 }
 
-// roundsNote is the audit body of rounds: the SCHEDULE event's, and ROUND_PAIRED's.
-func roundsNote(rounds []store.Round) []map[string]any {
+// roundsNote is the audit body of rounds, which f holds: the SCHEDULE event's, and
+// ROUND_PAIRED's. A match's opening is in it when the league has openings.
+func (f *fixtures) roundsNote(rounds []store.Round) []map[string]any {
 	out := make([]map[string]any, 0, len(rounds))
 	for _, r := range rounds {
 		ms := make([]map[string]any, 0, len(r.Matches))
 		for _, mt := range r.Matches {
-			ms = append(ms, map[string]any{"match_id": mt.ID, "players": mt.Players, "match_seed": mt.Seed})
+			m := map[string]any{"match_id": mt.ID, "players": mt.Players, "match_seed": mt.Seed}
+			if lm := f.matches[mt.ID]; lm != nil && lm.opening != nil {
+				m["opening"] = lm.opening
+			}
+			ms = append(ms, m)
 		}
 		note := map[string]any{"round_id": r.ID, "round_number": r.Number, "cycle": r.Cycle, "bye": r.Bye, "matches": ms}
 		if r.ByePoints != 0 {

@@ -142,7 +142,10 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 			v.Steps = append(v.Steps, web.Step{Step: s.Step, Moves: slices.Clone(s.Moves), View: s.View})
 		}
 	}
-	params, seed := e.params, mt.seed
+	params, seed, opening := e.params, mt.seed, mt.opening
+	if opening != nil {
+		v.Opening = opening.Name
+	}
 	m.e.mu.Unlock()
 
 	// A stored result never changes, so it is read and re-played outside the lock.
@@ -157,10 +160,14 @@ func (m *Manager) MatchView(id string) (web.MatchView, error) {
 		return v, nil // no rules, so no board: the steps show the moves as received
 	}
 	g, err := e.games.New(v.GameType, params)
+	var start game.State
+	if err == nil {
+		start, err = game.Open(g, seed, opening)
+	}
 	if err != nil {
 		return web.MatchView{}, fmt.Errorf("match view of %s: %w", id, err)
 	}
-	v.Initial = g.NewState(seed).Final()
+	v.Initial = start.Final()
 	return v, nil
 }
 
@@ -196,6 +203,9 @@ func (m *Manager) replayView(v *web.MatchView, params map[string]any, seed int64
 	var start game.State
 	if err == nil {
 		start, err = game.Open(g, seed, md.Opening)
+	}
+	if md.Opening != nil {
+		v.Opening = md.Opening.Name // as the referee recorded it
 	}
 	if err == nil {
 		v.Initial = start.Final()

@@ -155,7 +155,7 @@ type Assignment struct {
 // opening's moves are not theirs and are not in the result's moves.
 type Opening struct {
 	// Name says where it comes from: "<book file>#<n>" for the n-th entry of an opening
-	// book (from 1), "random" for plies drawn from the match's pairing and the league seed.
+	// book (from 1), "random#<n>" for the n-th opening drawn at random from the league seed.
 	Name  string            `json:"name"`
 	FEN   string            `json:"fen,omitempty"`
 	Moves []json.RawMessage `json:"moves"`

@@ -203,6 +203,7 @@ func WritePGN(w io.Writer, d *Data) error {
 		var final struct { // the chess rules' final state
 			MovesSAN    []string `json:"moves_san"`
 			Termination string   `json:"termination"`
+			StartFEN    string   `json:"start_fen"`
 		}
 		if r.Outcome == nil || json.Unmarshal(md.FinalState, &final) != nil || final.MovesSAN == nil {
 			continue
@@ -233,7 +234,11 @@ func WritePGN(w io.Writer, d *Data) error {
 				return err
 			}
 		}
-		if _, err := io.WriteString(w, game.ChessPGNCommented(tags, final.MovesSAN, pgnClocks(md.Moves, len(final.MovesSAN)), result)); err != nil {
+		text, err := game.ChessPGNFrom(tags, final.StartFEN, final.MovesSAN, pgnClocks(md.Moves, len(final.MovesSAN)), result)
+		if err != nil {
+			return fmt.Errorf("match %s: %w", r.MatchID, err)
+		}
+		if _, err := io.WriteString(w, text); err != nil {
 			return err
 		}
 		n++
@@ -328,15 +333,18 @@ func lastClocks(moves []protocol.MoveRecord) map[string]int64 {
 }
 
 // pgnClocks is the [%clk] comment of each of a chess game's plies, from the clock its
-// move record carries; nil when the records are not the game's moves one for one.
+// move record carries: the records are the game's last plies, after an opening's; nil
+// when there are more records than plies.
 func pgnClocks(moves []protocol.MoveRecord, plies int) []string {
-	if len(moves) != plies || !hasClocks(moves) {
+	if len(moves) > plies || !hasClocks(moves) {
 		return nil
 	}
+	// The plies of an opening come first and have no clock.
 	comments := make([]string, plies)
+	opening := plies - len(moves)
 	for i, mv := range moves {
 		if mv.ClockMS != nil {
-			comments[i] = game.PGNClock(*mv.ClockMS)
+			comments[opening+i] = game.PGNClock(*mv.ClockMS)
 		}
 	}
 	return comments

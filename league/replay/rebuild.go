@@ -56,6 +56,8 @@ type Match struct {
 	ID      string    `json:"match_id"`
 	Players [2]string `json:"players"`
 	Seed    int64     `json:"match_seed"`
+	// Opening is where the schedule starts it (league.yaml openings); nil: the game's start.
+	Opening *protocol.Opening `json:"opening,omitempty"`
 }
 
 // Result is one acknowledged result: the report (a MATCH_RESULT_REPORT, or the body of

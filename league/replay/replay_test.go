@@ -211,6 +211,9 @@ func TestMisreportedResultsAreFound(t *testing.T) {
 			second["move"] = moves[0].(map[string]any)["move"] // the cell just taken
 		}, "move 2:"},
 		{"a draw on time while the opponent could win", flagDraw(4), "could still win"},
+		{"played from an opening the schedule does not give", func(p map[string]any) {
+			p["game_metadata"].(map[string]any)["opening"] = map[string]any{"name": "book.epd#3", "moves": []any{}}
+		}, "played from opening book.epd#3, the schedule says none (the game's start)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,9 +87,12 @@ type MatchView struct {
 	Termination string            `json:"termination,omitempty"`
 	// Clock is the time control the match is played under; nil under the fixed deadline
 	// per move.
-	Clock   *ClockView `json:"clock,omitempty"`
-	Initial any        `json:"initial"`
-	Steps   []Step     `json:"steps"`
+	Clock *ClockView `json:"clock,omitempty"`
+	// Opening names where the match starts when it is not the game's initial state
+	// (Initial is the state after it).
+	Opening string `json:"opening,omitempty"`
+	Initial any    `json:"initial"`
+	Steps   []Step `json:"steps"`
 	// Unreadable says what of a stored result the page could not read or re-play: a
 	// result stored before the League Manager refused malformed game_metadata.
 	Unreadable  []string `json:"unreadable,omitempty"`

@@ -360,7 +360,7 @@ function matchPage() {
   };
   const load = () => getJSON("api/matches/" + encodeURIComponent(id)).then((v) => {
     m = v;
-    document.getElementById("title").textContent = m.match_id + " · " + m.game_type + " · " + m.round_id + (m.clock ? " · " + m.clock.time_control : "");
+    document.getElementById("title").textContent = m.match_id + " · " + m.game_type + " · " + m.round_id + (m.clock ? " · " + m.clock.time_control : "") + (m.opening ? " · from " + m.opening : "");
     document.getElementById("players").textContent = m.players[0] + " vs " + m.players[1];
     if (follow) pos = m.steps.length;
     show();
