@@ -205,6 +205,10 @@ func (e *engine) completeRounds() error {
 			e.trail.note(audit.EventRoundPaired, r)
 		}
 		if adv.Next == nil {
+			if st, ok := schedule.SPRTOf(e.format, e.fx.played()); ok && st.Decision != "" {
+				e.trail.note(audit.EventSPRTDecided, map[string]any{"sprt": st, "games": len(e.fx.matches)})
+				e.log.Info().Str("decision", st.Decision).Float64("llr", st.LLR).Int("pairs", st.Pairs).Msg("sprt decided")
+			}
 			e.state = StateCompleted
 			e.log.Info().Int("rounds", len(e.fx.rounds)).Msg("league completed")
 			e.hub.Publish(events.LeagueCompleted, "", map[string]any{"rounds": len(e.fx.rounds), "standings": e.fx.table.Rows()})

@@ -88,6 +88,9 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 		v.StorageFailure, v.StorageSince = st.Cause, st.Since
 	}
 	players := e.agents.playerIDs()
+	if st, ok := schedule.SPRTOf(e.format, e.fx.played()); ok {
+		v.SPRT = &st
+	}
 	if e.format.Algorithm == schedule.Knockout && len(e.fx.rounds) > 0 {
 		b, err := schedule.Bracket(e.format, players, e.cfg.League.Seed, e.fx.played())
 		if err != nil {

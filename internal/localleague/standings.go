@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentleague/agentleague/league"
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
@@ -105,6 +106,9 @@ func (s *Standings) WriteJSON(w io.Writer) error {
 	}
 	if s.q.Ratings {
 		v["standings"], v["ratings"] = s.view.Standings, s.view.Ratings
+		if s.view.SPRT != nil {
+			v["sprt"] = s.view.SPRT
+		}
 	}
 	if s.q.Crosstable {
 		v["crosstable"] = s.view.Crosstable
@@ -135,6 +139,10 @@ func (s *Standings) WriteText(w io.Writer) error {
 		writeStatsTable(w, p.Standings, s.stats)
 	case s.q.Ratings:
 		standings.WriteRated(w, s.view.Standings, s.view.Ratings)
+		if st := s.view.SPRT; st != nil {
+			fmt.Fprintln(w)
+			writeSPRT(w, s.view.Format, *st)
+		}
 	default:
 		standings.WriteTable(w, p.Standings)
 	}
@@ -175,4 +183,20 @@ func writeStatsTable(w io.Writer, rows []protocol.StandingsRow, stats map[string
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// writeSPRT writes a gauntlet's SPRT: its hypotheses, the LLR between its bounds, the
+// pairs and the decision.
+func writeSPRT(w io.Writer, f schedule.Format, st schedule.SPRTState) {
+	t := f.SPRT
+	decision := "no decision yet"
+	switch st.Decision {
+	case schedule.AcceptH1:
+		decision = fmt.Sprintf("H1 accepted: %s is %g Elo stronger or more", f.Candidates[0], t.Elo1)
+	case schedule.AcceptH0:
+		decision = fmt.Sprintf("H0 accepted: %s is not %g Elo stronger", f.Candidates[0], t.Elo1)
+	}
+	fmt.Fprintf(w, "SPRT elo0 %g, elo1 %g, alpha %g, beta %g (logistic Elo, pentanomial)\n", t.Elo0, t.Elo1, t.Alpha, t.Beta)
+	fmt.Fprintf(w, "LLR %.2f (%.2f, %.2f), %d pairs %v, games W %d D %d L %d, Elo %+.1f: %s\n",
+		st.LLR, st.Lower, st.Upper, st.Pairs, st.Penta, st.WDL[0], st.WDL[1], st.WDL[2], st.Elo, decision)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/proctest"
 	"github.com/agentleague/agentleague/league"
+	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/server"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -108,6 +109,21 @@ func TestStatsTableClockColumns(t *testing.T) {
 		}
 		if i == 0 && !slices.Equal(fields[len(fields)-len(want):], want) {
 			t.Errorf("header %v, want it to end with %v", fields, want)
+		}
+	}
+}
+
+// The SPRT of a gauntlet is written with its hypotheses, its LLR between the bounds, the
+// pairs and the decision.
+func TestWriteSPRT(t *testing.T) {
+	f := schedule.Default()
+	f.Algorithm, f.Candidates = schedule.Gauntlet, []string{"new"}
+	f.SPRT = &schedule.SPRT{Elo0: 0, Elo1: 50, Alpha: 0.05, Beta: 0.05}
+	var b bytes.Buffer
+	writeSPRT(&b, f, f.SPRT.Test([]float64{1, 1, 1, 0.5, 0.5, 0.5}))
+	for _, want := range []string{"SPRT elo0 0, elo1 50, alpha 0.05, beta 0.05", "(-2.94, 2.94), 3 pairs [0 0 1 1 1], games W 3 D 3 L 0", "no decision yet"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("got:\n%s\nlacks %q", b.String(), want)
 		}
 	}
 }

@@ -88,6 +88,9 @@ const (
 	EventLeagueShutdown Event = "LEAGUE_SHUTDOWN"
 	// EventLeagueResumed is a start after such a shutdown, its cancelled matches reopened.
 	EventLeagueResumed Event = "LEAGUE_RESUMED"
+	// EventSPRTDecided is the decision of a gauntlet's SPRT (schedule.SPRTState), noted
+	// once the test accepted a hypothesis and nothing more is scheduled.
+	EventSPRTDecided Event = "SPRT_DECIDED"
 	// EventAuditRecovery is the type of a DirRecovery line's message.
 	EventAuditRecovery Event = "AUDIT_RECOVERY"
 )

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"maps"
+	"math"
 
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/schedule"
@@ -37,7 +38,24 @@ func (l *League) CheckPairings() (int, error) {
 			k++
 		}
 	}
-	return len(l.Rounds), nil
+	return len(l.Rounds), l.checkSPRT()
+}
+
+// checkSPRT checks a logged SPRT decision against the test re-run on the log's results:
+// the same decision after the same pairs, with the same LLR.
+func (l *League) checkSPRT() error {
+	if l.SPRT == nil {
+		return nil
+	}
+	got, ok := schedule.SPRTOf(l.Format, l.played(len(l.Rounds)))
+	switch {
+	case !ok:
+		return &audit.LineError{Line: l.SPRTLine, Msg: "an SPRT decision is logged, but the format has no SPRT"}
+	case got.Decision != l.SPRT.Decision || got.Pairs != l.SPRT.Pairs || got.Penta != l.SPRT.Penta || math.Abs(got.LLR-l.SPRT.LLR) > 1e-9:
+		return &audit.LineError{Line: l.SPRTLine, Msg: fmt.Sprintf("the SPRT decision logged is %s after %d pairs (LLR %.4f), the results give %q after %d pairs (LLR %.4f)",
+			l.SPRT.Decision, l.SPRT.Pairs, l.SPRT.LLR, got.Decision, got.Pairs, got.LLR)}
+	}
+	return nil
 }
 
 // sameRound compares a logged round with the round the format decides.

@@ -35,7 +35,11 @@ type League struct {
 	Recoveries      []int                       // lines of audit.EventAuditRecovery records
 	// Format is the one the schedule names; a log from before formats holds a round
 	// robin ranked the seed's way (Cycles from its rounds).
-	Format     schedule.Format
+	Format schedule.Format
+	// SPRT is the decision of a gauntlet's SPRT as logged (audit.EventSPRTDecided), at
+	// line SPRTLine; nil when none is logged.
+	SPRT       *schedule.SPRTState
+	SPRTLine   int
 	matchRound map[string]int
 }
 
@@ -267,6 +271,14 @@ func (l *League) applyEvent(e *audit.Entry) error {
 		_ = json.Unmarshal(ev.Body, &by)
 		r.Line, r.Referee = e.Line, by.RefereeID
 		return l.addResult(&r)
+	case audit.EventSPRTDecided:
+		var d struct {
+			SPRT schedule.SPRTState `json:"sprt"`
+		}
+		if err := json.Unmarshal(ev.Body, &d); err != nil {
+			return &audit.LineError{Line: e.Line, Msg: "SPRT decision cannot be read: " + err.Error()}
+		}
+		l.SPRT, l.SPRTLine = &d.SPRT, e.Line
 	case audit.EventMatchAbandoned:
 		var a struct {
 			MatchID string `json:"match_id"`

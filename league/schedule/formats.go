@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"regexp"
 	"slices"
@@ -47,6 +48,7 @@ const (
 	maxByePoints     = 1000
 	maxBestOf        = 99
 	maxGamesPerPair  = 100
+	maxSPRTGames     = 100000
 	maxRatingSamples = 100000
 )
 
@@ -87,8 +89,12 @@ type Scheduling struct {
 	Seeding []string `json:"seeding" yaml:"seeding"`
 	// Candidates are, for gauntlet, the players who play everybody (each registered).
 	Candidates []string `json:"candidates" yaml:"candidates"`
-	// GamesPerPair is, for gauntlet, how often a candidate meets each other player.
+	// GamesPerPair is, for gauntlet, how often a candidate meets each other player; under
+	// an SPRT, the most games the test may take.
 	GamesPerPair int `json:"games_per_pair" yaml:"games_per_pair"`
+	// SPRT, for a gauntlet of one candidate against one opponent, stops it as soon as the
+	// test decides (see SPRT).
+	SPRT *SPRT `json:"sprt,omitempty" yaml:"sprt"`
 	// ConcurrentMatchesPerRound is the seed's key; the matches of a round always run at
 	// once, as far as the referees' capacity goes. It is not stored.
 	ConcurrentMatchesPerRound bool `json:"-" yaml:"concurrent_matches_per_round"`
@@ -169,7 +175,11 @@ func (f Format) Validate() error {
 	if f.Algorithm == Gauntlet && len(f.Candidates) == 0 {
 		v.add("scheduling.candidates", "a gauntlet needs at least one candidate")
 	}
-	v.between("scheduling.games_per_pair", f.GamesPerPair, 1, maxGamesPerPair)
+	if f.SPRT == nil {
+		v.between("scheduling.games_per_pair", f.GamesPerPair, 1, maxGamesPerPair)
+	} else {
+		f.validateSPRT(&v)
+	}
 	if f.OverlapRounds != nil && *f.OverlapRounds && !f.fixedPairings() {
 		v.add("scheduling.overlap_rounds", "%s pairs each round from the results before it, so its rounds cannot overlap", f.Algorithm)
 	}
@@ -203,7 +213,36 @@ func (f Format) Schedulable(players []string) error {
 			}
 		}
 	}
+	if f.SPRT != nil && len(players) != 2 {
+		return problem.List{{Path: "scheduling.sprt", Message: fmt.Sprintf("an SPRT tests one candidate against one opponent: 2 players, got %d", len(players))}}
+	}
 	return nil
+}
+
+// validateSPRT adds the problems of an SPRT: a gauntlet of one candidate, an even bound
+// of games (they come in pairs), elo0 < elo1, error rates in (0, 0.5).
+func (f Format) validateSPRT(v *validation) {
+	s := f.SPRT
+	if f.Algorithm != Gauntlet || len(f.Candidates) != 1 {
+		v.add("scheduling.sprt", "an SPRT is for a gauntlet of one candidate (against one opponent)")
+	}
+	switch {
+	case f.GamesPerPair < 2 || f.GamesPerPair > maxSPRTGames:
+		v.add("scheduling.games_per_pair", "must be between 2 and %d under an SPRT, got %d", maxSPRTGames, f.GamesPerPair)
+	case f.GamesPerPair%2 != 0:
+		v.add("scheduling.games_per_pair", "under an SPRT games come in pairs: must be even, got %d", f.GamesPerPair)
+	}
+	if !(s.Elo0 < s.Elo1) || math.IsInf(s.Elo0, 0) || math.IsInf(s.Elo1, 0) || math.Abs(s.Elo0) > 1000 || math.Abs(s.Elo1) > 1000 {
+		v.add("scheduling.sprt.elo1", "must be more than elo0, both within -1000..1000: got elo0 %v, elo1 %v", s.Elo0, s.Elo1)
+	}
+	for _, r := range []struct {
+		name string
+		p    float64
+	}{{"alpha", s.Alpha}, {"beta", s.Beta}} {
+		if !(r.p > 0 && r.p < 0.5) {
+			v.add("scheduling.sprt."+r.name, "must be more than 0 and less than 0.5, got %v", r.p)
+		}
+	}
 }
 
 // validation collects the problems of a Format.
@@ -293,6 +332,9 @@ func Next(f Format, players []string, leagueSeed int64, played []Played) ([]Roun
 		}
 		return s.Rounds, nil
 	case Gauntlet:
+		if f.SPRT != nil {
+			return sprtRounds(f, players, leagueSeed, played), nil
+		}
 		if len(played) > 0 {
 			return nil, nil
 		}

@@ -42,6 +42,8 @@ type LeagueView struct {
 	Crosstable standings.Crosstable `json:"crosstable"`
 	// Ratings are Bradley-Terry ratings with bootstrap intervals, best first.
 	Ratings []ratings.Rating `json:"ratings"`
+	// SPRT is the state of a gauntlet's SPRT (scheduling.sprt) after the results so far.
+	SPRT *schedule.SPRTState `json:"sprt,omitempty"`
 	// Bracket is the knockout bracket so far (knockout only).
 	Bracket []schedule.Stage `json:"bracket,omitempty"`
 	Round   *RoundView       `json:"round,omitempty"`

@@ -187,7 +187,15 @@ function dashboard() {
     const done = (v.matches_by_status || {}).COMPLETED || 0;
     const gone = (v.matches_by_status || {}).ABANDONED || 0;
     const matches = done + " / " + v.matches_total + (gone ? " (" + gone + " abandoned)" : "");
-    for (const [k, val] of [["State", v.state], ["Format", formatLabel(v.format) || "set when registration closes"], ["Round", v.current_round + " / " + v.total_rounds], ["Matches", matches], ["Players", v.players], ["Referees", v.referees]]) {
+    const rows = [["State", v.state], ["Format", formatLabel(v.format) || "set when registration closes"], ["Round", v.current_round + " / " + v.total_rounds], ["Matches", matches], ["Players", v.players], ["Referees", v.referees]];
+    if (v.sprt) {
+      // A gauntlet's SPRT: the LLR between its bounds, the pairs and the decision.
+      const t = v.format.sprt, st = v.sprt;
+      rows.push(["SPRT", "[" + t.elo0 + ", " + t.elo1 + "] LLR " + st.llr.toFixed(2) + " (" + st.lower.toFixed(2) + ", " + st.upper.toFixed(2) + ")"]);
+      rows.push(["Pairs", st.pairs + " [" + st.pentanomial.join(" ") + "] · Elo " + (st.elo >= 0 ? "+" : "") + st.elo.toFixed(1)]);
+      rows.push(["Decision", st.decision === "H1" ? "H1: " + v.format.candidates[0] + " is stronger" : st.decision === "H0" ? "H0: not " + t.elo1 + " Elo stronger" : "none yet"]);
+    }
+    for (const [k, val] of rows) {
       kv.append(el("dt", {}, k), el("dd", {}, val));
     }
     renderStandings(v);

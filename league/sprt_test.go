@@ -1,0 +1,73 @@
+package league
+
+import (
+	"testing"
+
+	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/replay"
+	"github.com/agentleague/agentleague/league/schedule"
+)
+
+// A gauntlet under an SPRT (elo0 0, elo1 50) is scheduled a game pair at a time; the
+// candidate wins every game, so the test accepts H1 long before games_per_pair: the
+// league completes there, /api/league shows the test's state, the audit log notes the
+// decision, and replay re-runs the test to the same decision after the same pairs.
+func TestSPRTStopsTheGauntlet(t *testing.T) {
+	h := newHarness(t, harnessOptions{cfg: func(c *config.Config) {
+		c.Scheduling.Algorithm, c.Scheduling.Candidates, c.Scheduling.GamesPerPair = schedule.Gauntlet, []string{"p01"}, 200
+		c.Scheduling.SPRT = &schedule.SPRT{Elo0: 0, Elo1: 50, Alpha: 0.05, Beta: 0.05}
+	}})
+	l := h.register([]string{"ref1"}, nil, playerIDs(2))
+	l.start()
+	games := 0
+	for {
+		h.settle()
+		_, ms := h.round()
+		if len(ms) == 0 {
+			break
+		}
+		if len(ms) != 1 {
+			t.Fatalf("a round of %d matches, want one game", len(ms))
+		}
+		winner := 0
+		if ms[0].Players[1] == "p01" {
+			winner = 1
+		}
+		l.reportOK(ms[0], decided(ms[0], winner))
+		games++
+		if games > 200 {
+			t.Fatal("the gauntlet went past games_per_pair")
+		}
+	}
+	if got := h.m.State(); got != StateCompleted {
+		t.Fatalf("state %s, want COMPLETED once the SPRT decided", got)
+	}
+	v, err := h.m.LeagueView()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.SPRT == nil || v.SPRT.Decision != schedule.AcceptH1 || v.SPRT.Pairs*2 != games || games >= 200 || v.SPRT.LLR < v.SPRT.Upper {
+		t.Fatalf("after %d games the view's SPRT is %+v: want H1 accepted, every game counted", games, v.SPRT)
+	}
+	t.Logf("H1 after %d games: %+v", games, *v.SPRT)
+	if h.auditLine(`"SPRT_DECIDED"`, `"decision":"H1"`) == 0 {
+		t.Error("the audit log does not note the decision")
+	}
+	entries, err := audit.Read(h.auditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := replay.Rebuild(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := lg.CheckPairings(); err != nil || n != games || lg.SPRT == nil || lg.SPRT.Pairs != v.SPRT.Pairs {
+		t.Errorf("CheckPairings = %d, %v (logged %+v); want %d rounds rebuilt and the decision reproduced", n, err, lg.SPRT, games)
+	}
+	// A forged decision is found.
+	lg.SPRT.Decision = schedule.AcceptH0
+	if _, err := lg.CheckPairings(); err == nil {
+		t.Error("a forged SPRT decision passes CheckPairings")
+	}
+}
