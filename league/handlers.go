@@ -56,6 +56,7 @@ type registration struct {
 	id, endpoint, displayName string
 	games, features           []string
 	maxMatches                int
+	card                      *protocol.AgentCard
 }
 
 // decodeRegistration reads a registration of an agent of kind.
@@ -67,7 +68,7 @@ func decodeRegistration(msg *protocol.Message, kind string) (registration, error
 	}
 	var p protocol.PlayerRegistration
 	err := msg.Decode(&p)
-	return registration{id: p.PlayerID, endpoint: p.EndpointURL, displayName: p.DisplayName, games: p.GameTypes, features: p.Features}, err
+	return registration{id: p.PlayerID, endpoint: p.EndpointURL, displayName: p.DisplayName, games: p.GameTypes, features: p.Features, card: p.AgentCard}, err
 }
 
 // register takes REGISTER_REFEREE_REQUEST and REGISTER_PLAYER_REQUEST. A retried
@@ -144,10 +145,14 @@ func (m *Manager) admit(msg *protocol.Message, kind string) (*agent, error) {
 		if a.conversationID == msg.Envelope.ConversationID && a.endpoint == p.endpoint {
 			return a, nil
 		}
+		if was, now := cardHash(a.card), cardHash(p.card); was != now {
+			// A changed agent is another entry, never merged into the rating of this one.
+			return nil, refuse(errAlreadyRegistered, "%s %q is registered with agent card %s, this registration has %s: a changed agent is a new entry, register it under another id", a.kind, a.id, was, now)
+		}
 		return nil, refuse(errAlreadyRegistered, "%s %q is already registered", a.kind, a.id)
 	}
 	a := &agent{id: id, kind: kind, token: uuid.NewString(), endpoint: p.endpoint, status: AgentRegistered,
-		conversationID: msg.Envelope.ConversationID, features: features(p.features), registeredAt: e.now()}
+		conversationID: msg.Envelope.ConversationID, features: features(p.features), registeredAt: e.now(), card: p.card}
 	if err := m.admissible(a, &p); err != nil {
 		return nil, err
 	}
@@ -429,4 +434,12 @@ func (m *Manager) queryMatch(msg *protocol.Message) (*protocol.Message, error) {
 	m.log.Debug().Str("conversation_id", env.ConversationID).Str("match_id", mt.id).Str("player_id", pl.id).
 		Str("status", mt.status).Msg("match query answered")
 	return m.matchReply(msg, protocol.MatchInfo, mt, info)
+}
+
+// cardHash names an agent card in a refusal: its hash, or "none".
+func cardHash(c *protocol.AgentCard) string {
+	if c == nil {
+		return "none"
+	}
+	return c.Hash()
 }

@@ -37,9 +37,10 @@ type agent struct {
 	maxMatches                                        int
 	registeredAt                                      string
 	violations                                        int
-	suspendedUntil                                    time.Time // zero: not suspended, or until an operator lifts it
-	leaseUntil                                        time.Time // zero: the referee never sent a heartbeat
-	lost                                              bool      // its lease ran out; no matches until it heartbeats again
+	suspendedUntil                                    time.Time           // zero: not suspended, or until an operator lifts it
+	leaseUntil                                        time.Time           // zero: the referee never sent a heartbeat
+	lost                                              bool                // its lease ran out; no matches until it heartbeats again
+	card                                              *protocol.AgentCard // a player's agent card, nil if none
 }
 
 func (a *agent) sender() string { return a.kind + ":" + a.id }
@@ -50,7 +51,7 @@ func (a *agent) has(feature string) bool { return slices.Contains(a.features, fe
 // record is the agent as the database stores it.
 func (a *agent) record() store.Agent {
 	return store.Agent{Kind: a.kind, ID: a.id, Token: a.token, Status: a.status, Endpoint: a.endpoint, ConversationID: a.conversationID,
-		RegisteredAt: a.registeredAt, Games: a.games, Features: a.features, MaxMatches: a.maxMatches, Violations: a.violations}
+		RegisteredAt: a.registeredAt, Games: a.games, Features: a.features, MaxMatches: a.maxMatches, Violations: a.violations, AgentCard: a.card}
 }
 
 type round struct {

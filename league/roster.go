@@ -40,7 +40,7 @@ func (r *roster) add(a *agent) {
 // load adds an agent read from the database.
 func (r *roster) load(s store.Agent) error {
 	a := &agent{id: s.ID, kind: s.Kind, token: s.Token, status: s.Status, endpoint: s.Endpoint, conversationID: s.ConversationID,
-		games: s.Games, features: s.Features, maxMatches: s.MaxMatches, registeredAt: s.RegisteredAt, violations: s.Violations}
+		games: s.Games, features: s.Features, maxMatches: s.MaxMatches, registeredAt: s.RegisteredAt, violations: s.Violations, card: s.AgentCard}
 	if s.SuspendedUntil != "" {
 		t, err := protocol.ParseTime(s.SuspendedUntil)
 		if err != nil {

@@ -56,6 +56,9 @@ type AgentStatus struct {
 	LeaseExpiresAt string `json:"lease_expires_at,omitempty"`
 	// Stats are a player's statistics (league/stats.go); referees have none.
 	Stats *PlayerStats `json:"stats,omitempty"`
+	// AgentCard is the card a player registered with, and CardHash its hash.
+	AgentCard *protocol.AgentCard `json:"agent_card,omitempty"`
+	CardHash  string              `json:"card_hash,omitempty"`
 }
 
 // Status reports the league's state.
@@ -73,7 +76,10 @@ func (m *Manager) Status() Status {
 		s.Abandoned = append(s.Abandoned, AbandonedMatch{MatchID: mt.id, RoundID: mt.roundID, Players: mt.players, Referee: mt.referee, Failures: mt.failures})
 	}
 	for _, a := range e.agents.all() {
-		as := AgentStatus{ID: a.id, Kind: a.kind, Status: a.status, Endpoint: a.endpoint, Violations: a.violations, Lost: a.lost}
+		as := AgentStatus{ID: a.id, Kind: a.kind, Status: a.status, Endpoint: a.endpoint, Violations: a.violations, Lost: a.lost, AgentCard: a.card}
+		if a.card != nil {
+			as.CardHash = a.card.Hash()
+		}
 		if a.status == AgentSuspended && !a.suspendedUntil.IsZero() {
 			as.SuspendedUntil = protocol.Now(a.suspendedUntil)
 		}

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
 
 // Payloads of the messages two roles exchange. Each role builds and reads these types
 // only; the schemas in schemas/ stay the contract for agents written elsewhere.
@@ -94,6 +98,29 @@ type PlayerRegistration struct {
 	// GameTypes, when set, are the only games the player can play.
 	GameTypes []string `json:"game_types,omitempty"`
 	Features  []string `json:"features"`
+	// AgentCard, when set, says what the player is and how it is set up.
+	AgentCard *AgentCard `json:"agent_card,omitempty"`
+}
+
+// AgentCard is what a player says of itself at registration (agent_card), so that a
+// rating can be traced to the exact configuration behind it: the League Manager stores
+// it, shows it beside the rating and exports it; it never judges it. A player whose card
+// changed is another entry: it registers under another id.
+type AgentCard struct {
+	Model    string `json:"model,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	// PromptHash is a hash of the prompt and the settings the player runs with, e.g.
+	// "sha256:<hex>".
+	PromptHash string `json:"prompt_hash,omitempty"`
+	Version    string `json:"version,omitempty"`
+	Author     string `json:"author,omitempty"`
+}
+
+// Hash identifies the card: the first 12 hex digits of the SHA-256 of its JSON.
+func (c AgentCard) Hash() string {
+	b, _ := json.Marshal(c) // a struct of strings always encodes
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
 }
 
 // RegistrationAnswer is the payload of REGISTER_REFEREE_RESPONSE and

@@ -22,12 +22,21 @@ import (
 // Data is everything an export holds.
 type Data struct {
 	League League `json:"league"`
+	// Players are the registered players, each with the agent card it registered with.
+	Players []Player `json:"players"`
 	// Standings are in the official order, with the tie-break columns.
 	Standings  []standings.Row      `json:"standings"`
 	Crosstable standings.Crosstable `json:"crosstable"`
 	// Ratings are computed from the stored results as the League Manager does.
 	Ratings []ratings.Rating `json:"ratings"`
 	Results []Result         `json:"results"`
+}
+
+// Player is a registered player and its agent card (none when it registered none).
+type Player struct {
+	PlayerID  string              `json:"player_id"`
+	AgentCard *protocol.AgentCard `json:"agent_card,omitempty"`
+	CardHash  string              `json:"card_hash,omitempty"`
 }
 
 // League describes the exported league.
@@ -87,6 +96,20 @@ func Load(db *store.Store) (*Data, error) {
 		return nil, err
 	} else if found {
 		d.League.Format, samples = &f, f.RatingSamples
+	}
+	agents, err := db.Agents()
+	if err != nil {
+		return nil, err
+	}
+	d.Players = []Player{}
+	for _, a := range agents {
+		if a.Kind == store.KindPlayer {
+			p := Player{PlayerID: a.ID, AgentCard: a.AgentCard}
+			if a.AgentCard != nil {
+				p.CardHash = a.AgentCard.Hash()
+			}
+			d.Players = append(d.Players, p)
+		}
 	}
 	rounds, err := db.Schedule()
 	if err != nil {

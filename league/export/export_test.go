@@ -13,6 +13,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/internal/testtools"
 	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // match is one match of a seeded league; an empty outcome leaves it PENDING, without a result.
@@ -35,8 +36,8 @@ func seed(t *testing.T, gameType, cfg string, matches []match) *store.Store {
 	}
 	stmts := []stmt{
 		{`INSERT INTO leagues (league_id, status, created_at, config, game_type, seed) VALUES ('l1', 'ACTIVE', 't', ?, ?, 7)`, []any{cfg, gameType}},
-		{`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, conversation_id) VALUES
-			('a', 'l1', 'ta', 'ACTIVE', 't', 'u', 'c'), ('b', 'l1', 'tb', 'ACTIVE', 't', 'u', 'c'), ('c', 'l1', 'tc', 'ACTIVE', 't', 'u', 'c')`, nil},
+		{`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, conversation_id, agent_card) VALUES
+			('a', 'l1', 'ta', 'ACTIVE', 't', 'u', 'c', '{"model":"m1","version":"3"}'), ('b', 'l1', 'tb', 'ACTIVE', 't', 'u', 'c', NULL), ('c', 'l1', 'tc', 'ACTIVE', 't', 'u', 'c', NULL)`, nil},
 		{`INSERT INTO rounds (round_id, league_id, round_number, status) VALUES ('round-1', 'l1', 1, 'COMPLETED'), ('round-2', 'l1', 2, 'ACTIVE')`, nil},
 	}
 	for i, m := range matches {
@@ -76,6 +77,11 @@ func TestLoadAndWrite(t *testing.T) {
 	}
 	if d.League.LeagueID != "l1" || len(d.Results) != 2 || len(d.Standings) != 3 || d.Standings[0].PlayerID != "a" || d.Standings[0].Rank != 1 {
 		t.Fatalf("got %+v", d)
+	}
+	// Each player with the agent card it registered with.
+	if card := (protocol.AgentCard{Model: "m1", Version: "3"}); len(d.Players) != 3 || d.Players[0].AgentCard == nil || *d.Players[0].AgentCard != card ||
+		d.Players[0].CardHash != card.Hash() || d.Players[1].AgentCard != nil || d.Players[1].CardHash != "" {
+		t.Errorf("players %+v: want a's card and hash, none for b", d.Players)
 	}
 	if r := d.Results[0]; r.MatchID != "m1" || r.Outcome["a"] != "win" || r.Termination != "normal" {
 		t.Errorf("got result %+v", r)

@@ -44,6 +44,8 @@ type Agent struct {
 	MaxMatches, Violations                                                 int
 	// SuspendedUntil is "" when no suspension has an end.
 	SuspendedUntil string
+	// AgentCard is a player's card, nil when it registered none.
+	AgentCard *protocol.AgentCard
 }
 
 // AgentChange sets an agent's status, violations and end of suspension ("" for none).
@@ -168,20 +170,29 @@ func (s *Store) Agents() ([]Agent, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load referees: %w", err)
 	}
+	card := "agent_card"
+	if s.schema < 5 {
+		card = "NULL" // a database of before cards, read without migrating it
+	}
 	prows, err := s.db.Query(`SELECT player_id, auth_token, status, endpoint_url, coalesce(display_name, ''), features, conversation_id, registered_at,
-		violations, coalesce(suspended_until, '') FROM players ORDER BY player_id`)
+		violations, coalesce(suspended_until, ''), coalesce(` + card + `, '') FROM players ORDER BY player_id`)
 	if err != nil {
 		return nil, fmt.Errorf("load players: %w", err)
 	}
 	defer prows.Close()
 	for prows.Next() {
 		a := Agent{Kind: KindPlayer}
-		var features string
-		if err := prows.Scan(&a.ID, &a.Token, &a.Status, &a.Endpoint, &a.DisplayName, &features, &a.ConversationID, &a.RegisteredAt, &a.Violations, &a.SuspendedUntil); err != nil {
+		var features, card string
+		if err := prows.Scan(&a.ID, &a.Token, &a.Status, &a.Endpoint, &a.DisplayName, &features, &a.ConversationID, &a.RegisteredAt, &a.Violations, &a.SuspendedUntil, &card); err != nil {
 			return nil, fmt.Errorf("load players: %w", err)
 		}
 		if err := json.Unmarshal([]byte(features), &a.Features); err != nil {
 			return nil, fmt.Errorf("load player %s features: %w", a.ID, err)
+		}
+		if card != "" {
+			if err := json.Unmarshal([]byte(card), &a.AgentCard); err != nil {
+				return nil, fmt.Errorf("load player %s agent card: %w", a.ID, err)
+			}
 		}
 		out = append(out, a)
 	}
@@ -210,8 +221,16 @@ func (s *Store) AddAgent(leagueID string, a Agent, firstPlayer bool) error {
 			}
 			return nil
 		}
-		if _, err := tx.Exec(`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, display_name, features, conversation_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, leagueID, a.Token, a.Status, a.RegisteredAt, a.Endpoint, a.DisplayName, string(features), a.ConversationID); err != nil {
+		var card any // NULL without a card
+		if a.AgentCard != nil {
+			b, err := json.Marshal(a.AgentCard)
+			if err != nil {
+				return fmt.Errorf("store player: %w", err)
+			}
+			card = string(b)
+		}
+		if _, err := tx.Exec(`INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, display_name, features, conversation_id, agent_card)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, leagueID, a.Token, a.Status, a.RegisteredAt, a.Endpoint, a.DisplayName, string(features), a.ConversationID, card); err != nil {
 			return fmt.Errorf("store player: %w", err)
 		}
 		if firstPlayer {

@@ -21,13 +21,13 @@ import (
 )
 
 // SchemaVersion must equal PRAGMA user_version set by sql/schema.sql.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 //go:embed sql/*.sql
 var sqlFiles embed.FS
 
 // migrations upgrade a database of the version they are keyed by to the next one.
-var migrations = map[int]string{2: "sql/migrate_3.sql", 3: "sql/migrate_4.sql"}
+var migrations = map[int]string{2: "sql/migrate_3.sql", 3: "sql/migrate_4.sql", 4: "sql/migrate_5.sql"}
 
 // ErrSchemaMismatch refuses a database written by another schema version.
 var ErrSchemaMismatch = errors.New("database schema version mismatch")
@@ -63,6 +63,9 @@ type Store struct {
 	db    *sql.DB
 	audit Marker
 	health
+	// schema is the schema version of a database opened read-only, which a tool reads
+	// without migrating it; SchemaVersion otherwise.
+	schema int
 }
 
 // health owns the Store's storage-failure bookkeeping: how many transactions a storage
@@ -89,7 +92,7 @@ func Open(path string) (*Store, error) {
 	}
 	// One writer: SQLite serialises writes anyway, and one connection keeps them ordered.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db}
+	s := &Store{db: db, schema: SchemaVersion}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err
@@ -276,5 +279,6 @@ func OpenReadOnly(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%w: database has user_version %d, this tool reads %d", ErrSchemaMismatch, v, SchemaVersion)
 	}
+	s.schema = v
 	return s, nil
 }

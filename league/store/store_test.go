@@ -40,9 +40,9 @@ func TestOpenStoreChecksSchemaVersion(t *testing.T) {
 		{"new file", nil, nil},
 		{"empty database with another user_version", []string{"PRAGMA user_version = 5"}, nil},
 		{"database of a newer League Manager", []string{"CREATE TABLE leagues (league_id TEXT)", "PRAGMA user_version = 7"},
-			[]string{"user_version 7", "needs 4", "new database"}},
+			[]string{"user_version 7", "needs 5", "new database"}},
 		{"database without a version", []string{"CREATE TABLE something (x)"},
-			[]string{"user_version 0", "needs 4"}},
+			[]string{"user_version 0", "needs 5"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,6 +106,8 @@ func TestOpenMigratesVersion2(t *testing.T) {
 		"CREATE TABLE standings (player_id TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0)",
 		"CREATE TABLE byes (round_id TEXT NOT NULL, player_id TEXT NOT NULL, PRIMARY KEY (round_id, player_id))",
 		"INSERT INTO byes (round_id, player_id) VALUES ('round-1', 'p3')",
+		"CREATE TABLE players (player_id TEXT PRIMARY KEY, league_id TEXT NOT NULL, auth_token TEXT NOT NULL UNIQUE, status TEXT NOT NULL, registered_at TEXT NOT NULL, endpoint_url TEXT NOT NULL, display_name TEXT, features TEXT NOT NULL DEFAULT '[]', conversation_id TEXT NOT NULL, violations INTEGER NOT NULL DEFAULT 0, suspended_until TEXT)",
+		"INSERT INTO players (player_id, league_id, auth_token, status, registered_at, endpoint_url, conversation_id) VALUES ('p3', 'l1', 't3', 'ACTIVE', '2026-01-01T00:00:00Z', 'http://127.0.0.1:9/p3', 'c3')",
 		"PRAGMA user_version = 2")
 	s, err := Open(path)
 	if err != nil {
@@ -124,6 +126,10 @@ func TestOpenMigratesVersion2(t *testing.T) {
 	var points int
 	if err := s.DB().QueryRow("SELECT points FROM byes WHERE player_id = 'p3'").Scan(&points); err != nil || points != 0 {
 		t.Errorf("bye points after migration = %d, %v; want 0", points, err)
+	}
+	// Version 5: a player of before has no agent card.
+	if agents, err := s.Agents(); err != nil || len(agents) != 1 || agents[0].AgentCard != nil {
+		t.Errorf("players after migration = %+v, %v; want p3 without a card", agents, err)
 	}
 	if _, found, err := s.Format(); found || err != nil {
 		t.Errorf("Format of a database from before formats: found %v, %v", found, err)

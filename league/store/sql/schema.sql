@@ -2,7 +2,7 @@
 -- are binding; this file only adds tables, columns and CHECK values.
 -- Bump user_version (and SchemaVersion in store.go) on any change, with a migrate_N.sql
 -- that brings a database of the version before to N.
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 CREATE TABLE IF NOT EXISTS leagues (
     league_id TEXT PRIMARY KEY,
@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS players (
     conversation_id TEXT NOT NULL,
     violations INTEGER NOT NULL DEFAULT 0,
     suspended_until TEXT,
+    agent_card TEXT,                     -- JSON object, or NULL: the card it registered with
     FOREIGN KEY (league_id) REFERENCES leagues(league_id)
 );
 
