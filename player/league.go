@@ -59,6 +59,7 @@ type leagueLink struct {
 	// id is the player's id, url the League Manager's endpoint, displayName is sent at
 	// registration.
 	id, url, displayName string
+	card                 *protocol.AgentCard
 	// callTimeout bounds each attempt of a call; registerFor all of registration's.
 	callTimeout, registerFor time.Duration
 	// caller carries every call to the League Manager: the player's client outside tests.
@@ -85,7 +86,7 @@ type leagueLink struct {
 // newLeagueLink is the link of a player configured by cfg, whose defaults are filled in.
 func newLeagueLink(cfg Config, caller leagueCaller, log zerolog.Logger) *leagueLink {
 	return &leagueLink{
-		log: log, id: cfg.ID, url: cfg.LeagueURL, displayName: cfg.DisplayName,
+		log: log, id: cfg.ID, url: cfg.LeagueURL, displayName: cfg.DisplayName, card: cfg.AgentCard,
 		callTimeout: cfg.RegisterTimeout, registerFor: cfg.RegisterFor,
 		caller: caller, matchQueryFor: matchQueryFor, registered: make(chan struct{}),
 	}
@@ -131,6 +132,7 @@ func (l *leagueLink) register(jctx context.Context, endpoint string, gameTypes [
 		// of another game at once.
 		GameTypes: gameTypes,
 		Features:  features,
+		AgentCard: l.card,
 	})
 	if err != nil {
 		return err

@@ -84,6 +84,8 @@ type Config struct {
 	Seed int64
 	// DisplayName is sent at registration when set.
 	DisplayName string
+	// AgentCard is sent at registration when set.
+	AgentCard *protocol.AgentCard
 	// RegisterTimeout is the deadline of each attempt of a call to the League Manager
 	// (DefaultRegisterTimeout when 0).
 	RegisterTimeout time.Duration

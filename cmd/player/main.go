@@ -112,6 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if cfg.DisplayName == "" {
 			cfg.DisplayName = cfg.LLM.Profile().Name
 		}
+		cfg.AgentCard = cfg.LLM.Profile().Card()
 	}
 	// Checked before the log file is named after the id.
 	if err := cfg.Validate(); err != nil {

@@ -161,7 +161,12 @@ func TestLLMPlayersLeague(t *testing.T) {
 	}
 	var st struct {
 		Agents []struct {
-			ID    string `json:"id"`
+			ID        string `json:"id"`
+			AgentCard *struct {
+				Model      string `json:"model"`
+				Provider   string `json:"provider"`
+				PromptHash string `json:"prompt_hash"`
+			} `json:"agent_card"`
 			Stats *struct {
 				TokensIn  int `json:"tokens_in"`
 				TokensOut int `json:"tokens_out"`
@@ -176,6 +181,10 @@ func TestLLMPlayersLeague(t *testing.T) {
 	}
 	errs := 0
 	for _, a := range st.Agents {
+		// An llm player registers with the card of its profile; the others with none.
+		if c := a.AgentCard; llmPlayers[a.ID] != (c != nil) || (c != nil && (c.Model != "scripted-model" || !strings.HasPrefix(c.PromptHash, "sha256:") || c.Provider == "")) {
+			t.Errorf("agent card of %s: %+v", a.ID, c)
+		}
 		switch {
 		case llmPlayers[a.ID] && (a.Stats == nil || a.Stats.TokensIn < 100*moves[a.ID] || a.Stats.TokensOut < 12*moves[a.ID]):
 			t.Errorf("statistics of %s %+v, want the tokens of its %d moves", a.ID, a.Stats, moves[a.ID])

@@ -1,6 +1,9 @@
 package llm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -12,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Profile is an agent profile (seed 000's Agent) and where its model is served: a YAML
@@ -41,8 +45,28 @@ type Profile struct {
 	// that needs none. The key itself never appears in a profile.
 	APIKeyEnv string `yaml:"api_key_env"`
 
+	// Version and Author, optional, go into the agent card (Card).
+	Version string `yaml:"version"`
+	Author  string `yaml:"author"`
+
 	// File is the file the profile was read from; problems are prefixed with it.
 	File string `yaml:"-"`
+}
+
+// Card is the agent card the player registers with: the model, the host of the API as
+// the provider, and a hash of everything that shapes its answers (the prompt, the
+// personality and the sampling settings), so that a rating names the exact setup.
+func (p *Profile) Card() *protocol.AgentCard {
+	setup, _ := json.Marshal(map[string]any{ // plain values always encode
+		"system_prompt": p.SystemPrompt, "personality": p.Personality, "temperature": p.Temperature,
+		"max_tokens": p.MaxTokens, "rethinks": p.Rethinks,
+	})
+	sum := sha256.Sum256(setup)
+	provider := p.BaseURL
+	if u, err := url.Parse(p.BaseURL); err == nil && u.Host != "" {
+		provider = u.Host
+	}
+	return &protocol.AgentCard{Model: p.ModelName, Provider: provider, PromptHash: "sha256:" + hex.EncodeToString(sum[:]), Version: p.Version, Author: p.Author}
 }
 
 // Defaults of the optional fields, and the bounds of every field.
@@ -56,6 +80,7 @@ const (
 	maxPersonalityRunes  = 200
 	maxModelNameRunes    = 100
 	maxSystemPromptRunes = 8000
+	maxCardRunes         = 200
 	maxTemperature       = 2
 	maxMaxTokens         = 32768
 	maxTimeoutSeconds    = 600
@@ -130,6 +155,11 @@ func (p *Profile) check() []config.Problem {
 	text("personality", p.Personality, maxPersonalityRunes, true)
 	text("model_name", p.ModelName, maxModelNameRunes, true)
 	text("system_prompt", p.SystemPrompt, maxSystemPromptRunes, false)
+	for _, f := range []struct{ path, v string }{{"version", p.Version}, {"author", p.Author}} {
+		if f.v != "" { // optional; the agent card's bound
+			text(f.path, f.v, maxCardRunes, true)
+		}
+	}
 	if p.Temperature < 0 || p.Temperature > maxTemperature {
 		add("temperature", "must be 0..%d, got %v", maxTemperature, p.Temperature)
 	}

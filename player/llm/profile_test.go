@@ -160,3 +160,29 @@ func TestLLMAPIKey(t *testing.T) {
 		t.Errorf("no api_key_env: key %q, error %v; want none", key, err)
 	}
 }
+
+// The agent card names the model, the API's host and a hash of what shapes the answers:
+// the same profile gives the same card, a changed prompt or temperature another hash.
+func TestLLMProfileCard(t *testing.T) {
+	p, err := ParseProfile("x.yaml", []byte(validProfile+"version: \"3\"\nauthor: lab\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Card()
+	if c.Model != "gpt-4o-mini" || c.Provider != "api.openai.com" || !strings.HasPrefix(c.PromptHash, "sha256:") || len(c.PromptHash) != 71 || c.Version != "3" || c.Author != "lab" {
+		t.Errorf("card %+v", c)
+	}
+	if again := p.Card(); *again != *c {
+		t.Errorf("the same profile gives %+v, then %+v", c, again)
+	}
+	q := *p
+	q.SystemPrompt = "Defend.\n"
+	r := *p
+	r.Temperature = 0.1
+	if q.Card().PromptHash == c.PromptHash || r.Card().PromptHash == c.PromptHash {
+		t.Error("a changed prompt or temperature keeps the prompt hash")
+	}
+	if _, err := ParseProfile("x.yaml", []byte(validProfile+"author: \""+strings.Repeat("a", 201)+"\"\n")); err == nil || !strings.Contains(err.Error(), "author: must be at most 200 characters") {
+		t.Errorf("a long author: %v", err)
+	}
+}
