@@ -10,10 +10,15 @@ package league
 //     count (no_join included);
 //   - moves, avg_thinking_ms and max_thinking_ms: over the elapsed_ms of the player's
 //     entries in game_metadata.moves (forced moves included: the time the player used);
-//   - tokens_in, tokens_out and llm_errors: from the "llm" note players of strategy llm
-//     send beside each move (the entry's metadata.llm): its tokens_in and tokens_out, and
-//     its rethinks plus call_retries (answers refused, calls failed) as errors. A move the
-//     model failed altogether has no note: it is a violation (refused, timeout).
+//   - llm, only for a player whose moves carry the "llm" note players of strategy llm send
+//     beside each move (the entry's metadata.llm, protocol.LLMNote): the legality axis,
+//     apart from strength: notes (moves with a note), first_try (those whose first answer
+//     was read and legal), unreadable and illegal answers (each refused and asked again:
+//     rethinks), call_retries; given_up, the moves the model failed altogether (no note:
+//     its refused violations); forfeits, the matches it lost by a technical termination
+//     (illegal_move, timeout). And the cost: tokens_in, tokens_out, latency_ms (the
+//     spread of its notes' latency_ms), cost_usd (at the prices of its profile, when it
+//     has them) and cost_per_game_usd.
 //   - clock, only for a player that played under a time control (a result with
 //     time_control, or whose moves carry clock_ms): games, the games it played under a
 //     clock; think_ms and network_ms, the spread (min, p50, p99, max) over its moves
@@ -42,15 +47,36 @@ type PlayerStats struct {
 	Moves         int            `json:"moves"`
 	AvgThinkingMS float64        `json:"avg_thinking_ms"`
 	MaxThinkingMS int64          `json:"max_thinking_ms"`
-	TokensIn      int64          `json:"tokens_in,omitempty"`
-	TokensOut     int64          `json:"tokens_out,omitempty"`
-	LLMErrors     int64          `json:"llm_errors,omitempty"`
+	// LLM is the figures of a language-model player, from its moves' llm notes; nil for
+	// a player whose moves carry none.
+	LLM *LLMStats `json:"llm,omitempty"`
 	// Clock is the figures of its games under a time control; nil when it played none.
 	Clock *ClockStats `json:"clock,omitempty"`
 	// totalMS sums the thinking time for the average.
 	totalMS int64
-	// samples are the clock figures' values, each sorted.
+	// samples are the clock figures' values, each sorted; latency the llm notes'.
 	samples *clockSamples
+	latency []int64
+	// forfeits counts the matches it lost by a technical termination.
+	forfeits int
+}
+
+// LLMStats are a language-model player's figures: how well it follows the format
+// (legality), apart from how well it plays (the ratings), and what its moves cost.
+type LLMStats struct {
+	Notes       int64   `json:"notes"`
+	FirstTry    int64   `json:"first_try"`
+	Unreadable  int64   `json:"unreadable"`
+	Illegal     int64   `json:"illegal"`
+	Rethinks    int64   `json:"rethinks"`
+	CallRetries int64   `json:"call_retries"`
+	GivenUp     int     `json:"given_up"`
+	Forfeits    int     `json:"forfeits"`
+	TokensIn    int64   `json:"tokens_in"`
+	TokensOut   int64   `json:"tokens_out"`
+	LatencyMS   Spread  `json:"latency_ms"`
+	CostUSD     float64 `json:"cost_usd"`
+	CostPerGame float64 `json:"cost_per_game_usd"`
 }
 
 // ClockStats are a player's figures under a time control.
@@ -100,6 +126,7 @@ type resultFacts struct {
 	elapsed    map[string][]int64        // player -> elapsed_ms of each of its moves
 	llm        map[string]llmFacts       // player -> what its moves' llm notes add up to
 	clock      map[string]*clockFacts    // player -> its game under a clock (nil map: no clock)
+	forfeited  string                    // the player who lost by a technical termination, if one did
 }
 
 // clockFacts are a player's figures of one game under a time control.
@@ -110,9 +137,11 @@ type clockFacts struct {
 	flagged bool
 }
 
-// llmFacts sum the llm notes of a player's moves.
+// llmFacts sum the llm notes of a player's moves in one match.
 type llmFacts struct {
-	tokensIn, tokensOut, errors int64
+	sum             protocol.LLMNote // the notes added up
+	notes, firstTry int64
+	latency         []int64
 }
 
 // storedMetadata reads the game_metadata of a stored result. One stored before the
@@ -169,12 +198,20 @@ func readFacts(players [2]string, md protocol.GameMetadata) resultFacts {
 			f.elapsed[mv.Player] = append(f.elapsed[mv.Player], mv.ElapsedMS)
 		}
 		if note, ok := mv.LLMNote(); ok {
-			sum := f.llm[mv.Player]
-			sum.tokensIn += note.TokensIn
-			sum.tokensOut += note.TokensOut
-			sum.errors += note.Errors
-			f.llm[mv.Player] = sum
+			l := f.llm[mv.Player]
+			l.notes++
+			if note.Rethinks == 0 {
+				l.firstTry++
+			}
+			s := &l.sum
+			s.TokensIn, s.TokensOut, s.CostUSD = s.TokensIn+note.TokensIn, s.TokensOut+note.TokensOut, s.CostUSD+note.CostUSD
+			s.Rethinks, s.Unreadable, s.Illegal, s.CallRetries = s.Rethinks+note.Rethinks, s.Unreadable+note.Unreadable, s.Illegal+note.Illegal, s.CallRetries+note.CallRetries
+			l.latency = append(l.latency, note.LatencyMS)
+			f.llm[mv.Player] = l
 		}
+	}
+	if md.Termination.Technical() && inMatch(md.Loser) {
+		f.forfeited = md.Loser
 	}
 	return f
 }
@@ -211,13 +248,42 @@ func (s *PlayerStats) add(f resultFacts, player string) {
 	if s.Moves > 0 {
 		s.AvgThinkingMS = float64(s.totalMS) / float64(s.Moves)
 	}
-	l := f.llm[player]
-	s.TokensIn += l.tokensIn
-	s.TokensOut += l.tokensOut
-	s.LLMErrors += l.errors
+	if f.forfeited == player {
+		s.forfeits++
+	}
+	if l, ok := f.llm[player]; ok {
+		s.addLLM(l)
+	}
+	if st := s.LLM; st != nil {
+		// What the notes cannot say, counted for every match, notes or none: the moves
+		// the model failed altogether (refused answers) and the matches lost for it.
+		st.GivenUp, st.Forfeits = s.Violations[string(protocol.ViolationRefused)], s.forfeits
+		st.CostPerGame = st.CostUSD / float64(s.MatchesPlayed)
+	}
 	if c := f.clock[player]; c != nil {
 		s.addClock(c)
 	}
+}
+
+// addLLM counts the llm notes of one match of a language-model player.
+func (s *PlayerStats) addLLM(l llmFacts) {
+	if s.LLM == nil {
+		s.LLM = &LLMStats{}
+	}
+	st := s.LLM
+	st.Notes += l.notes
+	st.FirstTry += l.firstTry
+	st.Unreadable += l.sum.Unreadable
+	st.Illegal += l.sum.Illegal
+	st.Rethinks += l.sum.Rethinks
+	st.CallRetries += l.sum.CallRetries
+	st.TokensIn += l.sum.TokensIn
+	st.TokensOut += l.sum.TokensOut
+	st.CostUSD += l.sum.CostUSD
+	for _, ms := range l.latency {
+		s.latency = insertSorted(s.latency, ms)
+	}
+	st.LatencyMS = spread(s.latency)
 }
 
 // addClock counts one game the player played under a time control.
@@ -245,10 +311,14 @@ func (s *PlayerStats) addClock(c *clockFacts) {
 // clone is a copy the caller may keep.
 func (s *PlayerStats) clone() *PlayerStats {
 	c := *s
-	c.samples = nil
+	c.samples, c.latency = nil, nil
 	if s.Clock != nil {
 		cs := *s.Clock
 		c.Clock = &cs
+	}
+	if s.LLM != nil {
+		l := *s.LLM
+		c.LLM = &l
 	}
 	c.Violations = maps.Clone(s.Violations)
 	if c.Violations == nil {

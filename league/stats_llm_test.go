@@ -6,33 +6,52 @@ import (
 	"testing"
 )
 
-// Players of strategy llm send a note beside each move; its tokens and errors (refused
-// answers and failed calls) add up in the player's statistics, also after a restart.
-// Notes of other players, and values that are not whole counts, add nothing.
+// Players of strategy llm send a note beside each move. The statistics keep the
+// legality axis apart from strength: notes, first-try answers, unreadable and illegal
+// answers, rethinks, call retries, moves given up (refused) and matches lost for it
+// (forfeits); and the cost: tokens, latency, dollars per game. They are the same after
+// a restart. Notes of other strategies, and values that are not whole counts, add
+// nothing; a player without notes has no llm block.
 func TestPlayerStatisticsOfLanguageModels(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
-	l := h.register([]string{"ref1"}, nil, playerIDs(2))
+	l := h.register([]string{"ref1", "ref2"}, nil, playerIDs(4))
 	l.start()
 	h.settle()
 	_, ms := h.round()
 	a, b := ms[0].Players[0], ms[0].Players[1]
-	llmNote := func(in, out, rethinks, retries any) map[string]any {
-		return map[string]any{"llm": map[string]any{"model": "m", "tokens_in": in, "tokens_out": out, "rethinks": rethinks, "call_retries": retries}}
+	c := ms[1].Players[0]
+	note := func(fields map[string]any) map[string]any {
+		fields["model"] = "m"
+		return map[string]any{"llm": fields}
 	}
 	move := func(step int, player string, meta any) map[string]any {
 		return map[string]any{"step": step, "player": player, "move": map[string]int{"row": 0, "col": step}, "outcome": "SUCCESS", "elapsed_ms": 10, "metadata": meta}
 	}
 	l.reportWithMeta(ms[0], decided(ms[0], 0), map[string]any{
 		"moves": []any{
-			move(1, a, llmNote(100, 20, 1, 0)),
+			move(1, a, note(map[string]any{"tokens_in": 100, "tokens_out": 20, "rethinks": 1, "unreadable": 1, "latency_ms": 900, "cost_usd": 0.001})),
 			move(2, b, map[string]any{"model": map[string]any{"reasoning": "perfect"}}), // another strategy's note
-			move(3, a, llmNote(150, 30, 0, 2)),
-			move(4, b, llmNote(-5, 1.5, "2", nil)),                                            // nothing to count
-			move(5, a, map[string]any{"dropped": "metadata larger than 1024 bytes"}),          // the referee dropped it
-			map[string]any{"step": 6, "player": "p99", "metadata": llmNote(1000, 1000, 9, 9)}, // not in the match
+			move(3, a, note(map[string]any{"tokens_in": 150, "tokens_out": 30, "rethinks": 2, "illegal": 2, "call_retries": 2, "latency_ms": 300, "cost_usd": 0.002})),
+			move(4, b, map[string]any{"dropped": "metadata larger than 1024 bytes"}), // the referee dropped it
+			move(5, a, note(map[string]any{"tokens_in": 50, "tokens_out": 10, "latency_ms": 100})),
+			map[string]any{"step": 6, "player": "p99", "metadata": note(map[string]any{"tokens_in": 1000})}, // not in the match
 		},
 		"violations": []any{},
 	})
+	// c, a model that gave up twice (refused) and lost the match for it.
+	l.reportWithMeta(ms[1], decided(ms[1], 1), map[string]any{
+		"termination": "timeout", "loser": c,
+		"moves": []any{move(1, c, note(map[string]any{"tokens_in": -5, "tokens_out": 1.5, "rethinks": "2", "latency_ms": 40}))}, // careless counts read as 0
+		"violations": []any{
+			map[string]any{"step": 3, "player": c, "kind": "refused", "action": "warning"},
+			map[string]any{"step": 3, "player": c, "kind": "refused", "action": "technical_loss"},
+		},
+	})
+	want := map[string]*LLMStats{
+		a: {Notes: 3, FirstTry: 1, Unreadable: 1, Illegal: 2, Rethinks: 3, CallRetries: 2, TokensIn: 300, TokensOut: 60,
+			LatencyMS: Spread{100, 300, 900, 900}, CostUSD: 0.003, CostPerGame: 0.003},
+		c: {Notes: 1, FirstTry: 1, GivenUp: 2, Forfeits: 1, LatencyMS: Spread{40, 40, 40, 40}},
+	}
 	check := func(when string) {
 		t.Helper()
 		rec := httptest.NewRecorder()
@@ -45,17 +64,16 @@ func TestPlayerStatisticsOfLanguageModels(t *testing.T) {
 			if ag.Kind == "referee" {
 				continue
 			}
-			got := *ag.Stats
-			want := [3]int64{}
-			if ag.ID == a {
-				want = [3]int64{250, 50, 3}
-			}
-			if [3]int64{got.TokensIn, got.TokensOut, got.LLMErrors} != want || got.Moves != map[string]int{a: 3, b: 2}[ag.ID] {
-				t.Errorf("%s: statistics of %s %+v, want tokens in, out and llm errors %v", when, ag.ID, got, want)
+			got, w := ag.Stats.LLM, want[ag.ID]
+			switch {
+			case w == nil && got != nil:
+				t.Errorf("%s: %s has llm statistics %+v, want none", when, ag.ID, got)
+			case w != nil && (got == nil || *got != *w):
+				t.Errorf("%s: llm statistics of %s %+v, want %+v", when, ag.ID, got, w)
 			}
 		}
 	}
-	check("after the result")
+	check("after the results")
 	h.restart()
 	check("after a restart")
 }

@@ -158,9 +158,14 @@ func (m *MoveRecord) UnmarshalJSON(b []byte) error {
 }
 
 // LLMNote is what the "llm" note an LLM player sends beside a move (MoveRecord.Metadata's
-// member "llm") counts: tokens in and out, and rethinks plus call_retries as errors.
+// member "llm") counts: tokens in and out; the answers refused and asked again
+// (rethinks), of them those that could not be read (unreadable) and those read as a move
+// the rules refuse (illegal); failed calls made again (call_retries); the move's latency;
+// and, with prices in the player's profile, its cost in US dollars. It is the player's
+// own account: reported, never checked.
 type LLMNote struct {
-	TokensIn, TokensOut, Errors int64
+	TokensIn, TokensOut, Rethinks, Unreadable, Illegal, CallRetries, LatencyMS int64
+	CostUSD                                                                  float64
 }
 
 // LLMNote reads the move's llm note leniently, as a foreign player or referee may write
@@ -173,11 +178,17 @@ func (m MoveRecord) LLMNote() (note LLMNote, ok bool) {
 	if json.Unmarshal(m.Metadata, &meta) != nil || json.Unmarshal(meta["llm"], &llm) != nil || llm == nil {
 		return LLMNote{}, false
 	}
-	return LLMNote{
-		TokensIn:  noteCount(llm["tokens_in"]),
-		TokensOut: noteCount(llm["tokens_out"]),
-		Errors:    noteCount(llm["rethinks"]) + noteCount(llm["call_retries"]),
-	}, true
+	note = LLMNote{
+		TokensIn: noteCount(llm["tokens_in"]), TokensOut: noteCount(llm["tokens_out"]),
+		Rethinks: noteCount(llm["rethinks"]), CallRetries: noteCount(llm["call_retries"]),
+		Unreadable: noteCount(llm["unreadable"]), Illegal: noteCount(llm["illegal"]),
+		LatencyMS: noteCount(llm["latency_ms"]),
+	}
+	var cost float64
+	if json.Unmarshal(llm["cost_usd"], &cost) == nil && cost >= 0 && cost <= 1e6 {
+		note.CostUSD = cost
+	}
+	return note, true
 }
 
 func noteCount(raw json.RawMessage) int64 {

@@ -276,7 +276,9 @@ func TestTerminationAndKinds(t *testing.T) {
 
 func TestLLMNote(t *testing.T) {
 	for meta, want := range map[string]*protocol.LLMNote{
-		`{"llm":{"tokens_in":100,"tokens_out":20,"rethinks":1,"call_retries":2}}`: {TokensIn: 100, TokensOut: 20, Errors: 3},
+		`{"llm":{"tokens_in":100,"tokens_out":20,"rethinks":3,"unreadable":1,"illegal":2,"call_retries":2,"latency_ms":840,"cost_usd":0.0012}}`: {
+			TokensIn: 100, TokensOut: 20, Rethinks: 3, Unreadable: 1, Illegal: 2, CallRetries: 2, LatencyMS: 840, CostUSD: 0.0012},
+		`{"llm":{"cost_usd":-1}}`: {}, `{"llm":{"cost_usd":"1"}}`: {},
 		`{"llm":{}}`: {},
 		// A careless count reads as 0, so it neither hides the note nor overflows a sum.
 		`{"llm":{"tokens_in":-1,"tokens_out":1e20,"rethinks":1.5,"call_retries":"2"}}`: {},

@@ -168,9 +168,15 @@ func TestLLMPlayersLeague(t *testing.T) {
 				PromptHash string `json:"prompt_hash"`
 			} `json:"agent_card"`
 			Stats *struct {
-				TokensIn  int `json:"tokens_in"`
-				TokensOut int `json:"tokens_out"`
-				LLMErrors int `json:"llm_errors"`
+				LLM *struct {
+					Notes       int `json:"notes"`
+					TokensIn    int `json:"tokens_in"`
+					TokensOut   int `json:"tokens_out"`
+					Rethinks    int `json:"rethinks"`
+					Unreadable  int `json:"unreadable"`
+					Illegal     int `json:"illegal"`
+					CallRetries int `json:"call_retries"`
+				} `json:"llm"`
 			} `json:"stats"`
 		} `json:"agents"`
 	}
@@ -185,13 +191,20 @@ func TestLLMPlayersLeague(t *testing.T) {
 		if c := a.AgentCard; llmPlayers[a.ID] != (c != nil) || (c != nil && (c.Model != "scripted-model" || !strings.HasPrefix(c.PromptHash, "sha256:") || c.Provider == "")) {
 			t.Errorf("agent card of %s: %+v", a.ID, c)
 		}
-		switch {
-		case llmPlayers[a.ID] && (a.Stats == nil || a.Stats.TokensIn < 100*moves[a.ID] || a.Stats.TokensOut < 12*moves[a.ID]):
-			t.Errorf("statistics of %s %+v, want the tokens of its %d moves", a.ID, a.Stats, moves[a.ID])
+		if a.Stats == nil {
+			continue // a referee
+		}
+		switch l := a.Stats.LLM; {
+		case llmPlayers[a.ID] && (l == nil || l.TokensIn < 100*moves[a.ID] || l.TokensOut < 12*moves[a.ID] || l.Notes != moves[a.ID]):
+			t.Errorf("llm statistics of %s %+v, want the notes and tokens of its %d moves", a.ID, l, moves[a.ID])
 		case llmPlayers[a.ID]:
-			errs += a.Stats.LLMErrors
-		case a.Stats != nil && a.Stats.TokensIn+a.Stats.LLMErrors != 0:
-			t.Errorf("statistics of %s %+v, want no tokens", a.ID, a.Stats)
+			errs += l.Rethinks + l.CallRetries
+			// Every refused answer was either unreadable or illegal: legality apart.
+			if l.Unreadable+l.Illegal != l.Rethinks {
+				t.Errorf("llm statistics of %s %+v: unreadable and illegal answers do not add up to the rethinks", a.ID, l)
+			}
+		case l != nil:
+			t.Errorf("statistics of %s %+v, want no llm figures", a.ID, l)
 		}
 	}
 	if errs != calls-conversations {

@@ -132,8 +132,10 @@ type reply struct {
 type tally struct {
 	tokensIn, tokensOut int64
 	// retries counts calls that failed and were made again; rethinks answers refused and
-	// asked again.
-	retries, rethinks int
+	// asked again, of them unreadable those that could not be read and illegal those read
+	// as a move the rules refuse.
+	retries, rethinks   int
+	unreadable, illegal int
 }
 
 // errServer marks a call that failed for a reason of the server's, not the model's answer.

@@ -48,9 +48,19 @@ type Profile struct {
 	// Version and Author, optional, go into the agent card (Card).
 	Version string `yaml:"version"`
 	Author  string `yaml:"author"`
+	// PriceInPerMTok and PriceOutPerMTok, optional, are the model's prices in US dollars
+	// per million tokens in and out: each move's note then says what it cost (Cost).
+	PriceInPerMTok  float64 `yaml:"price_in_per_mtok"`
+	PriceOutPerMTok float64 `yaml:"price_out_per_mtok"`
 
 	// File is the file the profile was read from; problems are prefixed with it.
 	File string `yaml:"-"`
+}
+
+// Cost is what tokensIn and tokensOut cost at the profile's prices, in US dollars; 0
+// without prices.
+func (p *Profile) Cost(tokensIn, tokensOut int64) float64 {
+	return (float64(tokensIn)*p.PriceInPerMTok + float64(tokensOut)*p.PriceOutPerMTok) / 1e6
 }
 
 // Card is the agent card the player registers with: the model, the host of the API as
@@ -81,6 +91,7 @@ const (
 	maxModelNameRunes    = 100
 	maxSystemPromptRunes = 8000
 	maxCardRunes         = 200
+	maxPricePerMTok      = 10000
 	maxTemperature       = 2
 	maxMaxTokens         = 32768
 	maxTimeoutSeconds    = 600
@@ -168,6 +179,14 @@ func (p *Profile) check() []config.Problem {
 	}
 	if !(p.TimeoutSeconds > 0 && p.TimeoutSeconds <= maxTimeoutSeconds) {
 		add("timeout_seconds", "must be > 0 and <= %d, got %v", maxTimeoutSeconds, p.TimeoutSeconds)
+	}
+	for _, f := range []struct {
+		path  string
+		price float64
+	}{{"price_in_per_mtok", p.PriceInPerMTok}, {"price_out_per_mtok", p.PriceOutPerMTok}} {
+		if !(f.price >= 0 && f.price <= maxPricePerMTok) {
+			add(f.path, "must be 0..%d US dollars per million tokens, got %v", maxPricePerMTok, f.price)
+		}
 	}
 	if p.Rethinks < 0 || p.Rethinks > maxRethinks {
 		add("rethinks", "must be 0..%d, got %d", maxRethinks, p.Rethinks)

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -184,5 +185,20 @@ func TestLLMProfileCard(t *testing.T) {
 	}
 	if _, err := ParseProfile("x.yaml", []byte(validProfile+"author: \""+strings.Repeat("a", 201)+"\"\n")); err == nil || !strings.Contains(err.Error(), "author: must be at most 200 characters") {
 		t.Errorf("a long author: %v", err)
+	}
+}
+
+// A move's cost is its tokens at the profile's prices per million; prices out of bounds
+// are refused.
+func TestLLMProfileCost(t *testing.T) {
+	p, err := ParseProfile("x.yaml", []byte(validProfile+"price_in_per_mtok: 2.5\nprice_out_per_mtok: 10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Cost(1000, 200); math.Abs(got-0.0045) > 1e-12 {
+		t.Errorf("cost of 1000 in and 200 out = %v, want 0.0045", got)
+	}
+	if _, err := ParseProfile("x.yaml", []byte(validProfile+"price_in_per_mtok: -1\n")); err == nil || !strings.Contains(err.Error(), "price_in_per_mtok: must be 0..10000") {
+		t.Errorf("a negative price: %v", err)
 	}
 }

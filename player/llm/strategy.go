@@ -58,10 +58,16 @@ type note struct {
 	LatencyMS int64  `json:"latency_ms"`
 	TokensIn  int64  `json:"tokens_in"`
 	TokensOut int64  `json:"tokens_out"`
-	// Rethinks counts answers refused and asked again; CallRetries failed calls made again.
-	Rethinks    int    `json:"rethinks"`
-	CallRetries int    `json:"call_retries"`
-	Reasoning   string `json:"reasoning,omitempty"`
+	// Rethinks counts answers refused and asked again: Unreadable those that could not be
+	// read, Illegal those read as a move the rules refuse. CallRetries counts failed calls
+	// made again.
+	Rethinks    int `json:"rethinks"`
+	Unreadable  int `json:"unreadable"`
+	Illegal     int `json:"illegal"`
+	CallRetries int `json:"call_retries"`
+	// CostUSD is the move's cost at the profile's prices; absent without prices.
+	CostUSD   float64 `json:"cost_usd,omitempty"`
+	Reasoning string  `json:"reasoning,omitempty"`
 }
 
 // MoveContext implements strategy.ContextExplainer: it asks the model until the move's
@@ -100,15 +106,21 @@ func (m *mover) MoveContext(ctx context.Context, req strategy.Request) (json.Raw
 		if err != nil {
 			return giveUp(err)
 		}
-		k, reasoning, refusal := pos.read(r)
+		k, reasoning, refusal, unreadable := pos.read(r)
 		if refusal == nil {
 			n := note{Model: p.ModelName, LatencyMS: time.Since(start).Milliseconds(), TokensIn: t.tokensIn, TokensOut: t.tokensOut,
-				Rethinks: t.rethinks, CallRetries: t.retries, Reasoning: excerpt(reasoning, maxReasoningRunes)}
+				Rethinks: t.rethinks, Unreadable: t.unreadable, Illegal: t.illegal, CallRetries: t.retries,
+				CostUSD: p.Cost(t.tokensIn, t.tokensOut), Reasoning: excerpt(reasoning, maxReasoningRunes)}
 			log.Info().Str("move", pos.choices[k].label).Int64("latency_ms", n.LatencyMS).Int64("tokens_in", n.TokensIn).
 				Int64("tokens_out", n.TokensOut).Int("rethinks", n.Rethinks).Int("call_retries", n.CallRetries).Msg("llm move")
 			return pos.choices[k].move, n.metadata(), nil
 		}
 		reason := refusal.Error()
+		if unreadable {
+			t.unreadable++
+		} else {
+			t.illegal++
+		}
 		if t.rethinks == p.Rethinks {
 			return giveUp(fmt.Errorf("answer refused after %d rethinks: %s", t.rethinks, reason))
 		}
@@ -189,21 +201,21 @@ func (pos position) format() openai.ChatCompletionNewParamsResponseFormatUnion {
 	}}
 }
 
-// read finds the legal move an answer names, with its reasoning; the error is the reason
-// the answer is refused.
-func (pos position) read(r reply) (int, string, error) {
+// read finds the legal move an answer names, with its reasoning; refusal is the reason
+// the answer is refused, and unreadable says whether it could not be read at all (as
+// opposed to naming a move the rules refuse).
+func (pos position) read(r reply) (k int, reasoning string, refusal error, unreadable bool) {
 	a, err := readAnswer(r.content)
 	if err != nil {
 		if r.truncated {
 			err = fmt.Errorf("%w: the answer stopped at max_tokens, answer shorter", err)
 		}
-		return 0, "", err
+		return 0, "", err, true
 	}
-	k, err := pos.find(a.move)
-	if err != nil {
-		return 0, "", err
+	if k, err = pos.find(a.move); err != nil {
+		return 0, "", err, false
 	}
-	return k, a.reasoning, nil
+	return k, a.reasoning, nil, false
 }
 
 // metadata is the move's metadata: {"llm": note}, under maxNoteBytes (the reasoning is

@@ -148,7 +148,7 @@ func TestLLMMoves(t *testing.T) {
 		},
 		{
 			name: "illegal then legal", steps: []step{completion(`{"reasoning":"far corner","move":"3,3"}`), completion(centre)},
-			wantMove: `{"row":1,"col":1}`, wantCalls: 2, wantNote: note{TokensIn: 20, TokensOut: 10, Rethinks: 1, Reasoning: "The centre is strongest."},
+			wantMove: `{"row":1,"col":1}`, wantCalls: 2, wantNote: note{TokensIn: 20, TokensOut: 10, Rethinks: 1, Illegal: 1, Reasoning: "The centre is strongest."},
 			check: func(t *testing.T, out played) {
 				msgs := out.calls[1].body.Messages
 				if len(msgs) != 4 || msgs[2].Role != "assistant" || msgs[2].Content != `{"reasoning":"far corner","move":"3,3"}` {
@@ -258,7 +258,7 @@ func TestLLMMoves(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write([]byte(`{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0}}`))
 			}, completion(centre)},
-			wantMove: `{"row":1,"col":1}`, wantCalls: 2, wantNote: note{TokensIn: 13, TokensOut: 5, Rethinks: 1, Reasoning: "The centre is strongest."},
+			wantMove: `{"row":1,"col":1}`, wantCalls: 2, wantNote: note{TokensIn: 13, TokensOut: 5, Rethinks: 1, Unreadable: 1, Reasoning: "The centre is strongest."},
 		},
 		{
 			name: "answer larger than the bound", steps: []step{func(w http.ResponseWriter, _ *http.Request) {
