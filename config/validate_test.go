@@ -133,7 +133,7 @@ func TestLoadRejects(t *testing.T) {
 		{"max_referees too large", LeagueFile, "registration: {max_referees: 1001}\n",
 			[]string{"league.yaml: registration.max_referees: must be <= 1000, got 1001"}},
 		{"unsupported algorithm", LeagueFile, "scheduling: {algorithm: ladder}\n",
-			[]string{`league.yaml: scheduling.algorithm: must be one of "round_robin", "swiss", "knockout", "gauntlet", got "ladder"`}},
+			[]string{`league.yaml: scheduling.algorithm: must be one of "round_robin", "swiss", "knockout", "gauntlet", "arena", got "ladder"`}},
 		{"gauntlet without candidates", LeagueFile, "scheduling: {algorithm: gauntlet}\n",
 			[]string{"league.yaml: scheduling.candidates: a gauntlet needs at least one candidate"}},
 		{"bad scheduling values", LeagueFile, "scheduling: {rounds: -1, bye_points: 1001, best_of: 0, tie_rule: replay, games_per_pair: 0}\n",

@@ -15,7 +15,7 @@ import (
 	"github.com/agentleague/agentleague/league/standings"
 )
 
-// Algorithms: the values of scheduling.algorithm.
+// Algorithms: the values of scheduling.algorithm (and Arena, in arena.go).
 const (
 	// RoundRobin plays the FIDE Berger tables once or twice (see Build).
 	RoundRobin = "round_robin"
@@ -68,7 +68,7 @@ type Format struct {
 
 // Scheduling is league.yaml's scheduling section: who meets whom, and when.
 type Scheduling struct {
-	// Algorithm is RoundRobin, Swiss, Knockout or Gauntlet.
+	// Algorithm is RoundRobin, Swiss, Knockout, Gauntlet or Arena.
 	Algorithm string `json:"algorithm" yaml:"algorithm"`
 	// Cycles is, for round robin, 1 or 2 (every pair meets twice).
 	Cycles int `json:"cycles" yaml:"cycles"`
@@ -95,6 +95,8 @@ type Scheduling struct {
 	// SPRT, for a gauntlet of one candidate against one opponent, stops it as soon as the
 	// test decides (see SPRT).
 	SPRT *SPRT `json:"sprt,omitempty" yaml:"sprt"`
+	// Arena is, for an arena, its game budget (see ArenaRules).
+	Arena *ArenaRules `json:"arena,omitempty" yaml:"arena"`
 	// ConcurrentMatchesPerRound is the seed's key; the matches of a round always run at
 	// once, as far as the referees' capacity goes. It is not stored.
 	ConcurrentMatchesPerRound bool `json:"-" yaml:"concurrent_matches_per_round"`
@@ -162,7 +164,7 @@ func (f Format) fixedPairings() bool { return f.Algorithm == RoundRobin || f.Alg
 // (through Schedulable) all judge a format by it.
 func (f Format) Validate() error {
 	var v validation
-	v.oneOf("scheduling.algorithm", f.Algorithm, RoundRobin, Swiss, Knockout, Gauntlet)
+	v.oneOf("scheduling.algorithm", f.Algorithm, RoundRobin, Swiss, Knockout, Gauntlet, Arena)
 	v.between("scheduling.cycles", f.Cycles, 1, 2)
 	v.between("scheduling.rounds", f.Rounds, 0, maxSwissRounds)
 	if f.ByePoints != nil {
@@ -180,6 +182,7 @@ func (f Format) Validate() error {
 	} else {
 		f.validateSPRT(&v)
 	}
+	f.validateArena(&v)
 	if f.OverlapRounds != nil && *f.OverlapRounds && !f.fixedPairings() {
 		v.add("scheduling.overlap_rounds", "%s pairs each round from the results before it, so its rounds cannot overlap", f.Algorithm)
 	}
@@ -306,8 +309,8 @@ type Played struct {
 
 // Next returns the rounds to add after played (all complete), numbered on from
 // len(played)+1. Round robin and gauntlet return every round at once when played is empty
-// and none after; swiss and knockout return one round at a time, each decided from the
-// results of the rounds before it. An empty result means the league is over. Next is a
+// and none after; swiss, knockout and arena return one round at a time, each decided from
+// the results of the rounds before it. An empty result means the league is over. Next is a
 // pure function of its arguments: the order of players does not matter, and the same
 // arguments always give the same rounds. It fails on a bad Format or players (fewer than
 // 2, duplicates, an empty id, a candidate who is not a player) and on played rounds that
@@ -347,6 +350,8 @@ func Next(f Format, players []string, leagueSeed int64, played []Played) ([]Roun
 			return nil, err
 		}
 		return b.next(leagueSeed, len(played)+1)
+	case Arena:
+		return nextArena(f, players, leagueSeed, played)
 	}
 	// Validate rejects every other algorithm.
 	return nil, fmt.Errorf("scheduling.algorithm: unknown algorithm %q", f.Algorithm)

@@ -196,7 +196,7 @@ func TestValidateProblems(t *testing.T) {
 		want problem.List
 	}{
 		{"unknown algorithm", changed(func(f *Format) { f.Algorithm = "ladder" }),
-			problem.List{{Path: "scheduling.algorithm", Message: `must be one of "round_robin", "swiss", "knockout", "gauntlet", got "ladder"`}}},
+			problem.List{{Path: "scheduling.algorithm", Message: `must be one of "round_robin", "swiss", "knockout", "gauntlet", "arena", got "ladder"`}}},
 		{"cycles", roundRobinFormat(3), problem.List{{Path: "scheduling.cycles", Message: "must be between 1 and 2, got 3"}}},
 		{"rounds below range", swissFormat(-1, 0, nil), problem.List{{Path: "scheduling.rounds", Message: "must be between 0 and 999, got -1"}}},
 		{"rounds above range", swissFormat(1000, 0, nil), problem.List{{Path: "scheduling.rounds", Message: "must be between 0 and 999, got 1000"}}},
