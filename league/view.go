@@ -63,7 +63,7 @@ const maxLiveView = 16 << 10
 // LeagueView implements web.Source: the league, its standings with tie-breaks, the
 // crosstable, the ratings, the bracket of a knockout and the active round.
 func (m *Manager) LeagueView() (web.LeagueView, error) {
-	v, in, err := m.leagueView()
+	v, in, arena, err := m.leagueView()
 	if err != nil {
 		return v, err
 	}
@@ -71,10 +71,15 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 	if v.Ratings, err = m.ratings.get(in); err != nil {
 		return web.LeagueView{}, fmt.Errorf("league view: %w", err)
 	}
+	if st, ok := schedule.ArenaOf(v.Format, in.players, in.seed, arena); ok {
+		v.Arena = &st
+	}
 	return v, nil
 }
 
-func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
+// leagueView is the view but its ratings, what they are computed from, and an arena's
+// rounds so far (nil in another format), all taken under the lock.
+func (m *Manager) leagueView() (web.LeagueView, ratingsInput, []schedule.Played, error) {
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()
 	e := m.e
@@ -91,10 +96,14 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 	if st, ok := schedule.SPRTOf(e.format, e.fx.played()); ok {
 		v.SPRT = &st
 	}
+	var arena []schedule.Played
+	if e.format.Algorithm == schedule.Arena {
+		arena = e.fx.played()
+	}
 	if e.format.Algorithm == schedule.Knockout && len(e.fx.rounds) > 0 {
 		b, err := schedule.Bracket(e.format, players, e.cfg.League.Seed, e.fx.played())
 		if err != nil {
-			return web.LeagueView{}, ratingsInput{}, fmt.Errorf("league view: bracket: %w", err)
+			return web.LeagueView{}, ratingsInput{}, nil, fmt.Errorf("league view: bracket: %w", err)
 		}
 		v.Bracket = b
 	}
@@ -118,7 +127,7 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, error) {
 		}
 		v.Round = rv
 	}
-	return v, in, nil
+	return v, in, arena, nil
 }
 
 // MatchView implements web.Source: a match with the state after each of its steps. A

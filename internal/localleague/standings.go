@@ -109,6 +109,9 @@ func (s *Standings) WriteJSON(w io.Writer) error {
 		if s.view.SPRT != nil {
 			v["sprt"] = s.view.SPRT
 		}
+		if s.view.Arena != nil {
+			v["arena"] = s.view.Arena
+		}
 	}
 	if s.q.Crosstable {
 		v["crosstable"] = s.view.Crosstable
@@ -142,6 +145,10 @@ func (s *Standings) WriteText(w io.Writer) error {
 		if st := s.view.SPRT; st != nil {
 			fmt.Fprintln(w)
 			writeSPRT(w, s.view.Format, *st)
+		}
+		if st := s.view.Arena; st != nil {
+			fmt.Fprintln(w)
+			writeArena(w, *st)
 		}
 	default:
 		standings.WriteTable(w, p.Standings)
@@ -199,4 +206,9 @@ func writeSPRT(w io.Writer, f schedule.Format, st schedule.SPRTState) {
 	fmt.Fprintf(w, "SPRT elo0 %g, elo1 %g, alpha %g, beta %g (logistic Elo, pentanomial)\n", t.Elo0, t.Elo1, t.Alpha, t.Beta)
 	fmt.Fprintf(w, "LLR %.2f (%.2f, %.2f), %d pairs %v, games W %d D %d L %d, Elo %+.1f: %s\n",
 		st.LLR, st.Lower, st.Upper, st.Pairs, st.Penta, st.WDL[0], st.WDL[1], st.WDL[2], st.Elo, decision)
+}
+
+// writeArena writes an arena's games against its budget and where it stands.
+func writeArena(w io.Writer, st schedule.ArenaState) {
+	fmt.Fprintf(w, "arena %d of %d games: %s\n", st.Games, st.Budget, st.Reason)
 }

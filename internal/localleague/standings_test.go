@@ -127,3 +127,12 @@ func TestWriteSPRT(t *testing.T) {
 		}
 	}
 }
+
+// An arena is written with its games against the budget and why it stopped.
+func TestWriteArena(t *testing.T) {
+	var b bytes.Buffer
+	writeArena(&b, schedule.ArenaState{Games: 12, Budget: 100, Stopped: schedule.ArenaSettled, Reason: "settled after 12 games: every player's rank is certain"})
+	if want := "arena 12 of 100 games: settled after 12 games: every player's rank is certain\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}

@@ -44,6 +44,8 @@ type LeagueView struct {
 	Ratings []ratings.Rating `json:"ratings"`
 	// SPRT is the state of a gauntlet's SPRT (scheduling.sprt) after the results so far.
 	SPRT *schedule.SPRTState `json:"sprt,omitempty"`
+	// Arena is an arena's games against its budget and why it stopped (scheduling.arena).
+	Arena *schedule.ArenaState `json:"arena,omitempty"`
 	// Bracket is the knockout bracket so far (knockout only).
 	Bracket []schedule.Stage `json:"bracket,omitempty"`
 	Round   *RoundView       `json:"round,omitempty"`

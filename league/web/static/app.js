@@ -34,7 +34,7 @@ function debounce(fn, ms) {
 }
 
 // ---------- dashboard ----------
-const FORMAT_NAMES = { round_robin: "Round robin", swiss: "Swiss", knockout: "Knockout", gauntlet: "Gauntlet" };
+const FORMAT_NAMES = { round_robin: "Round robin", swiss: "Swiss", knockout: "Knockout", gauntlet: "Gauntlet", arena: "Arena" };
 const TIE_RULES = { higher_seed: "higher seed", coin_toss: "coin toss", sudden_death: "sudden death" };
 
 // formatLabel describes how the league is played, e.g. "Swiss, 5 rounds"; "" before
@@ -47,6 +47,7 @@ function formatLabel(f) {
     case "swiss": return f.rounds > 0 ? name + ", " + f.rounds + (f.rounds === 1 ? " round" : " rounds") : name;
     case "knockout": return name + ", best of " + (f.best_of || 1) + (f.tie_rule ? " (ties: " + (TIE_RULES[f.tie_rule] || f.tie_rule) + ")" : "");
     case "gauntlet": return name + ": " + (f.candidates || []).join(", ") + (f.games_per_pair ? ", " + f.games_per_pair + " games per pair" : "");
+    case "arena": return f.arena ? name + ", at most " + f.arena.max_games + " games" : name;
     default: return name;
   }
 }
@@ -194,6 +195,12 @@ function dashboard() {
       rows.push(["SPRT", "[" + t.elo0 + ", " + t.elo1 + "] LLR " + st.llr.toFixed(2) + " (" + st.lower.toFixed(2) + ", " + st.upper.toFixed(2) + ")"]);
       rows.push(["Pairs", st.pairs + " [" + st.pentanomial.join(" ") + "] · Elo " + (st.elo >= 0 ? "+" : "") + st.elo.toFixed(1)]);
       rows.push(["Decision", st.decision === "H1" ? "H1: " + v.format.candidates[0] + " is stronger" : st.decision === "H0" ? "H0: not " + t.elo1 + " Elo stronger" : "none yet"]);
+    }
+    if (v.arena) {
+      // An arena: its games against the budget, and why it stopped.
+      const a = v.arena;
+      rows.push(["Games", a.games + " of " + a.budget + (a.stopped ? "" : " · " + a.unsettled + " unsettled")]);
+      rows.push(["Stopped", a.stopped ? a.reason : "not yet"]);
     }
     for (const [k, val] of rows) {
       kv.append(el("dt", {}, k), el("dd", {}, val));
