@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -164,7 +165,7 @@ func TestSPRTValidate(t *testing.T) {
 		"scheduling.sprt.alpha: must be more than 0 and less than 0.5, got 0",
 		"scheduling.sprt.beta: must be more than 0 and less than 0.5, got 0.5",
 	} {
-		if !contains(got, want) {
+		if !strings.Contains(got, want) {
 			t.Errorf("Validate() = %s\nlacks %q", got, want)
 		}
 	}
@@ -172,9 +173,7 @@ func TestSPRTValidate(t *testing.T) {
 	if err := f.Validate(); err != nil {
 		t.Errorf("a valid SPRT of 1000 games: %v", err)
 	}
-	if err := f.Schedulable([]string{"a", "b", "c"}); err == nil || !contains(err.Error(), "2 players, got 3") {
+	if err := f.Schedulable([]string{"a", "b", "c"}); err == nil || !strings.Contains(err.Error(), "2 players, got 3") {
 		t.Errorf("three players: %v", err)
 	}
 }
-
-func contains(s, sub string) bool { return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)) }
