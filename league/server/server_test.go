@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/server"
+	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -281,7 +283,7 @@ func oldSchemaDB(t *testing.T, dir string) {
 	}
 }
 
-var oldSchemaRefused = []string{"schema version mismatch", "user_version 7", "needs 4"}
+var oldSchemaRefused = []string{"schema version mismatch", "user_version 7", fmt.Sprintf("needs %d", store.SchemaVersion)}
 
 // A Config given whole is used with the overrides applied to a copy; a Log given is used
 // instead of the application log file.
