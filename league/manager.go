@@ -136,6 +136,9 @@ type Manager struct {
 	// ratings caches the live view's ratings; it has a lock of its own, never taken
 	// while e.mu is held.
 	ratings ratingsCache
+	// ratingsWithoutForfeits caches the ratings without the games decided by a technical
+	// termination.
+	ratingsWithoutForfeits ratingsCache
 	// auditCheck is set while a check after a failed audit append is armed.
 	auditCheck atomic.Bool
 }

@@ -120,14 +120,17 @@ type resultRecord struct {
 	outcome map[string]string
 	points  map[string]int
 	// game is what the result counts for in the ratings; rated is false for a result
-	// that rates nobody (a forfeit, a no-show).
-	game  ratings.Game
-	rated bool
+	// that rates nobody (a forfeit, a no-show). technical marks a game decided by a
+	// technical termination (an illegal move, a timeout), which the ratings without
+	// forfeits leave out.
+	game      ratings.Game
+	rated     bool
+	technical bool
 }
 
 func newResultRecord(outcome map[string]string, points map[string]int, md protocol.GameMetadata) *resultRecord {
 	g, ok := ratings.FromOutcome(outcome, md.Ending())
-	return &resultRecord{outcome: maps.Clone(outcome), points: maps.Clone(points), game: g, rated: ok}
+	return &resultRecord{outcome: maps.Clone(outcome), points: maps.Clone(points), game: g, rated: ok, technical: md.Ending().Technical()}
 }
 
 // progress is what a match's referee last reported of it.

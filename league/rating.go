@@ -16,6 +16,20 @@ type ratingsInput struct {
 	seed    int64
 }
 
+// withoutForfeits is in without the games decided by a technical termination (an
+// illegal move, a timeout): the strength of players apart from their failures to follow
+// the format. technical marks those games of in.games.
+func (in ratingsInput) withoutForfeits(technical []bool) ratingsInput {
+	out := in
+	out.games = nil
+	for i, g := range in.games {
+		if !technical[i] {
+			out.games = append(out.games, g)
+		}
+	}
+	return out
+}
+
 // ratingsCache keeps the last ratings computed, as a bootstrap of every result is too
 // costly to repeat for each dashboard refresh.
 type ratingsCache struct {

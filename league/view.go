@@ -41,6 +41,7 @@ import (
 
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/events"
+	"github.com/agentleague/agentleague/league/ratings"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
@@ -63,23 +64,84 @@ const maxLiveView = 16 << 10
 // LeagueView implements web.Source: the league, its standings with tie-breaks, the
 // crosstable, the ratings, the bracket of a knockout and the active round.
 func (m *Manager) LeagueView() (web.LeagueView, error) {
-	v, in, arena, err := m.leagueView()
+	v, in, err := m.leagueView()
 	if err != nil {
 		return v, err
 	}
 	// The ratings are computed outside the lock: results are never changed once stored.
-	if v.Ratings, err = m.ratings.get(in); err != nil {
+	// The cache's rows are shared: they are copied before being marked.
+	rows, err := m.ratings.get(in.ratings)
+	if err != nil {
 		return web.LeagueView{}, fmt.Errorf("league view: %w", err)
 	}
-	if st, ok := schedule.ArenaOf(v.Format, in.players, in.seed, arena); ok {
+	v.Ratings = ratings.MarkProvisional(slices.Clone(rows), v.Format.ProvisionalGames)
+	if slices.Contains(in.technical, true) {
+		rows, err := m.ratingsWithoutForfeits.get(in.ratings.withoutForfeits(in.technical))
+		if err != nil {
+			return web.LeagueView{}, fmt.Errorf("league view: %w", err)
+		}
+		v.RatingsWithoutForfeits = ratings.MarkProvisional(slices.Clone(rows), v.Format.ProvisionalGames)
+	}
+	v.LLM = llmBoard(in.llm, v.Cards, v.Ratings, v.RatingsWithoutForfeits)
+	if st, ok := schedule.ArenaOf(v.Format, in.ratings.players, in.ratings.seed, in.arena); ok {
 		v.Arena = &st
 	}
 	return v, nil
 }
 
-// leagueView is the view but its ratings, what they are computed from, and an arena's
-// rounds so far (nil in another format), all taken under the lock.
-func (m *Manager) leagueView() (web.LeagueView, ratingsInput, []schedule.Played, error) {
+// viewInputs is what the league view computes from outside the lock: the ratings' input
+// (technical marking the games decided by a technical termination), an arena's rounds
+// so far (nil in another format), and the llm figures of the language-model players.
+type viewInputs struct {
+	ratings   ratingsInput
+	technical []bool
+	arena     []schedule.Played
+	llm       map[string]LLMStats
+}
+
+// llmBoard is the leaderboard of the language-model players, best rated first.
+func llmBoard(llm map[string]LLMStats, cards map[string]web.Card, rated, strength []ratings.Rating) []web.LLMRow {
+	if len(llm) == 0 {
+		return nil
+	}
+	ratingOf := func(rows []ratings.Rating, id string) (ratings.Rating, bool) {
+		i := slices.IndexFunc(rows, func(r ratings.Rating) bool { return r.PlayerID == id })
+		if i < 0 {
+			return ratings.Rating{}, false
+		}
+		return rows[i], true
+	}
+	lowest := 0.0
+	if len(rated) > 0 {
+		lowest = rated[len(rated)-1].Rating
+	}
+	out := []web.LLMRow{}
+	for _, r := range rated {
+		s, ok := llm[r.PlayerID]
+		if !ok {
+			continue
+		}
+		row := web.LLMRow{PlayerID: r.PlayerID, Model: cards[r.PlayerID].Model, Rating: r.Rating, RatingWithoutForfeits: r.Rating,
+			Provisional: r.Provisional, Moves: s.Notes, GivenUp: s.GivenUp, Forfeits: s.Forfeits, LatencyP50MS: s.LatencyMS.P50, CostPerGameUSD: s.CostPerGame}
+		if w, ok := ratingOf(strength, r.PlayerID); ok {
+			row.RatingWithoutForfeits = w.Rating
+		}
+		if n := float64(s.Notes); n > 0 {
+			row.FirstTry = float64(s.FirstTry) / n
+			row.UnreadablePer100, row.IllegalPer100 = 100*float64(s.Unreadable)/n, 100*float64(s.Illegal)/n
+			row.TokensPerMove = float64(s.TokensIn+s.TokensOut) / n
+		}
+		if above := r.Rating - lowest; above >= 1 && s.CostUSD > 0 {
+			row.CostPerRatingPointUSD = s.CostUSD / above
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// leagueView is the view but its ratings, and what they are computed from, taken under
+// the lock.
+func (m *Manager) leagueView() (web.LeagueView, viewInputs, error) {
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()
 	e := m.e
@@ -103,13 +165,25 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, []schedule.Played,
 	if e.format.Algorithm == schedule.Knockout && len(e.fx.rounds) > 0 {
 		b, err := schedule.Bracket(e.format, players, e.cfg.League.Seed, e.fx.played())
 		if err != nil {
-			return web.LeagueView{}, ratingsInput{}, nil, fmt.Errorf("league view: bracket: %w", err)
+			return web.LeagueView{}, viewInputs{}, fmt.Errorf("league view: bracket: %w", err)
 		}
 		v.Bracket = b
 	}
-	in := ratingsInput{players: players, samples: e.format.RatingSamples, seed: e.cfg.League.Seed}
+	in := viewInputs{ratings: ratingsInput{players: players, samples: e.format.RatingSamples, seed: e.cfg.League.Seed}, arena: arena, llm: map[string]LLMStats{}}
 	for _, mt := range e.fx.where(func(mt *match) bool { return mt.result != nil && mt.result.rated }) {
-		in.games = append(in.games, mt.result.game)
+		in.ratings.games = append(in.ratings.games, mt.result.game)
+		in.technical = append(in.technical, mt.result.technical)
+	}
+	for _, id := range players {
+		if s := e.stats[id]; s != nil && s.LLM != nil {
+			in.llm[id] = *s.LLM
+		}
+		if a := e.agents.players[id]; a != nil && a.card != nil {
+			if v.Cards == nil {
+				v.Cards = map[string]web.Card{}
+			}
+			v.Cards[id] = web.Card{AgentCard: *a.card, Hash: a.card.Hash()}
+		}
 	}
 	v.Abandoned = []web.MatchSummary{}
 	for _, mt := range e.fx.where(isAbandoned) {
@@ -127,7 +201,7 @@ func (m *Manager) leagueView() (web.LeagueView, ratingsInput, []schedule.Played,
 		}
 		v.Round = rv
 	}
-	return v, in, arena, nil
+	return v, in, nil
 }
 
 // MatchView implements web.Source: a match with the state after each of its steps. A

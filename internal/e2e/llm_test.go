@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // llmKey is a distinctive fake API key: no log, audit line or database row may hold it.
@@ -47,7 +50,9 @@ func (s *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if first {
 		s.conversations++
 	}
+	// Every third conversation opens with an illegal move, every fifth with prose.
 	illegal := first && s.conversations%3 == 0
+	prose := first && !illegal && s.conversations%5 == 0
 	n := s.calls
 	s.mu.Unlock()
 	// The first user message lists the legal moves: "Legal moves: a, b, c."
@@ -59,6 +64,9 @@ func (s *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		move = "9,9"
 	}
 	content, _ := json.Marshal(map[string]string{"reasoning": "the first move listed", "move": move})
+	if prose {
+		content = []byte("I would play " + move + ", since it is the first move listed.")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "model": "scripted",
@@ -185,7 +193,7 @@ func TestLLMPlayersLeague(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := 0
+	errs, unreadable, illegal := 0, 0, 0
 	for _, a := range st.Agents {
 		// An llm player registers with the card of its profile; the others with none.
 		if c := a.AgentCard; llmPlayers[a.ID] != (c != nil) || (c != nil && (c.Model != "scripted-model" || !strings.HasPrefix(c.PromptHash, "sha256:") || c.Provider == "")) {
@@ -203,13 +211,25 @@ func TestLLMPlayersLeague(t *testing.T) {
 			if l.Unreadable+l.Illegal != l.Rethinks {
 				t.Errorf("llm statistics of %s %+v: unreadable and illegal answers do not add up to the rethinks", a.ID, l)
 			}
+			unreadable, illegal = unreadable+l.Unreadable, illegal+l.Illegal
 		case l != nil:
 			t.Errorf("statistics of %s %+v, want no llm figures", a.ID, l)
 		}
 	}
+	if unreadable == 0 || illegal == 0 {
+		t.Errorf("the statistics count %d unreadable and %d illegal answers, want some of each (the model answered in prose and with illegal moves)", unreadable, illegal)
+	}
 	if errs != calls-conversations {
 		t.Errorf("%d llm errors in the statistics, want the %d refused answers", errs, calls-conversations)
 	}
+
+	// The dashboard's leaderboard of the language models, in a real browser: both llm
+	// players with their legality and cost; the ratings name each one's model (its card).
+	ctx := browser(t)
+	do(t, ctx, "open the dashboard", chromedp.Navigate(run.lm.base()+"/"), chromedp.WaitVisible(chromedp.CSS("#llm-box")))
+	poll(t, ctx, "both language models on the leaderboard and their models beside their ratings",
+		`document.querySelectorAll("#llm tbody tr").length === 2 && [...document.querySelectorAll("#ratings td.player")].filter((td) => td.textContent.includes("scripted-model")).length === 2`, 10*time.Second)
+	screenshot(t, ctx, artifactDir(t), "llm-board.png")
 
 	// Every file the league left (logs, audit log, database) and every process's output,
 	// read once the processes have ended.

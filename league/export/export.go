@@ -27,9 +27,12 @@ type Data struct {
 	// Standings are in the official order, with the tie-break columns.
 	Standings  []standings.Row      `json:"standings"`
 	Crosstable standings.Crosstable `json:"crosstable"`
-	// Ratings are computed from the stored results as the League Manager does.
-	Ratings []ratings.Rating `json:"ratings"`
-	Results []Result         `json:"results"`
+	// Ratings are computed from the stored results as the League Manager does, and
+	// RatingsWithoutForfeits without the games decided by a technical termination (absent
+	// while there is none).
+	Ratings                []ratings.Rating `json:"ratings"`
+	RatingsWithoutForfeits []ratings.Rating `json:"ratings_without_forfeits,omitempty"`
+	Results                []Result         `json:"results"`
 }
 
 // Player is a registered player and its agent card (none when it registered none).
@@ -115,7 +118,7 @@ func Load(db *store.Store) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	var games []ratings.Game
+	var games, strength []ratings.Game // strength: without the games decided technically
 	for _, rd := range rounds {
 		for _, m := range rd.Matches {
 			r := Result{MatchID: m.ID, RoundID: rd.ID, RoundNumber: rd.Number, Status: m.Status, Players: m.Players}
@@ -128,6 +131,9 @@ func Load(db *store.Store) (*Data, error) {
 				}
 				if g, ok := ratings.FromOutcome(res.Outcome, md.Ending()); ok {
 					games = append(games, g)
+					if !md.Ending().Technical() {
+						strength = append(strength, g)
+					}
 				}
 			}
 			d.Results = append(d.Results, r)
@@ -142,8 +148,19 @@ func Load(db *store.Store) (*Data, error) {
 	for i, r := range d.Standings {
 		players[i] = r.PlayerID
 	}
+	provisional := 0
+	if d.League.Format != nil {
+		provisional = d.League.Format.ProvisionalGames
+	}
 	if d.Ratings, err = ratings.League(players, games, samples, l.Seed); err != nil {
 		return nil, fmt.Errorf("rate players: %w", err)
+	}
+	d.Ratings = ratings.MarkProvisional(d.Ratings, provisional)
+	if len(strength) < len(games) {
+		if d.RatingsWithoutForfeits, err = ratings.League(players, strength, samples, l.Seed); err != nil {
+			return nil, fmt.Errorf("rate players: %w", err)
+		}
+		d.RatingsWithoutForfeits = ratings.MarkProvisional(d.RatingsWithoutForfeits, provisional)
 	}
 	return d, nil
 }

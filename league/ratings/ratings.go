@@ -88,6 +88,16 @@ type Rating struct {
 	RankLow  int     `json:"rank_low"`  // best rank its interval allows (1 = top)
 	RankHigh int     `json:"rank_high"` // worst rank its interval allows
 	Games    int     `json:"games"`     // games played, the virtual ones not counted
+	// Provisional marks a rating of fewer games than the league asks for (MarkProvisional).
+	Provisional bool `json:"provisional,omitempty"`
+}
+
+// MarkProvisional marks the rows of fewer than games games provisional, and returns them.
+func MarkProvisional(rows []Rating, games int) []Rating {
+	for i := range rows {
+		rows[i].Provisional = rows[i].Games < games
+	}
+	return rows
 }
 
 // Compute rates players from games. Every listed player gets one row; a repeated id counts

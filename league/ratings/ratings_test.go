@@ -551,3 +551,14 @@ func BenchmarkCompute100Players(b *testing.B) {
 		}
 	}
 }
+
+// A rating of fewer games than the league asks for is marked provisional; 0 marks none.
+func TestMarkProvisional(t *testing.T) {
+	rows := []Rating{{PlayerID: "a", Games: 9}, {PlayerID: "b", Games: 10}}
+	if got := MarkProvisional(rows, 10); !got[0].Provisional || got[1].Provisional {
+		t.Errorf("at 10 games: %+v", got)
+	}
+	if got := MarkProvisional(rows, 0); got[0].Provisional || got[1].Provisional {
+		t.Errorf("at 0 games: %+v", got)
+	}
+}

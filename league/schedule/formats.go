@@ -50,6 +50,8 @@ const (
 	maxGamesPerPair  = 100
 	maxSPRTGames     = 100000
 	maxRatingSamples = 100000
+	// maxProvisionalGames bounds ranking.provisional_games.
+	maxProvisionalGames = 100000
 )
 
 // IDPattern is the shape of a player id: defs.json's id, which league and referee ids
@@ -114,6 +116,9 @@ type Ranking struct {
 	Tiebreaks []string `json:"tiebreaks" yaml:"tiebreaks"`
 	// RatingSamples is the number of bootstrap resamples behind the rating intervals.
 	RatingSamples int `json:"rating_samples" yaml:"rating_samples"`
+	// ProvisionalGames marks a rating provisional until its player has played that many
+	// rated games (0: never).
+	ProvisionalGames int `json:"provisional_games,omitempty" yaml:"provisional_games"`
 }
 
 // Default is the format of a league.yaml that sets none: a single round robin, ranked
@@ -193,6 +198,7 @@ func (f Format) Validate() error {
 		}
 	}
 	v.between("ranking.rating_samples", f.RatingSamples, 1, maxRatingSamples)
+	v.between("ranking.provisional_games", f.ProvisionalGames, 0, maxProvisionalGames)
 	return v.problems.Err()
 }
 

@@ -375,6 +375,9 @@ func WriteRated(w io.Writer, rows []Row, rated []ratings.Rating) {
 		rating, interval, ranks := "-", "-", "-"
 		if ok {
 			rating = fmt.Sprintf("%.0f", rt.Rating)
+			if rt.Provisional {
+				rating += "?" // fewer games than ranking.provisional_games
+			}
 			interval = fmt.Sprintf("%.0f..%.0f", rt.Low, rt.High)
 			ranks = fmt.Sprintf("%d-%d", rt.RankLow, rt.RankHigh)
 		}

@@ -40,8 +40,18 @@ type LeagueView struct {
 	// Standings are in the official order, with the tie-break columns.
 	Standings  []standings.Row      `json:"standings"`
 	Crosstable standings.Crosstable `json:"crosstable"`
-	// Ratings are Bradley-Terry ratings with bootstrap intervals, best first.
+	// Ratings are Bradley-Terry ratings with bootstrap intervals, best first, each marked
+	// provisional below ranking.provisional_games.
 	Ratings []ratings.Rating `json:"ratings"`
+	// RatingsWithoutForfeits are the ratings without the games decided by a technical
+	// termination (an illegal move, a timeout): strength apart from the failures to follow
+	// the format. Absent while no rated game was decided so.
+	RatingsWithoutForfeits []ratings.Rating `json:"ratings_without_forfeits,omitempty"`
+	// Cards are the agent cards players registered with, by player id.
+	Cards map[string]Card `json:"cards,omitempty"`
+	// LLM is the leaderboard of the language-model players (those whose moves carry llm
+	// notes), best rated first: strength apart from legality, and cost.
+	LLM []LLMRow `json:"llm,omitempty"`
 	// SPRT is the state of a gauntlet's SPRT (scheduling.sprt) after the results so far.
 	SPRT *schedule.SPRTState `json:"sprt,omitempty"`
 	// Arena is an arena's games against its budget and why it stopped (scheduling.arena).
@@ -185,4 +195,34 @@ func Register(mux *http.ServeMux, src Source, hub *events.Hub) {
 		id := r.PathValue("id")
 		hub.ServeSSE(w, r, func(e events.Event) bool { return e.MatchID == id })
 	})
+}
+
+// Card is an agent card as the views show it, with its hash.
+type Card struct {
+	protocol.AgentCard
+	Hash string `json:"hash"`
+}
+
+// LLMRow is a language-model player on the leaderboard. Strength: its rating, with and
+// without the games it lost by forfeit. Legality: the share of its moves whose first
+// answer was read and legal, its unreadable and illegal answers per 100 moves, the moves
+// it gave up and the matches it forfeited. Cost: tokens per move, the median latency,
+// dollars per game and per rating point above the league's lowest rating (at the prices
+// of its profile; 0 without).
+type LLMRow struct {
+	PlayerID              string  `json:"player_id"`
+	Model                 string  `json:"model,omitempty"`
+	Rating                float64 `json:"rating"`
+	RatingWithoutForfeits float64 `json:"rating_without_forfeits"`
+	Provisional           bool    `json:"provisional,omitempty"`
+	Moves                 int64   `json:"moves"`
+	FirstTry              float64 `json:"first_try"`
+	UnreadablePer100      float64 `json:"unreadable_per_100"`
+	IllegalPer100         float64 `json:"illegal_per_100"`
+	GivenUp               int     `json:"given_up"`
+	Forfeits              int     `json:"forfeits"`
+	TokensPerMove         float64 `json:"tokens_per_move"`
+	LatencyP50MS          int64   `json:"latency_p50_ms"`
+	CostPerGameUSD        float64 `json:"cost_per_game_usd"`
+	CostPerRatingPointUSD float64 `json:"cost_per_rating_point_usd,omitempty"`
 }

@@ -115,12 +115,33 @@ function renderRatings(v) {
       track.title = r.player_id + ": " + Math.round(r.rating) + " (" + Math.round(r.ci_low) + "–" + Math.round(r.ci_high) + ")";
     }
     const has = r.games > 0;
-    return el("tr", {}, numCell(i + 1), el("td", { class: "player" }, r.player_id),
-      numCell(has ? Math.round(r.rating) : "–", "rating"),
+    // The agent card's model beside the player, its hash on hover; a provisional rating is marked.
+    const card = (v.cards || {})[r.player_id];
+    const who = el("td", { class: "player" }, r.player_id);
+    if (card) {
+      who.append(el("span", { class: "card muted small", title: "agent card " + card.hash + (card.provider ? " · " + card.provider : "") + (card.version ? " · v" + card.version : "") }, " " + (card.model || card.hash)));
+    }
+    return el("tr", {}, numCell(i + 1), who,
+      numCell(has ? Math.round(r.rating) + (r.provisional ? "?" : "") : "–", "rating" + (r.provisional ? " provisional" : "")),
       numCell(has ? Math.round(r.ci_low) + "–" + Math.round(r.ci_high) : "–", "interval"),
       numCell(has ? (r.rank_low === r.rank_high ? r.rank_low : r.rank_low + "–" + r.rank_high) : "–", "ranks"),
       numCell(r.games), el("td", { class: "barcol" }, track));
   }));
+}
+
+// renderLLM draws the leaderboard of the language models: strength (the rating with and
+// without the games lost by forfeit) apart from legality, and the cost.
+function renderLLM(v) {
+  const rows = v.llm || [];
+  document.getElementById("llm-box").hidden = rows.length === 0;
+  const pct = (x) => (100 * x).toFixed(0) + "%";
+  const usd = (x) => x > 0 ? "$" + (x < 0.01 ? x.toFixed(4) : x.toFixed(2)) : "–";
+  document.querySelector("#llm tbody").replaceChildren(...rows.map((r, i) => el("tr", {},
+    numCell(i + 1), el("td", { class: "player" }, r.player_id + (r.model ? " · " + r.model : "")),
+    numCell(Math.round(r.rating) + (r.provisional ? "?" : "")), numCell(Math.round(r.rating_without_forfeits)),
+    numCell(pct(r.first_try)), numCell(r.unreadable_per_100.toFixed(1)), numCell(r.illegal_per_100.toFixed(1)),
+    numCell(r.given_up), numCell(r.forfeits), numCell(Math.round(r.tokens_per_move)), numCell(r.latency_p50_ms),
+    numCell(usd(r.cost_per_game_usd)), numCell(usd(r.cost_per_rating_point_usd)))));
 }
 
 // renderCrosstable draws the matrix of scores, players in rank order.
@@ -208,6 +229,7 @@ function dashboard() {
     renderStandings(v);
     renderBracket(v);
     renderRatings(v);
+    renderLLM(v);
     renderCrosstable(v);
     const mb = document.querySelector("#matches tbody");
     const round = v.round;
