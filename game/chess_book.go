@@ -78,14 +78,15 @@ func readEPD(base string, r io.Reader) ([]protocol.Opening, error) {
 }
 
 // epdFEN is the FEN of one EPD line: its four position fields and the move clocks of its
-// hmvc and fmvn operations (0 and 1 without them), or the line itself when it is a full FEN.
+// hmvc and fmvn operations (0 and 1 without them), or of a full FEN's two number fields,
+// whatever operations follow them.
 func epdFEN(line string) (string, error) {
 	fields := strings.Fields(line)
 	if len(fields) < 4 {
 		return "", fmt.Errorf("%q: an EPD position has four fields (placement, side, castling, en passant)", clipText(line))
 	}
-	if len(fields) == 6 && isNumber(fields[4]) && isNumber(fields[5]) {
-		return line, nil
+	if len(fields) >= 6 && isNumber(fields[4]) && isNumber(strings.TrimSuffix(fields[5], ";")) {
+		return strings.Join(fields[:5], " ") + " " + strings.TrimSuffix(fields[5], ";"), nil
 	}
 	clocks := map[string]string{"hmvc": "0", "fmvn": "1"}
 	for _, op := range strings.Split(strings.Join(fields[4:], " "), ";") {

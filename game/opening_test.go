@@ -154,11 +154,27 @@ func TestReadChessBook(t *testing.T) {
 		{"b.epd", "# only a comment\n\n", "no openings"},
 		{"b.epd", "4k3/8/8/8/8/8/4R3/4K3 w - - hmvc 0; fmvn 1;\n", "the side not to move is in check"},
 		{"b.epd", "4k3/8/8/8/8/8/8/4K3 w - - hmvc x;\n", `hmvc "x" is not a number`},
+		{"b.epd", "4k3/8/8/8/8/8/8/4K3 w - - 12 40 c0 \"x\";\n", "game is over"}, // a full FEN read with its clocks: kings alone
 		{"b.pgn", "1. e4 e5 2. Ke3 *\n", "game 1"},
 		{"b.txt", "", "must end with .epd or .pgn"},
 	} {
 		if _, err := ReadChessBook(c.name, strings.NewReader(c.text), 0); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %q: got %v, want an error with %q", c.name, c.text, err, c.want)
+		}
+	}
+}
+
+// An EPD line's FEN: the clocks of its operations, or of a full FEN's number fields
+// whatever operations follow.
+func TestEPDFEN(t *testing.T) {
+	for line, want := range map[string]string{
+		`4k3/8/8/8/8/8/8/R3K3 w Q - hmvc 3; fmvn 20; id "x";`:  "4k3/8/8/8/8/8/8/R3K3 w Q - 3 20",
+		`4k3/8/8/8/8/8/8/R3K3 w Q - id "no clocks";`:           "4k3/8/8/8/8/8/8/R3K3 w Q - 0 1",
+		`4k3/8/8/8/8/8/8/R3K3 w Q - 12 40 c0 "full FEN, ops";`: "4k3/8/8/8/8/8/8/R3K3 w Q - 12 40",
+		`4k3/8/8/8/8/8/8/R3K3 w Q - 12 40`:                     "4k3/8/8/8/8/8/8/R3K3 w Q - 12 40",
+	} {
+		if got, err := epdFEN(line); err != nil || got != want {
+			t.Errorf("epdFEN(%s) = %q, %v; want %q", line, got, err, want)
 		}
 	}
 }

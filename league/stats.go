@@ -206,11 +206,15 @@ func readFacts(players [2]string, md protocol.GameMetadata) resultFacts {
 			s := &l.sum
 			s.TokensIn, s.TokensOut, s.CostUSD = s.TokensIn+note.TokensIn, s.TokensOut+note.TokensOut, s.CostUSD+note.CostUSD
 			s.Rethinks, s.Unreadable, s.Illegal, s.CallRetries = s.Rethinks+note.Rethinks, s.Unreadable+note.Unreadable, s.Illegal+note.Illegal, s.CallRetries+note.CallRetries
-			l.latency = append(l.latency, note.LatencyMS)
+			if note.LatencyMS > 0 { // a note without latency_ms says nothing of it
+				l.latency = append(l.latency, note.LatencyMS)
+			}
 			f.llm[mv.Player] = l
 		}
 	}
-	if md.Termination.Technical() && inMatch(md.Loser) {
+	// A forfeit for the format: lost by an illegal move or at the end of the timeout
+	// ladder, not by a no-show.
+	if (md.Termination == protocol.TerminationIllegalMove || md.Termination == protocol.TerminationTimeout) && inMatch(md.Loser) {
 		f.forfeited = md.Loser
 	}
 	return f

@@ -122,14 +122,15 @@ func llmBoard(llm map[string]LLMStats, cards map[string]web.Card, rated, strengt
 			continue
 		}
 		row := web.LLMRow{PlayerID: r.PlayerID, Model: cards[r.PlayerID].Model, Rating: r.Rating, RatingWithoutForfeits: r.Rating,
-			Provisional: r.Provisional, Moves: s.Notes, GivenUp: s.GivenUp, Forfeits: s.Forfeits, LatencyP50MS: s.LatencyMS.P50, CostPerGameUSD: s.CostPerGame}
+			Provisional: r.Provisional, Moves: s.Notes + int64(s.GivenUp), GivenUp: s.GivenUp, Forfeits: s.Forfeits, LatencyP50MS: s.LatencyMS.P50, CostPerGameUSD: s.CostPerGame}
 		if w, ok := ratingOf(strength, r.PlayerID); ok {
 			row.RatingWithoutForfeits = w.Rating
 		}
-		if n := float64(s.Notes); n > 0 {
+		// Per move: the moves with a note and those given up, which have none.
+		if n := float64(s.Notes) + float64(s.GivenUp); n > 0 {
 			row.FirstTry = float64(s.FirstTry) / n
 			row.UnreadablePer100, row.IllegalPer100 = 100*float64(s.Unreadable)/n, 100*float64(s.Illegal)/n
-			row.TokensPerMove = float64(s.TokensIn+s.TokensOut) / n
+			row.TokensPerMove = float64(s.TokensIn+s.TokensOut) / float64(max(s.Notes, 1))
 		}
 		if above := r.Rating - lowest; above >= 1 && s.CostUSD > 0 {
 			row.CostPerRatingPointUSD = s.CostUSD / above

@@ -120,7 +120,7 @@ func TestWriteSPRT(t *testing.T) {
 	f.Algorithm, f.Candidates = schedule.Gauntlet, []string{"new"}
 	f.SPRT = &schedule.SPRT{Elo0: 0, Elo1: 50, Alpha: 0.05, Beta: 0.05}
 	var b bytes.Buffer
-	writeSPRT(&b, f, f.SPRT.Test([]float64{1, 1, 1, 0.5, 0.5, 0.5}))
+	writeSPRT(&b, f, f.SPRT.Test([][2]float64{{1, 1}, {1, 0.5}, {0.5, 0.5}}))
 	for _, want := range []string{"SPRT elo0 0, elo1 50, alpha 0.05, beta 0.05", "(-2.94, 2.94), 3 pairs [0 0 1 1 1], games W 3 D 3 L 0", "no decision yet"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("got:\n%s\nlacks %q", b.String(), want)

@@ -28,7 +28,8 @@ const (
 // SPRTState is an SPRT after the games so far. Games are counted in pairs, the two games
 // of a pairing in a row with the first move swapped (the gauntlet's order): Penta counts
 // the complete pairs by the candidate's points in them (0, 0.5, 1, 1.5, 2), the
-// pentanomial model of fishtest; a pair not yet complete waits.
+// pentanomial model of fishtest. A pair not yet complete waits; a pair with an abandoned
+// game (no result) is left out, and the test goes on with the next.
 type SPRTState struct {
 	LLR      float64 `json:"llr"`
 	Lower    float64 `json:"lower"`
@@ -48,8 +49,8 @@ func (s SPRT) Bounds() (lower, upper float64) {
 	return math.Log(s.Beta / (1 - s.Alpha)), math.Log((1 - s.Beta) / s.Alpha)
 }
 
-// Test is the state of s after the candidate scored scores, game by game in schedule
-// order (1 a win, 0.5 a draw, 0 a loss). The LLR is fishtest's (Van den Bergh's): the
+// Test is the state of s after the candidate scored pairs, each the scores of its two
+// games (1 a win, 0.5 a draw, 0 a loss). The LLR is fishtest's (Van den Bergh's): the
 // pairs' frequencies, each of the five categories counted at least 0.001, against the
 // most likely distributions whose mean score is s0 and s1, the scores Elo0 and Elo1 give:
 //
@@ -57,14 +58,13 @@ func (s SPRT) Bounds() (lower, upper float64) {
 //
 // with x_j = j/4 a pair's mean score, n_j its count, and θ the root of
 // sum_j n_j (x_j - s) / (1 + θ (x_j - s)) = 0 for s = s0 and s = s1.
-func (s SPRT) Test(scores []float64) SPRTState {
+func (s SPRT) Test(pairs [][2]float64) SPRTState {
 	var st SPRTState
 	st.Lower, st.Upper = s.Bounds()
-	for k := 0; k+1 < len(scores); k += 2 {
-		points := scores[k] + scores[k+1]
-		st.Penta[int(math.Round(points*2))]++
+	for _, pair := range pairs {
+		st.Penta[int(math.Round((pair[0]+pair[1])*2))]++
 		st.Pairs++
-		for _, sc := range scores[k : k+2] {
+		for _, sc := range pair {
 			switch sc {
 			case 1:
 				st.WDL[0]++
@@ -152,17 +152,27 @@ func scoreElo(score float64) float64 {
 	return -400 * math.Log10(1/score-1)
 }
 
-// sprtScores are the candidate's scores in the played games, in schedule order; a game
-// without a result ends them.
-func sprtScores(candidate string, played []Played) []float64 {
-	var out []float64
+// sprtPairs are the candidate's complete game pairs, in schedule order: games 2k-1 and 2k
+// of the gauntlet form pair k, which counts once both have a result. A pair with a game
+// still to play waits; one with an abandoned game never completes and is left out.
+func sprtPairs(candidate string, played []Played) [][2]float64 {
+	var out [][2]float64
+	var pair [2]float64
+	complete, n := true, 0
 	for _, p := range played {
 		for _, m := range p.Round.Matches {
-			r, ok := p.Results[m.ID]
-			if !ok || !slices.Contains(m.Players[:], candidate) {
-				return out
+			if !slices.Contains(m.Players[:], candidate) {
+				continue
 			}
-			out = append(out, map[string]float64{"win": 1, "draw": 0.5}[r.Outcome[candidate]])
+			r, ok := p.Results[m.ID]
+			complete = complete && ok
+			pair[n%2] = map[string]float64{"win": 1, "draw": 0.5}[r.Outcome[candidate]]
+			if n++; n%2 == 0 {
+				if complete {
+					out = append(out, pair)
+				}
+				complete = true
+			}
 		}
 	}
 	return out
@@ -173,7 +183,7 @@ func SPRTOf(f Format, played []Played) (SPRTState, bool) {
 	if f.SPRT == nil || len(f.Candidates) != 1 {
 		return SPRTState{}, false
 	}
-	return f.SPRT.Test(sprtScores(f.Candidates[0], played)), true
+	return f.SPRT.Test(sprtPairs(f.Candidates[0], played)), true
 }
 
 // sprtRounds is the gauntlet of one candidate and one opponent under an SPRT, a game pair

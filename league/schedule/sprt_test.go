@@ -71,11 +71,11 @@ func TestSPRTErrorRates(t *testing.T) {
 	}
 }
 
-// The state counts pairs, not games: an odd game waits for its pair. Wald's bounds of
+// The state counts pairs of games. Wald's bounds of
 // alpha = beta = 0.05 are ±ln 19; the figures of a known tally.
 func TestSPRTState(t *testing.T) {
 	s := SPRT{Elo0: 0, Elo1: 50, Alpha: 0.05, Beta: 0.05}
-	st := s.Test([]float64{1, 0.5, 0, 0.5, 1, 1, 0.5})
+	st := s.Test([][2]float64{{1, 0.5}, {0, 0.5}, {1, 1}})
 	if st.Pairs != 3 || st.Penta != [5]int{0, 1, 0, 1, 1} || st.WDL != [3]int{3, 2, 1} {
 		t.Errorf("state %+v: want 3 pairs (1.5, 0.5, 2 points) and 3 wins, 2 draws, 1 loss", st)
 	}
@@ -175,5 +175,39 @@ func TestSPRTValidate(t *testing.T) {
 	}
 	if err := f.Schedulable([]string{"a", "b", "c"}); err == nil || !strings.Contains(err.Error(), "2 players, got 3") {
 		t.Errorf("three players: %v", err)
+	}
+}
+
+// An abandoned game (a finished round without its result) leaves its pair out, and the
+// test goes on with the next pairs instead of freezing.
+func TestSPRTGoesOnPastAnAbandonedGame(t *testing.T) {
+	f := Default()
+	f.Algorithm, f.Candidates, f.GamesPerPair = Gauntlet, []string{"new"}, 400
+	f.SPRT = &SPRT{Elo0: 0, Elo1: 50, Alpha: 0.05, Beta: 0.05}
+	var played []Played
+	for {
+		next, err := Next(f, []string{"new", "old"}, 5, played)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(next) == 0 {
+			break
+		}
+		for _, r := range next {
+			m := r.Matches[0]
+			p := Played{Round: r, Results: map[string]Result{}}
+			if r.Number != 3 { // round 3 is abandoned
+				loser := m.Players[0]
+				if loser == "new" {
+					loser = m.Players[1]
+				}
+				p.Results[m.ID] = Result{Outcome: map[string]string{"new": "win", loser: "loss"}}
+			}
+			played = append(played, p)
+		}
+	}
+	st, _ := SPRTOf(f, played)
+	if st.Decision != AcceptH1 || st.Pairs*2 != len(played)-2 || len(played) >= 400 {
+		t.Errorf("after %d games with game 3 abandoned: %+v; want H1 soon, the abandoned game's pair left out", len(played), st)
 	}
 }

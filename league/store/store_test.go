@@ -38,7 +38,7 @@ func TestOpenStoreChecksSchemaVersion(t *testing.T) {
 		wantErr []string
 	}{
 		{"new file", nil, nil},
-		{"empty database with another user_version", []string{"PRAGMA user_version = 5"}, nil},
+		{"empty database with another user_version", []string{"PRAGMA user_version = 6"}, nil},
 		{"database of a newer League Manager", []string{"CREATE TABLE leagues (league_id TEXT)", "PRAGMA user_version = 7"},
 			[]string{"user_version 7", "needs 5", "new database"}},
 		{"database without a version", []string{"CREATE TABLE something (x)"},
