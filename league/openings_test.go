@@ -59,6 +59,24 @@ func TestOpeningsInGamePairs(t *testing.T) {
 	if err := l.refs[ms[0].Referee].assignment(t, ms[0].ID).Decode(&a); err != nil || a.Opening == nil || len(a.Opening.Moves) != 2 {
 		t.Fatalf("assignment %+v (%v): want the match's opening of 2 moves", a, err)
 	}
+	// A result played from another opening than the one assigned is refused, changing
+	// nothing; with the assigned one it is taken.
+	mt := ms[0]
+	report := func(opening any) *protocol.Message {
+		p := resultPayload(mt, decided(mt, 0))
+		md := map[string]any{"termination": "normal"}
+		if opening != nil {
+			md["opening"] = opening
+		}
+		p["game_metadata"] = md
+		return withPayload(t, l.report(mt.Referee, l.refTokens[mt.Referee], mt, decided(mt, 0)), p)
+	}
+	h.unchanged("a result from another opening", func() {
+		h.refused(report(map[string]any{"name": "random#99", "moves": []any{}}), protocol.ReasonInvalidResult)
+	})
+	h.unchanged("a result from the game's start", func() { h.refused(report(nil), protocol.ReasonInvalidResult) })
+	h.ok(report(a.Opening))
+
 	h.restart()
 	if after := openings(); len(after) != len(before) {
 		t.Fatalf("after a restart %d pairings, before %d", len(after), len(before))

@@ -115,6 +115,10 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 	if err := e.fx.table.Check(p.Outcome, p.Points); err != nil {
 		return refuse(errInvalidResult, "result does not fit the standings")
 	}
+	if refereeID != "" && !protocol.SameOpening(md.Opening, mt.opening) {
+		return refuse(errInvalidResult, "match %s was assigned opening %s, the result was played from %s",
+			mt.id, protocol.OpeningName(mt.opening), protocol.OpeningName(md.Opening))
+	}
 	now := e.opt.Now()
 	facts := readFacts(mt.players, md)
 	var changes []agentChange

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -100,6 +101,21 @@ type PlayerRegistration struct {
 	Features  []string `json:"features"`
 	// AgentCard, when set, says what the player is and how it is set up.
 	AgentCard *AgentCard `json:"agent_card,omitempty"`
+}
+
+// SameOpening reports whether a and b are the same opening (or both none), as JSON.
+func SameOpening(a, b *Opening) bool {
+	ja, _ := json.Marshal(a) // strings and JSON values always encode
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+// OpeningName names o in a message: its name, or the game's start for none.
+func OpeningName(o *Opening) string {
+	if o == nil {
+		return "none (the game's start)"
+	}
+	return o.Name
 }
 
 // AgentCard is what a player says of itself at registration (agent_card), so that a

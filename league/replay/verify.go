@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,8 +145,8 @@ func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, m
 	if md.MatchSeed != nil && *md.MatchSeed != m.Seed {
 		return fail(0, "played with seed %d, the schedule says %d", *md.MatchSeed, m.Seed)
 	}
-	if got, want := openingName(md.Opening), openingName(m.Opening); !sameOpening(md.Opening, m.Opening) {
-		return fail(0, "played from opening %s, the schedule says %s", got, want)
+	if !protocol.SameOpening(md.Opening, m.Opening) {
+		return fail(0, "played from opening %s, the schedule says %s", protocol.OpeningName(md.Opening), protocol.OpeningName(m.Opening))
 	}
 	g, err := reg.New(gameType, md.GameParams)
 	if err != nil {
@@ -201,18 +200,4 @@ func (l *League) expectedOutcome(reg *game.Registry, gameType string, m Match, m
 		}
 	}
 	return state.Outcomes(), nil
-}
-
-// sameOpening reports whether a and b are the same opening, as JSON.
-func sameOpening(a, b *protocol.Opening) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return bytes.Equal(ja, jb)
-}
-
-func openingName(o *protocol.Opening) string {
-	if o == nil {
-		return "none (the game's start)"
-	}
-	return o.Name
 }
