@@ -8,6 +8,9 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -112,8 +115,20 @@ type Openings struct {
 	Order string `yaml:"order"`
 	// GamePairs plays each opening twice in a row per pairing, first move swapped.
 	GamePairs bool `yaml:"game_pairs"`
+	// BookHash identifies the book's openings (a SHA-256 of them as JSON), set by Load.
+	// It is stored with the league, so that a restart can tell a changed book.
+	BookHash string `yaml:"-"`
 
 	entries []protocol.Opening // the book's, read by Load
+}
+
+// SameAs reports whether o and p give every match the same opening: the same book
+// contents, plies, order and pairing (the book's path may differ).
+func (o *Openings) SameAs(p *Openings) bool {
+	if o == nil || p == nil {
+		return o == p
+	}
+	return o.BookHash == p.BookHash && o.Plies == p.Plies && o.Order == p.Order && o.GamePairs == p.GamePairs
 }
 
 // Orders of Openings.Order.
@@ -500,6 +515,11 @@ func (c *Config) readBook(dir string) []Problem {
 	if err == nil {
 		defer f.Close()
 		o.entries, err = game.ReadChessBook(path, f, o.Plies)
+	}
+	if err == nil {
+		b, _ := json.Marshal(o.entries) // openings of strings and JSON values always encode
+		sum := sha256.Sum256(b)
+		o.BookHash = hex.EncodeToString(sum[:])
 	}
 	if err != nil {
 		return []Problem{{File: c.Sources.League, Path: "openings.book", Message: err.Error()}}

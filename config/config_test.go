@@ -495,7 +495,7 @@ func TestOpeningBook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := c.Openings; len(o.Entries()) != 20 || o.Entries()[19].Name != "book20.epd#20" || o.Order != OrderRandom || !o.GamePairs {
+	if o := c.Openings; len(o.Entries()) != 20 || o.Entries()[19].Name != "book20.epd#20" || o.Order != OrderRandom || !o.GamePairs || len(o.BookHash) != 64 {
 		t.Errorf("openings %+v: want the 20 entries in random order, in game pairs", o)
 	}
 	got := loadProblems(t, map[string]string{LeagueFile: "league: {game_type: chess}\nopenings: {book: missing.epd}\n"})

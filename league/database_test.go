@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// A database belongs to one league: another league id, game or seed is refused.
+// A database belongs to one league: another league id, game, seed or openings is refused.
 func TestNewManagerRefusesAnotherLeaguesDatabase(t *testing.T) {
 	h := newHarness(t, harnessOptions{})
 	h.stop()
@@ -23,6 +23,9 @@ func TestNewManagerRefusesAnotherLeaguesDatabase(t *testing.T) {
 		{"another game", func(c *config.Config) { c.League.GameType = "even_odd" }, "plays tic_tac_toe with seed 1, config says even_odd with seed 1"},
 		{"another seed", func(c *config.Config) { c.League.Seed = 9 }, "config says tic_tac_toe with seed 9"},
 		{"a game not in the registry", func(c *config.Config) { c.League.GameType = "no_such_game" }, `game "no_such_game" is not in the game registry`},
+		{"other openings", func(c *config.Config) {
+			c.Openings = &config.Openings{Plies: 2, Order: config.OrderRandom}
+		}, "started with other openings than league.yaml's"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -139,6 +139,16 @@ func (e *engine) load() error {
 	if l.GameType != e.gameType || l.Seed != e.cfg.League.Seed {
 		return fmt.Errorf("database league %q plays %s with seed %d, config says %s with seed %d", e.leagueID, l.GameType, l.Seed, e.gameType, e.cfg.League.Seed)
 	}
+	// Each match's opening follows from the openings and the seed: a league keeps the
+	// openings it started with, or matches would be played from others than the schedule
+	// in the audit log names.
+	var started struct{ Openings *config.Openings }
+	if err := json.Unmarshal(l.Config, &started); err != nil {
+		return fmt.Errorf("database league %q: read its configuration: %w", e.leagueID, err)
+	}
+	if !started.Openings.SameAs(e.cfg.Openings) {
+		return fmt.Errorf("database league %q started with other openings than league.yaml's (book contents, plies, order or game_pairs): a league keeps its openings; use a new database for new ones", e.leagueID)
+	}
 	e.state = l.Status
 	if l.FirstPlayerAt != "" {
 		e.window.firstPlayerAt, _ = protocol.ParseTime(l.FirstPlayerAt)
