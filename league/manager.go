@@ -139,6 +139,8 @@ type Manager struct {
 	// ratingsWithoutForfeits caches the ratings without the games decided by a technical
 	// termination.
 	ratingsWithoutForfeits ratingsCache
+	// arena caches the state of an arena.
+	arena arenaCache
 	// auditCheck is set while a check after a failed audit append is armed.
 	auditCheck atomic.Bool
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agentleague/agentleague/league/ratings"
+	"github.com/agentleague/agentleague/league/schedule"
 )
 
 // ratingsInput is what the ratings are computed from: the players and their rated games
@@ -52,4 +53,33 @@ func (c *ratingsCache) get(in ratingsInput) ([]ratings.Rating, error) {
 	}
 	c.players, c.games, c.rows = in.players, len(in.games), rows
 	return rows, nil
+}
+
+// arenaCache keeps the last arena state computed, which rates every game with a
+// bootstrap: too costly to repeat for each dashboard refresh. Rounds and results only
+// grow, so their counts tell a new input from an old one.
+type arenaCache struct {
+	mu              sync.Mutex
+	rounds, results int
+	state           schedule.ArenaState
+	ok              bool
+}
+
+// get returns the arena state after played, computing it only when rounds or results
+// were added.
+func (c *arenaCache) get(f schedule.Format, players []string, seed int64, played []schedule.Played) (schedule.ArenaState, bool) {
+	results := 0
+	for _, p := range played {
+		results += len(p.Results)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ok && c.rounds == len(played) && c.results == results {
+		return c.state, true
+	}
+	st, ok := schedule.ArenaOf(f, players, seed, played)
+	if ok {
+		c.rounds, c.results, c.state, c.ok = len(played), results, st, true
+	}
+	return st, ok
 }

@@ -83,7 +83,7 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 		v.RatingsWithoutForfeits = ratings.MarkProvisional(slices.Clone(rows), v.Format.ProvisionalGames)
 	}
 	v.LLM = llmBoard(in.llm, v.Cards, v.Ratings, v.RatingsWithoutForfeits)
-	if st, ok := schedule.ArenaOf(v.Format, in.ratings.players, in.ratings.seed, in.arena); ok {
+	if st, ok := m.arena.get(v.Format, in.ratings.players, in.ratings.seed, in.arena); ok {
 		v.Arena = &st
 	}
 	return v, nil
