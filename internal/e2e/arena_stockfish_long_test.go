@@ -1,0 +1,156 @@
+//go:build long
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentleague/agentleague/league/ratings"
+	"github.com/agentleague/agentleague/league/schedule"
+)
+
+// arenaLadder is eight chess agents of known order, weakest first: random, then
+// Stockfish at 10 to 10000 nodes a move, each about three times the one before. (Random
+// against the first legal move has no known order, so "first" is not among them.)
+var arenaLadder = []string{"random", "10", "30", "100", "300", "1000", "3000", "10000"}
+
+// ladderLeague plays a chess league of the ladder (p01 weakest, p08 strongest), games
+// capped at 120 plies, with the scheduling of format and the openings of the 20-position
+// book (engines at a fixed node count play the same game from the same position, so
+// without openings a pairing that meets again tells nothing new), and returns its rated
+// games and its /api/league.
+func ladderLeague(t *testing.T, seed int64, format, openings map[string]any) ([]ratings.Game, map[string]json.RawMessage) {
+	t.Helper()
+	sf := stockfishPath(t)
+	book, err := filepath.Abs(filepath.Join(moduleRoot(), "testdata", "openings", "book20.epd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	openings["book"] = book
+	cfg := fastConfig(t, func(league, _ map[string]any) {
+		league["league"].(map[string]any)["game_type"] = "chess"
+		league["scheduling"] = format
+		league["ranking"] = map[string]any{"rating_samples": 200}
+		league["openings"] = openings
+	})
+	reg := filepath.Join(filepath.Dir(cfg), "game_registry.yaml")
+	data, err := os.ReadFile(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reg, []byte(strings.Replace(string(data), "max_plies: 200", "max_plies: 120", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string][]string{}
+	for i, a := range arenaLadder {
+		id := fmt.Sprintf("p%02d", i+1)
+		if a == "random" {
+			args[id] = []string{"--strategy", "random"}
+			continue
+		}
+		args[id] = []string{"--strategy", "uci", "--engine", sf, "--nodes", a, "--engine-option", "Threads=1", "--engine-option", "Hash=16"}
+	}
+	run := startLeague(t, leagueOpts{players: len(arenaLadder), referees: 4, game: "chess", seed: seed, config: cfg, playerArgs: args})
+	run.waitCompleted(t, 50*time.Minute)
+	var games []ratings.Game
+	for _, r := range results(t, run) {
+		if g, ok := ratings.FromOutcome(r.outcome, ""); ok {
+			games = append(games, g)
+		}
+	}
+	res, err := http.Get(run.lm.base() + "/api/league")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var view map[string]json.RawMessage
+	if err := json.NewDecoder(res.Body).Decode(&view); err != nil {
+		t.Fatal(err)
+	}
+	return games, view
+}
+
+// kendallTau compares the rating order of rows with the ladder's (p01 weakest): 1 when
+// every pair is in the true order, -1 when every pair is reversed.
+func kendallTau(rows []ratings.Rating) float64 {
+	pos := map[string]float64{}
+	for _, r := range rows {
+		pos[r.PlayerID] = r.Rating
+	}
+	concordant, discordant := 0, 0
+	for i := 1; i <= len(arenaLadder); i++ {
+		for j := i + 1; j <= len(arenaLadder); j++ {
+			a, b := pos[fmt.Sprintf("p%02d", i)], pos[fmt.Sprintf("p%02d", j)]
+			switch {
+			case b > a:
+				concordant++
+			case b < a:
+				discordant++
+			}
+		}
+	}
+	return float64(concordant-discordant) / float64(concordant+discordant)
+}
+
+// meanWidth is the mean width of the rating intervals.
+func meanWidth(rows []ratings.Rating) float64 {
+	sum := 0.0
+	for _, r := range rows {
+		sum += r.High - r.Low
+	}
+	return sum / float64(len(rows))
+}
+
+// Issue 39, "Must show" (arena): the ladder in an arena recovers the true order in fewer
+// games than double round robins need for intervals as narrow. The arena plays until its
+// order settles or its budget of 600 games is spent; then double round robins of the same
+// agents (56 games each, in game pairs, other seeds) are played until their pooled
+// ratings' intervals are on average as narrow as the arena's. Games and Kendall tau of
+// each are logged.
+func TestLongArenaRecoversTheOrder(t *testing.T) {
+	players := make([]string, len(arenaLadder))
+	for i := range players {
+		players[i] = fmt.Sprintf("p%02d", i+1)
+	}
+	games, view := ladderLeague(t, 39, map[string]any{"algorithm": "arena", "arena": map[string]any{"max_games": 600}}, map[string]any{})
+	var st schedule.ArenaState
+	if err := json.Unmarshal(view["arena"], &st); err != nil {
+		t.Fatalf("arena state %s: %v", view["arena"], err)
+	}
+	arenaRows, err := ratings.League(players, games, 200, 39)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arenaTau, arenaWidth := kendallTau(arenaRows), meanWidth(arenaRows)
+	t.Logf("arena: %d games, %s (%s); Kendall tau %.2f, mean interval %.0f", len(games), st.Stopped, st.Reason, arenaTau, arenaWidth)
+
+	var pooled []ratings.Game
+	var rrRows []ratings.Rating
+	for k := 1; k <= 12; k++ {
+		g, _ := ladderLeague(t, 100+int64(k), map[string]any{"algorithm": "round_robin", "cycles": 2}, map[string]any{"game_pairs": true})
+		pooled = append(pooled, g...)
+		if rrRows, err = ratings.League(players, pooled, 200, 39); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("double round robins: %d, %d games; Kendall tau %.2f, mean interval %.0f", k, len(pooled), kendallTau(rrRows), meanWidth(rrRows))
+		if meanWidth(rrRows) <= arenaWidth {
+			break
+		}
+	}
+	if arenaTau < 0.9 {
+		t.Errorf("arena's Kendall tau %.2f, want the true order nearly (>= 0.9)", arenaTau)
+	}
+	if meanWidth(rrRows) > arenaWidth && len(pooled) <= len(games) {
+		t.Errorf("the round robins stopped at %d games without intervals as narrow", len(pooled))
+	}
+	if len(games) >= len(pooled) {
+		t.Errorf("the arena took %d games, the double round robins %d for intervals as narrow: want fewer for the arena", len(games), len(pooled))
+	}
+}
