@@ -1,8 +1,6 @@
 package league
 
 import (
-	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -25,12 +23,7 @@ func TestAgentCard(t *testing.T) {
 	want := protocol.AgentCard{Model: "gpt-x", Provider: "scripted", PromptHash: "sha256:abc", Version: "2", Author: "lab"}
 	check := func(when string) {
 		t.Helper()
-		rec := httptest.NewRecorder()
-		Routes(h.m, h.srv).ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
-		var st Status
-		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
-			t.Fatal(err)
-		}
+		st, _ := h.getStatus()
 		for _, a := range st.Agents {
 			if a.ID == "p1" {
 				if a.AgentCard == nil || *a.AgentCard != want || a.CardHash != want.Hash() || len(a.CardHash) != 12 {

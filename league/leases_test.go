@@ -1,12 +1,26 @@
 package league
 
 import (
+	"encoding/json"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
 )
+
+// getStatus is GET /status as a client reads it, decoded, and its body.
+func (h *harness) getStatus() (Status, string) {
+	h.t.Helper()
+	rec := httptest.NewRecorder()
+	Routes(h.m, h.srv).ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
+	var st Status
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
+		h.t.Fatal(err)
+	}
+	return st, rec.Body.String()
+}
 
 // agentStatus finds one agent in GET /status.
 func (h *harness) agentStatus(kind, id string) AgentStatus {

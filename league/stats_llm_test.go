@@ -1,8 +1,6 @@
 package league
 
 import (
-	"encoding/json"
-	"net/http/httptest"
 	"testing"
 )
 
@@ -54,12 +52,7 @@ func TestPlayerStatisticsOfLanguageModels(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		rec := httptest.NewRecorder()
-		Routes(h.m, h.srv).ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
-		var st Status
-		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
-			t.Fatal(err)
-		}
+		st, _ := h.getStatus()
 		for _, ag := range st.Agents {
 			if ag.Kind == "referee" {
 				continue

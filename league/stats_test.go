@@ -1,8 +1,6 @@
 package league
 
 import (
-	"encoding/json"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,12 +44,7 @@ func TestPlayerStatistics(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		rec := httptest.NewRecorder()
-		Routes(h.m, h.srv).ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
-		var st Status
-		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
-			t.Fatal(err)
-		}
+		st, _ := h.getStatus()
 		for _, ag := range st.Agents {
 			if ag.Kind == "referee" {
 				if ag.Stats != nil {
@@ -111,12 +104,7 @@ func TestPlayerClockStatistics(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		rec := httptest.NewRecorder()
-		Routes(h.m, h.srv).ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
-		var st Status
-		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
-			t.Fatal(err)
-		}
+		st, body := h.getStatus()
 		for _, ag := range st.Agents {
 			w, ok := want[ag.ID]
 			if !ok {
@@ -130,8 +118,8 @@ func TestPlayerClockStatistics(t *testing.T) {
 				t.Errorf("%s: statistics of %s %+v: want 1 match and %d moves", when, ag.ID, ag.Stats, w.Moves)
 			}
 		}
-		if !strings.Contains(rec.Body.String(), `"clock":{"games":1,"moves":2,"think_ms":{"min":200,"p50":200,"p99":500,"max":500}`) {
-			t.Errorf("%s: GET /status does not show the clock figures as documented:\n%s", when, rec.Body.String())
+		if !strings.Contains(body, `"clock":{"games":1,"moves":2,"think_ms":{"min":200,"p50":200,"p99":500,"max":500}`) {
+			t.Errorf("%s: GET /status does not show the clock figures as documented:\n%s", when, body)
 		}
 	}
 	check("after the results")
