@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,14 +38,7 @@ func ladderLeague(t *testing.T, seed int64, format, openings map[string]any) ([]
 		league["ranking"] = map[string]any{"rating_samples": 200}
 		league["openings"] = openings
 	})
-	reg := filepath.Join(filepath.Dir(cfg), "game_registry.yaml")
-	data, err := os.ReadFile(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(reg, []byte(strings.Replace(string(data), "max_plies: 200", "max_plies: 120", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	capChessPlies(t, cfg, 120)
 	args := map[string][]string{}
 	for i, a := range arenaLadder {
 		id := fmt.Sprintf("p%02d", i+1)

@@ -3,17 +3,13 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentleague/agentleague/internal/testtools"
 )
 
 // pgnClockComment is a move's clock as the PGN export writes it (game.PGNClock).
@@ -34,17 +30,7 @@ func TestLongStockfishGauntletUnderAClock(t *testing.T) {
 		league["ranking"] = map[string]any{"rating_samples": 200}
 	})
 	// Chess games capped at 120 plies, as TestChessLeagueWithStockfish's.
-	reg := filepath.Join(filepath.Dir(cfg), "game_registry.yaml")
-	data, err := os.ReadFile(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Count(data, []byte("max_plies: 200")) != 1 {
-		t.Fatalf("game_registry.yaml has no single max_plies: 200 to replace:\n%s", data)
-	}
-	if err := os.WriteFile(reg, bytes.Replace(data, []byte("max_plies: 200"), []byte("max_plies: 120"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	capChessPlies(t, cfg, 120)
 	engine := []string{"--strategy", "uci", "--engine", sf, "--movetime", "50ms", "--engine-option", "Threads=1"}
 	run := startLeague(t, leagueOpts{players: 2, referees: 2, game: "chess", seed: 38, config: cfg,
 		playerArgs: map[string][]string{"p01": engine, "p02": engine}})
@@ -109,17 +95,7 @@ func TestLongStockfishGauntletUnderAClock(t *testing.T) {
 	}
 	rows.Close()
 
-	path := filepath.Join(run.dir, "league.pgn")
-	if out, err := exec.Command(filepath.Join(binDir, "league"), "export", "--db", run.db, "--format", "pgn", "--out", path).CombinedOutput(); err != nil {
-		t.Fatalf("export pgn: %v\n%s", err, out)
-	}
-	if n, err := testtools.CheckPGN(path); err != nil || n != 20 {
-		t.Fatalf("pgn-extract read %d games, error %v; want 20 and none", n, err)
-	}
-	pgn, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pgn := exportPGN(t, run, 20)
 	headers := pgnHeaders(string(pgn))
 	// Each game is its tags, a blank line, then its movetext up to the next tags.
 	bodies := regexp.MustCompile(`(?m)^\[Event `).Split(string(pgn), -1)[1:]

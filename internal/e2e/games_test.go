@@ -39,11 +39,9 @@ func TestConnectFourAndChessLeagues(t *testing.T) {
 	}
 }
 
-// checkPGNExport exports the league as PGN, has Debian's pgn-extract validate the file,
-// reads every game back with the chess library, and checks each game's tags against the
-// database and the configuration: the Seven Tag Roster first, then Termination,
-// TimeControl, PlyCount and MatchId.
-func checkPGNExport(t *testing.T, run *leagueRun, games int) {
+// exportPGN exports the league as PGN with league export, has Debian's pgn-extract read
+// the file, wanting games games, and returns it.
+func exportPGN(t *testing.T, run *leagueRun, games int) []byte {
 	t.Helper()
 	path := filepath.Join(run.dir, "league.pgn")
 	if out, err := exec.Command(filepath.Join(binDir, "league"), "export", "--db", run.db, "--format", "pgn", "--out", path).CombinedOutput(); err != nil {
@@ -56,6 +54,16 @@ func checkPGNExport(t *testing.T, run *leagueRun, games int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// checkPGNExport exports the league as PGN, has Debian's pgn-extract validate the file,
+// reads every game back with the chess library, and checks each game's tags against the
+// database and the configuration: the Seven Tag Roster first, then Termination,
+// TimeControl, PlyCount and MatchId.
+func checkPGNExport(t *testing.T, run *leagueRun, games int) {
+	t.Helper()
+	out := exportPGN(t, run, games)
 	sc := chess.NewScanner(bytes.NewReader(out))
 	n := 0
 	for sc.HasNext() {

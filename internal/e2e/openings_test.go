@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentleague/agentleague/internal/testtools"
 )
 
 // Issue 39, "Must show" (openings): a chess league from a 20-position EPD book in game
@@ -29,14 +26,7 @@ func TestChessOpeningsInGamePairs(t *testing.T) {
 		league["league"].(map[string]any)["game_type"] = "chess"
 	})
 	// Games capped at 40 plies from the book's position, so that the league ends in seconds.
-	reg := filepath.Join(filepath.Dir(cfg), "game_registry.yaml")
-	data, err := os.ReadFile(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(reg, []byte(strings.Replace(string(data), "max_plies: 200", "max_plies: 40", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	capChessPlies(t, cfg, 40)
 	run := startLeague(t, leagueOpts{players: 2, referees: 2, game: "chess", strategy: "random", seed: 39, config: cfg})
 	run.waitCompleted(t, 5*time.Minute)
 
@@ -67,17 +57,7 @@ func TestChessOpeningsInGamePairs(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "40 matches re-played") {
 		t.Errorf("league verify: %v\n%s\nwant the 40 matches re-played from their openings", err, out)
 	}
-	path := filepath.Join(run.dir, "league.pgn")
-	if out, err := exec.Command(filepath.Join(binDir, "league"), "export", "--db", run.db, "--format", "pgn", "--out", path).CombinedOutput(); err != nil {
-		t.Fatalf("export pgn: %v\n%s", err, out)
-	}
-	if n, err := testtools.CheckPGN(path); err != nil || n != 40 {
-		t.Fatalf("pgn-extract read %d games, error %v; want 40 and none", n, err)
-	}
-	pgn, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pgn := exportPGN(t, run, 40)
 	if setups, fens := strings.Count(string(pgn), "[SetUp \"1\"]"), len(regexp.MustCompile(`\[FEN "[^"]+"\]`).FindAllString(string(pgn), -1)); setups != 40 || fens != 40 {
 		t.Errorf("the PGN has %d SetUp and %d FEN tags, want 40 of each", setups, fens)
 	}

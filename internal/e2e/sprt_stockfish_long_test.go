@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,14 +32,7 @@ func sprtRun(t *testing.T, seed int64, nodes1, nodes2 string, maxGames int) (sch
 		league["openings"] = map[string]any{"book": book, "game_pairs": true}
 	})
 	// Games capped at 160 plies from the book's position (a draw by the move cap after).
-	reg := filepath.Join(filepath.Dir(cfg), "game_registry.yaml")
-	data, err := os.ReadFile(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(reg, []byte(strings.Replace(string(data), "max_plies: 200", "max_plies: 160", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	capChessPlies(t, cfg, 160)
 	engine := func(nodes string) []string {
 		return []string{"--strategy", "uci", "--engine", sf, "--nodes", nodes, "--engine-option", "Threads=1"}
 	}

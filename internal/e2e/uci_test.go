@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,7 +24,7 @@ func stockfishPath(t *testing.T) string {
 }
 
 // chessConfig is the repository's configuration with chess games capped at maxPlies.
-func chessConfig(t *testing.T, maxPlies string) string {
+func chessConfig(t *testing.T, maxPlies int) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"league.yaml", "game_registry.yaml", "timeout_policy.yaml"} {
@@ -31,18 +32,32 @@ func chessConfig(t *testing.T, maxPlies string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f == "game_registry.yaml" {
-			const shipped = "max_plies: 200"
-			if bytes.Count(data, []byte(shipped)) != 1 {
-				t.Fatalf("config/game_registry.yaml has no single %q to replace", shipped)
-			}
-			data = bytes.Replace(data, []byte(shipped), []byte("max_plies: "+maxPlies), 1)
-		}
 		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return filepath.Join(dir, "league.yaml")
+	cfg := filepath.Join(dir, "league.yaml")
+	capChessPlies(t, cfg, maxPlies)
+	return cfg
+}
+
+// capChessPlies caps the chess games of the configuration of league.yaml cfg (the
+// game_registry.yaml beside it, the shipped one's copy) at maxPlies.
+func capChessPlies(t *testing.T, cfg string, maxPlies int) {
+	t.Helper()
+	reg := filepath.Join(filepath.Dir(cfg), "game_registry.yaml")
+	data, err := os.ReadFile(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shipped = "max_plies: 200"
+	if bytes.Count(data, []byte(shipped)) != 1 {
+		t.Fatalf("%s has no single %q to replace", reg, shipped)
+	}
+	data = bytes.Replace(data, []byte(shipped), []byte(fmt.Sprintf("max_plies: %d", maxPlies)), 1)
+	if err := os.WriteFile(reg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A chess league of Stockfish through the uci strategy (a fixed node budget, so that its
@@ -50,7 +65,7 @@ func chessConfig(t *testing.T, maxPlies string) string {
 // the end by the rules, Stockfish's moves carry its search in their metadata, it beats
 // random and scores at least 1.5 of 2, and the PGN export passes pgn-extract.
 func TestChessLeagueWithStockfish(t *testing.T) {
-	run := runLeague(t, leagueOpts{players: 3, referees: 2, game: "chess", seed: 13, config: chessConfig(t, "120"),
+	run := runLeague(t, leagueOpts{players: 3, referees: 2, game: "chess", seed: 13, config: chessConfig(t, 120),
 		playerArgs: map[string][]string{
 			"p01": {"--strategy", "uci", "--engine", stockfishPath(t), "--nodes", "20000", "--engine-option", "Threads=1"},
 			"p02": {"--strategy", "alphabeta"},
