@@ -16,8 +16,8 @@ import (
 	"time"
 )
 
-// outage is how long the disk stays full.
-const outage = 20 * time.Second
+// outage is how long the disk stays full: long enough for several retries of every writer.
+const outage = 10 * time.Second
 
 // smallDisk mounts a tmpfs of size bytes on a new folder and returns it; it is
 // unmounted when the test ends. Mounting needs root, as CI has.
@@ -175,7 +175,7 @@ func (r *leagueRun) startPlayers(t *testing.T, n int) {
 }
 
 // The disk of the League Manager's database and audit log fills in the middle of a
-// 12-player league and frees 20 s later: no agent exits, /health says degraded, the
+// 12-player league and frees 10 s later: no agent exits, /health says degraded, the
 // league completes with every pair played exactly once, and the audit log has no torn
 // line and passes league verify and league replay --check.
 func TestDiskFullMidLeague(t *testing.T) {

@@ -22,7 +22,7 @@ func TestSlowChessLeagueFinishesExactlyOnce(t *testing.T) {
 		ml := pt["match_level"].(map[string]any)
 		ml["game_join_ack"], ml["move_response"] = 10000, 30000
 	})
-	setChessPlies(t, cfg, 20)
+	setChessPlies(t, cfg, 10)
 	run := runLeagueWithin(t, leagueOpts{players: 2, referees: 2, game: "chess", strategy: "random", seed: 11, config: cfg,
 		faults: map[string]string{"p01": "slow:1500ms", "p02": "slow:1500ms"}}, 3*time.Minute)
 	run.checkLeague(t, 1)
