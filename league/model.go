@@ -126,11 +126,12 @@ type resultRecord struct {
 	game      ratings.Game
 	rated     bool
 	technical bool
+	ending    protocol.Termination
 }
 
 func newResultRecord(outcome map[string]string, points map[string]int, md protocol.GameMetadata) *resultRecord {
 	g, ok := ratings.FromOutcome(outcome, md.Ending())
-	return &resultRecord{outcome: maps.Clone(outcome), points: maps.Clone(points), game: g, rated: ok, technical: md.Ending().Technical()}
+	return &resultRecord{outcome: maps.Clone(outcome), points: maps.Clone(points), game: g, rated: ok, technical: md.Ending().Technical(), ending: md.Ending()}
 }
 
 // progress is what a match's referee last reported of it.

@@ -14,7 +14,7 @@ func (f *fixtures) played() []schedule.Played {
 		for _, mt := range r.matches {
 			p.Round.Matches = append(p.Round.Matches, schedule.Match{ID: mt.id, Seed: mt.seed, Round: r.number, Cycle: r.cycle, Index: mt.index, Players: mt.players})
 			if mt.result != nil {
-				p.Results[mt.id] = schedule.Result{Outcome: mt.result.outcome, Points: mt.result.points}
+				p.Results[mt.id] = schedule.Result{Outcome: mt.result.outcome, Points: mt.result.points, Ending: mt.result.ending}
 			}
 		}
 		out = append(out, p)

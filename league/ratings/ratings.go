@@ -23,6 +23,16 @@
 // not lie between them; when it does not, the nearer end is moved onto it. A player without
 // games gets an interval spanning everyone else's, from the lowest Low to the highest High.
 //
+// Likelihood of superiority (Options.LOS). Two players' intervals both move with the anchor
+// (the mean rating), so their overlap overstates how unsure their order is. A row's LOSNext
+// is the probability that it is stronger than the next row by the normal approximation of
+// the posterior at the estimate, as BayesElo and Ordo give it: Phi(d / sd), where d is the
+// two log-strengths' difference and sd^2 its variance in the inverse of the Hessian of the
+// log-posterior (each game adds p(1-p) between its players, the prior 2q(1-q) to each, q a
+// player's expected score against the virtual opponent). It is not taken from the bootstrap:
+// resampling a pair whose games all ended alike (all draws, 3-0) never varies their score,
+// and would call a 3-0 record certain.
+//
 // Rank ranges. Intervals that overlap do not make a player's neighbours equal (overlap is
 // not transitive), so instead of groups each player gets the ranks its interval allows:
 // the best is 1 plus the number of players whose interval lies wholly above its own, the
@@ -42,6 +52,7 @@ package ratings
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -51,6 +62,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // DefaultSamples is the number of bootstrap resamples when Options.Samples is zero.
@@ -77,6 +90,9 @@ type Game struct {
 type Options struct {
 	Samples int    // bootstrap resamples; 0 means DefaultSamples, negative is an error
 	Seed    uint64 // seeds the bootstrap (math/rand/v2 PCG), so the same input gives the same numbers
+	// LOS asks for each row's LOSNext: time grows as players cubed and memory as players
+	// squared, which suits an arena's ranking, not a league of thousands.
+	LOS bool
 }
 
 // Rating is one player's rating on the Elo scale.
@@ -90,6 +106,10 @@ type Rating struct {
 	Games    int     `json:"games"`     // games played, the virtual ones not counted
 	// Provisional marks a rating of fewer games than the league asks for (MarkProvisional).
 	Provisional bool `json:"provisional,omitempty"`
+	// LOSNext is the likelihood of superiority over the next row, the one rated just below,
+	// when Options.LOS asks for it (see the package comment); 0 on the last row and when
+	// either of the two has no games.
+	LOSNext float64 `json:"-"`
 }
 
 // MarkProvisional marks the rows of fewer than games games provisional, and returns them.
@@ -131,8 +151,9 @@ func Compute(players []string, games []Game, opt Options) ([]Rating, error) {
 	for i, id := range ids {
 		rows[i] = Rating{PlayerID: id, Games: d.games[i]}
 	}
+	var pi []float64
 	if len(played) > 0 {
-		pi := make([]float64, len(ids))
+		pi = make([]float64, len(ids))
 		for i := range pi {
 			pi[i] = 1
 		}
@@ -157,13 +178,31 @@ func Compute(players []string, games []Game, opt Options) ([]Rating, error) {
 	}
 	unrated(rows)
 	rankRanges(rows)
-	slices.SortFunc(rows, func(a, b Rating) int {
-		if c := cmp.Compare(b.Rating, a.Rating); c != 0 {
+	// rows are in id order, as the resamples are, until sorted: order keeps the indexes.
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		if c := cmp.Compare(rows[j].Rating, rows[i].Rating); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.PlayerID, b.PlayerID)
+		return cmp.Compare(rows[i].PlayerID, rows[j].PlayerID)
 	})
-	return rows, nil
+	if opt.LOS && pi != nil {
+		next, err := neighbourLOS(pi, played, d.games, order)
+		if err != nil {
+			return nil, err
+		}
+		for k, p := range next {
+			rows[order[k]].LOSNext = p
+		}
+	}
+	sorted := make([]Rating, len(rows))
+	for k, i := range order {
+		sorted[k] = rows[i]
+	}
+	return sorted, nil
 }
 
 // played is one game in canonical form: a < b by index, s is a's score.
@@ -409,4 +448,47 @@ func rankRanges(rows []Rating) {
 		rows[i].RankLow = 1 + above
 		rows[i].RankHigh = len(rows) - below
 	}
+}
+
+// neighbourLOS is the likelihood of superiority of each player in order (indexes, best
+// first) over the next, by the normal approximation (see the package comment); 0 for the
+// last and beside a player without games.
+func neighbourLOS(pi []float64, games []played, counts []int, order []int) ([]float64, error) {
+	n := len(pi)
+	h := mat.NewSymDense(n, nil)
+	for i, p := range pi {
+		q := p / (p + 1)
+		h.SetSym(i, i, 2*q*(1-q))
+	}
+	for _, x := range games {
+		a, b := int(x.a), int(x.b)
+		p := pi[a] / (pi[a] + pi[b])
+		w := p * (1 - p)
+		h.SetSym(a, a, h.At(a, a)+w)
+		h.SetSym(b, b, h.At(b, b)+w)
+		h.SetSym(a, b, h.At(a, b)-w)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(h) {
+		return nil, errors.New("the information matrix of the ratings is not positive definite")
+	}
+	out := make([]float64, len(order))
+	e := mat.NewVecDense(n, nil)
+	var x mat.VecDense
+	for k := 0; k+1 < len(order); k++ {
+		i, j := order[k], order[k+1]
+		if counts[i] == 0 || counts[j] == 0 {
+			continue
+		}
+		e.Zero()
+		e.SetVec(i, 1)
+		e.SetVec(j, -1)
+		// A poorly conditioned solve (a player far from the rest) is still the answer.
+		if err := chol.SolveVecTo(&x, e); err != nil && !errors.As(err, new(mat.Condition)) {
+			return nil, fmt.Errorf("the variance of a rating difference: %w", err)
+		}
+		sd := math.Sqrt(mat.Dot(e, &x))
+		out[k] = 0.5 * math.Erfc(-math.Log(pi[i]/pi[j])/sd/math.Sqrt2)
+	}
+	return out, nil
 }

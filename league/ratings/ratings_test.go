@@ -562,3 +562,51 @@ func TestMarkProvisional(t *testing.T) {
 		t.Errorf("at 0 games: %+v", got)
 	}
 }
+
+// LOSNext follows the evidence for the order of two neighbours: near one for a clear
+// winner, near a half for an even record (all draws, which a bootstrap would call
+// certain), short of certain for 3-0, absent on the last row and beside a player without
+// games; and only when asked.
+func TestLOSNext(t *testing.T) {
+	var games []Game
+	for i := range 40 {
+		games = append(games, Game{A: "a", B: "b", Score: map[bool]float64{true: 1, false: 0}[i%10 < 8]}) // a 32-8
+		games = append(games, Game{A: "b", B: "c", Score: 0.5})                                            // b and c even
+	}
+	los := func(players []string, games []Game, opt Options) map[string]float64 {
+		t.Helper()
+		rows, err := Compute(players, games, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for k, r := range rows {
+			if k+1 < len(rows) {
+				got[r.PlayerID+">"+rows[k+1].PlayerID] = r.LOSNext
+			} else if r.LOSNext != 0 {
+				t.Errorf("the last row %+v has a LOS", r)
+			}
+		}
+		return got
+	}
+	got := los([]string{"a", "b", "c"}, games, Options{Seed: 1, LOS: true})
+	if p, ok := got["a>c"]; !ok || p < 0.99 {
+		t.Errorf("LOS %v: want a above c, near certain", got)
+	}
+	if p, ok := got["c>b"]; !ok || p < 0.4 || p > 0.6 {
+		t.Errorf("LOS %v: want c above b near a half, from 40 draws", got)
+	}
+	threeNil := []Game{{A: "x", B: "y", Score: 1}, {A: "x", B: "y", Score: 1}, {A: "x", B: "y", Score: 1}}
+	if p := los([]string{"x", "y"}, threeNil, Options{LOS: true})["x>y"]; p < 0.6 || p > 0.975 {
+		t.Errorf("3-0 gives LOS %v: want above a half, short of certain", p)
+	}
+	withIdle := los([]string{"a", "b", "c", "idle"}, games, Options{Seed: 1, LOS: true})
+	if withIdle["a>idle"] != 0 || withIdle["idle>c"] != 0 {
+		t.Errorf("LOS %v: want none beside the player without games", withIdle)
+	}
+	for pair, p := range los([]string{"a", "b", "c"}, games, Options{Seed: 1}) {
+		if p != 0 {
+			t.Errorf("%s: LOS %v without Options.LOS", pair, p)
+		}
+	}
+}

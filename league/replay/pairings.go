@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // CheckPairings re-runs the league's format over the log's own results and checks that
@@ -94,7 +95,8 @@ func (l *League) played(k int) []schedule.Played {
 		for i, m := range r.Matches {
 			p.Round.Matches = append(p.Round.Matches, schedule.Match{ID: m.ID, Seed: m.Seed, Round: r.Number, Cycle: r.Cycle, Index: i + 1, Players: m.Players})
 			if res := l.Results[m.ID]; res != nil {
-				p.Results[m.ID] = schedule.Result{Outcome: maps.Clone(res.Outcome), Points: maps.Clone(res.Points)}
+				md, _ := protocol.ReadGameMetadata(res.GameMetadata) // what cannot be read ends as a game played
+				p.Results[m.ID] = schedule.Result{Outcome: maps.Clone(res.Outcome), Points: maps.Clone(res.Points), Ending: md.Ending()}
 			}
 		}
 		out = append(out, p)

@@ -11,16 +11,20 @@ import (
 )
 
 // Arena pairs one round at a time where the rating order is least certain, and stops
-// once it is settled or the game budget is spent (see arenaRound).
+// once it is settled or the game budget is spent (see arena.pairs).
 const Arena = "arena"
+
+// arenaCertain is the likelihood of superiority (ratings.Rating.LOSNext) from which the
+// order of two neighbours is settled: their difference's 95% interval excludes zero.
+const arenaCertain = 0.975
 
 // maxArenaGames bounds scheduling.arena.max_games.
 const maxArenaGames = 1000000
 
 // Why an arena stopped: the values of ArenaState.Stopped.
 const (
-	// ArenaSettled: every two neighbours in the rating order have rank ranges that do not
-	// overlap, so the order is settled.
+	// ArenaSettled: every player rates above the next one in at least 97.5% of the
+	// bootstrap resamples, so the order is settled.
 	ArenaSettled = "settled"
 	// ArenaBudget: the arena paired max_games games.
 	ArenaBudget = "budget"
@@ -39,7 +43,7 @@ type ArenaState struct {
 	Games int `json:"games"`
 	// Budget is scheduling.arena.max_games.
 	Budget int `json:"budget"`
-	// Unsettled counts the neighbours in the rating order whose rank ranges overlap.
+	// Unsettled counts the neighbours in the rating order whose order is not yet certain.
 	Unsettled int `json:"unsettled"`
 	// Stopped is "" while the arena goes on, else ArenaSettled or ArenaBudget.
 	Stopped string `json:"stopped,omitempty"`
@@ -81,8 +85,6 @@ type arena struct {
 	// rows are the ratings of every player from the games played, best first; nil before
 	// the first rated game.
 	rows []ratings.Rating
-	// meetings counts the pairings of two players, abandoned ones included, by meetingKey.
-	meetings map[[2]string]int
 	// balance is a player's first moves minus its second moves in played games.
 	balance map[string]int
 }
@@ -93,7 +95,7 @@ func newArena(f Format, players []string, leagueSeed int64, played []Played) (*a
 	for _, p := range players {
 		in[p] = true
 	}
-	a := &arena{state: ArenaState{Budget: f.Arena.MaxGames}, meetings: map[[2]string]int{}, balance: map[string]int{}}
+	a := &arena{state: ArenaState{Budget: f.Arena.MaxGames}, balance: map[string]int{}}
 	var games []ratings.Game
 	for _, p := range played {
 		for _, m := range p.Round.Matches {
@@ -101,28 +103,26 @@ func newArena(f Format, players []string, leagueSeed int64, played []Played) (*a
 				return nil, fmt.Errorf("round %d: match %s pairs %q and %q, not two players of the league", p.Round.Number, m.ID, m.Players[0], m.Players[1])
 			}
 			a.state.Games++
-			a.meetings[meetingKey(m.Players[0], m.Players[1])]++
 			res, ok := p.Results[m.ID]
 			if !ok {
 				continue // abandoned: not played
 			}
 			a.balance[m.Players[0]]++
 			a.balance[m.Players[1]]--
-			// A result carries no termination here, so a forfeit counts as the win it
-			// scored: the arena rates what the standings count.
-			if g, ok := ratings.FromOutcome(res.Outcome, ""); ok && in[g.A] && in[g.B] {
+			// A forfeit says nothing of strength: the arena rates what the ratings do.
+			if g, ok := ratings.FromOutcome(res.Outcome, res.Ending); ok {
 				games = append(games, g)
 			}
 		}
 	}
 	if len(games) > 0 {
-		rows, err := ratings.League(players, games, f.RatingSamples, leagueSeed)
+		rows, err := ratings.Compute(players, games, ratings.Options{Samples: f.RatingSamples, Seed: uint64(leagueSeed), LOS: true})
 		if err != nil {
 			return nil, err
 		}
 		a.rows = rows
 		for i := 0; i+1 < len(rows); i++ {
-			if rows[i].RankHigh >= rows[i+1].RankLow {
+			if rows[i].LOSNext < arenaCertain {
 				a.state.Unsettled++
 			}
 		}
@@ -130,23 +130,16 @@ func newArena(f Format, players []string, leagueSeed int64, played []Played) (*a
 	switch s := &a.state; {
 	case a.rows != nil && s.Unsettled == 0:
 		s.Stopped = ArenaSettled
-		s.Reason = fmt.Sprintf("settled after %d games: every player's rank is certain", s.Games)
+		s.Reason = fmt.Sprintf("settled after %d games: every player's place in the order is certain", s.Games)
 	case s.Games >= s.Budget:
 		s.Stopped = ArenaBudget
-		s.Reason = fmt.Sprintf("budget spent: %d of %d games, %d neighbours in the rating order still overlap", s.Games, s.Budget, s.Unsettled)
+		s.Reason = fmt.Sprintf("budget spent: %d of %d games, %d neighbours in the rating order still uncertain", s.Games, s.Budget, s.Unsettled)
 	case a.rows == nil:
 		s.Reason = fmt.Sprintf("%d of %d games, no rated game yet", s.Games, s.Budget)
 	default:
-		s.Reason = fmt.Sprintf("%d of %d games, %d neighbours in the rating order still overlap", s.Games, s.Budget, s.Unsettled)
+		s.Reason = fmt.Sprintf("%d of %d games, %d neighbours in the rating order still uncertain", s.Games, s.Budget, s.Unsettled)
 	}
 	return a, nil
-}
-
-func meetingKey(a, b string) [2]string {
-	if a > b {
-		a, b = b, a
-	}
-	return [2]string{a, b}
 }
 
 // nextArena is the arena's next round, or none once it stopped.
@@ -173,15 +166,12 @@ func nextArena(f Format, players []string, leagueSeed int64, played []Played) ([
 // the round number, paired first with second, third with fourth, ...; an odd one out
 // sits out.
 //
-// After it: the players take turns, the widest rank range first (the least certain
-// place), then the fewest rated games, then the rating order. Each picks, among the
-// players not yet paired this round, the opponent with the highest score
-//
-//	score = e (1 - e) / (1 + meetings)
-//
-// where e is its expected score against that opponent by their ratings (logistic) and
-// meetings the times the two were paired before; a tie goes to the better-rated. With
-// an odd count the last in turn sits out. It is O(players^2).
+// After it: only neighbours in the rating order whose order is uncertain play (LOSNext
+// below arenaCertain), the least certain first (the lowest LOSNext, then the higher in
+// the order); a pair one of whose players is already paired this round waits. A game
+// between neighbours tells most about the order, one between players whose order is
+// certain tells nothing the ranking needs, so everyone else sits out. It is
+// O(players log players).
 func (a *arena) pairs(players []string, leagueSeed int64, number int) [][2]string {
 	if a.rows == nil {
 		order := arenaShuffle(players, leagueSeed, number)
@@ -192,40 +182,21 @@ func (a *arena) pairs(players []string, leagueSeed int64, number int) [][2]strin
 		return out
 	}
 	rows := a.rows
-	turn := make([]int, len(rows))
-	for i := range turn {
-		turn[i] = i
-	}
-	slices.SortStableFunc(turn, func(i, j int) int {
-		if c := cmp.Compare(rows[j].RankHigh-rows[j].RankLow, rows[i].RankHigh-rows[i].RankLow); c != 0 {
-			return c
+	var open []int // k: rows k and k+1 are uncertain
+	for k := 0; k+1 < len(rows); k++ {
+		if rows[k].LOSNext < arenaCertain {
+			open = append(open, k)
 		}
-		return cmp.Compare(rows[i].Games, rows[j].Games)
-	})
+	}
+	slices.SortStableFunc(open, func(i, j int) int { return cmp.Compare(rows[i].LOSNext, rows[j].LOSNext) })
 	taken := make([]bool, len(rows))
 	var out [][2]string
-	for _, i := range turn {
-		if taken[i] {
+	for _, k := range open {
+		if taken[k] || taken[k+1] {
 			continue
 		}
-		best, bestScore := -1, 0.0
-		for j := range rows {
-			if taken[j] || j == i {
-				continue
-			}
-			// A game tells most about two players when its result is least certain, and
-			// pairs that met often are worth less: over the rounds each pair gets games in
-			// proportion to what they tell.
-			e := eloScore(rows[i].Rating - rows[j].Rating)
-			score := e * (1 - e) / float64(1+a.meetings[meetingKey(rows[i].PlayerID, rows[j].PlayerID)])
-			if best < 0 || score > bestScore {
-				best, bestScore = j, score
-			}
-		}
-		if best >= 0 {
-			taken[i], taken[best] = true, true
-			out = append(out, [2]string{rows[i].PlayerID, rows[best].PlayerID})
-		}
+		taken[k], taken[k+1] = true, true
+		out = append(out, [2]string{rows[k].PlayerID, rows[k+1].PlayerID})
 	}
 	return out
 }

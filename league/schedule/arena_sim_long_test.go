@@ -71,12 +71,12 @@ func settled(t *testing.T, f Format, players []string, seed int64, played []Play
 	if len(games) == 0 {
 		return false
 	}
-	rows, err := ratings.League(players, games, f.RatingSamples, seed)
+	rows, err := ratings.Compute(players, games, ratings.Options{Samples: f.RatingSamples, Seed: uint64(seed), LOS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(rows); i++ {
-		if rows[i].RankHigh >= rows[i+1].RankLow {
+		if rows[i].LOSNext < arenaCertain {
 			return false
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentleague/agentleague/internal/problem"
 	"github.com/agentleague/agentleague/league/standings"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // Algorithms: the values of scheduling.algorithm (and Arena, in arena.go).
@@ -298,11 +299,13 @@ func (v *validation) ids(path string, ids []string) {
 	}
 }
 
-// Result is what a stored match came to: each player's outcome ("win", "loss" or "draw")
-// and points.
+// Result is what a stored match came to: each player's outcome ("win", "loss" or "draw"),
+// points, and how it ended (the termination of its game_metadata), which tells a forfeit
+// from a game played.
 type Result struct {
 	Outcome map[string]string
 	Points  map[string]int
+	Ending  protocol.Termination
 }
 
 // Played is a stored, completed round with its results by match id. A match without a
