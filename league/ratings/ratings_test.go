@@ -571,7 +571,7 @@ func TestLOSNext(t *testing.T) {
 	var games []Game
 	for i := range 40 {
 		games = append(games, Game{A: "a", B: "b", Score: map[bool]float64{true: 1, false: 0}[i%10 < 8]}) // a 32-8
-		games = append(games, Game{A: "b", B: "c", Score: 0.5})                                            // b and c even
+		games = append(games, Game{A: "b", B: "c", Score: 0.5})                                           // b and c even
 	}
 	los := func(players []string, games []Game, opt Options) map[string]float64 {
 		t.Helper()
