@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -305,5 +306,30 @@ func TestSwissWithASlowPlayerAndByes(t *testing.T) {
 	if slowPlayed == 0 {
 		t.Error("the slow player never played")
 	}
+	run.checkFormatLeague(t, ms)
+}
+
+// A 6-player arena of tic-tac-toe with a budget of 24 games, through the real binaries:
+// players of one strength never settle an order, so it stops at the budget; replay
+// --check re-pairs every round from the log by the arena's rule.
+func TestArenaLeagueWithRealBinaries(t *testing.T) {
+	cfg := fastConfig(t, func(league, _ map[string]any) {
+		league["scheduling"] = map[string]any{"algorithm": "arena", "arena": map[string]any{"max_games": 24}}
+		league["ranking"] = map[string]any{"rating_samples": 100}
+	})
+	run := runLeague(t, leagueOpts{players: 6, referees: 2, seed: 9, config: cfg})
+	ms := run.formatMatches(t)
+	if len(ms) != 24 {
+		t.Fatalf("%d matches, want the budget of 24", len(ms))
+	}
+	v := run.liveView(t)
+	if v.Arena == nil || v.Arena.Stopped != schedule.ArenaBudget || v.Arena.Games != 24 || !strings.HasPrefix(v.Arena.Reason, "budget spent: 24 of 24 games") {
+		t.Errorf("arena %+v, want stopped at its budget of 24 games", v.Arena)
+	}
+	rounds := map[string]int{}
+	for _, m := range ms {
+		rounds[m.round]++
+	}
+	t.Logf("24 games in %d rounds", len(rounds))
 	run.checkFormatLeague(t, ms)
 }
