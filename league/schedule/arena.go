@@ -23,8 +23,8 @@ const maxArenaGames = 1000000
 
 // Why an arena stopped: the values of ArenaState.Stopped.
 const (
-	// ArenaSettled: every player rates above the next one in at least 97.5% of the
-	// bootstrap resamples, so the order is settled.
+	// ArenaSettled: every player's likelihood of superiority over the next one in the
+	// rating order is at least 97.5%, so the order is settled.
 	ArenaSettled = "settled"
 	// ArenaBudget: the arena paired max_games games.
 	ArenaBudget = "budget"
