@@ -59,6 +59,9 @@ type engine struct {
 	outage     outage
 	// closed is set by Close: no timer is armed and no call started after it.
 	closed bool
+	// sprtNoted: this process wrote the SPRT's decision to the audit log, which a failed
+	// completion, retried, must not write again.
+	sprtNoted bool
 }
 
 func newEngine(opt Options, hub *events.Hub, mx *metrics) (*engine, error) {
@@ -280,13 +283,15 @@ type auditTrail struct {
 	log   zerolog.Logger
 }
 
-// note records one decision. A failure is logged: the event already happened in the
-// database.
-func (t auditTrail) note(kind audit.Event, body map[string]any) {
+// note records one decision and reports whether it was written. A failure is logged:
+// the event already happened in the database.
+func (t auditTrail) note(kind audit.Event, body map[string]any) bool {
 	if t.audit == nil {
-		return
+		return false
 	}
 	if err := t.audit.Note(kind, body); err != nil {
 		t.log.Error().Err(err).Str("event", string(kind)).Msg("audit note")
+		return false
 	}
+	return true
 }

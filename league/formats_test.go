@@ -49,6 +49,22 @@ func (h *harness) auditLine(parts ...string) int {
 	return 0
 }
 
+// auditCount counts the lines of the audit log that contain part.
+func (h *harness) auditCount(part string) int {
+	h.t.Helper()
+	entries, err := audit.Read(h.auditPath())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if strings.Contains(string(e.Message), part) {
+			n++
+		}
+	}
+	return n
+}
+
 // A Swiss round is paired only when the round before is complete, from its results; it
 // is stored and noted in the audit log before any of its matches is assigned, the bye
 // scores bye_points, a restart goes on with the same rounds, and the audit log alone

@@ -192,6 +192,14 @@ func (e *engine) completeRounds() error {
 			r := e.fx.roundAt(next, adv.Add)
 			adv.Next = &store.Round{ID: r.ID, Number: r.Number}
 		}
+		if adv.Next == nil && !e.sprtNoted {
+			// Noted before the league completes in the store: a crash between the two
+			// notes it again at the restart rather than never.
+			if st, ok := schedule.SPRTOf(e.format, e.fx.played()); ok && st.Decision != "" {
+				e.sprtNoted = e.trail.note(audit.EventSPRTDecided, map[string]any{"sprt": st, "games": len(e.fx.matches)})
+				e.log.Info().Str("decision", st.Decision).Float64("llr", st.LLR).Int("pairs", st.Pairs).Msg("sprt decided")
+			}
+		}
 		if err := e.store.AdvanceRound(adv); err != nil {
 			return fmt.Errorf("advance round: %w", err)
 		}
@@ -205,10 +213,6 @@ func (e *engine) completeRounds() error {
 			e.trail.note(audit.EventRoundPaired, r)
 		}
 		if adv.Next == nil {
-			if st, ok := schedule.SPRTOf(e.format, e.fx.played()); ok && st.Decision != "" {
-				e.trail.note(audit.EventSPRTDecided, map[string]any{"sprt": st, "games": len(e.fx.matches)})
-				e.log.Info().Str("decision", st.Decision).Float64("llr", st.LLR).Int("pairs", st.Pairs).Msg("sprt decided")
-			}
 			e.state = StateCompleted
 			e.log.Info().Int("rounds", len(e.fx.rounds)).Msg("league completed")
 			e.hub.Publish(events.LeagueCompleted, "", map[string]any{"rounds": len(e.fx.rounds), "standings": e.fx.table.Rows()})

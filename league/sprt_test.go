@@ -7,6 +7,7 @@ import (
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/protocol"
 )
 
 // A gauntlet under an SPRT (elo0 0, elo1 50) is scheduled a game pair at a time; the
@@ -69,5 +70,61 @@ func TestSPRTStopsTheGauntlet(t *testing.T) {
 	lg.SPRT.Decision = schedule.AcceptH0
 	if _, err := lg.CheckPairings(); err == nil {
 		t.Error("a forged SPRT decision passes CheckPairings")
+	}
+}
+
+// The SPRT's decision is written to the audit log before the store completes the league:
+// while the store refuses the completion (as a crash right after the decision would leave
+// it), the log already holds the decision, once however often the completion is retried;
+// after a restart the league completes and replay reproduces the decision.
+func TestSPRTDecisionNotedBeforeTheLeagueCompletes(t *testing.T) {
+	h := newHarness(t, harnessOptions{cfg: func(c *config.Config) {
+		c.Scheduling.Algorithm, c.Scheduling.Candidates, c.Scheduling.GamesPerPair = schedule.Gauntlet, []string{"p01"}, 200
+		c.Scheduling.SPRT = &schedule.SPRT{Elo0: 0, Elo1: 50, Alpha: 0.05, Beta: 0.05}
+	}})
+	l := h.register([]string{"ref1"}, nil, playerIDs(2))
+	if _, err := h.store.DB().Exec(`CREATE TRIGGER refuse_completion BEFORE UPDATE OF status ON leagues WHEN NEW.status = 'COMPLETED'
+		BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`); err != nil {
+		t.Fatal(err)
+	}
+	l.start()
+	for range 200 {
+		h.settle()
+		_, ms := h.round()
+		if len(ms) != 1 || ms[0].Status == protocol.MatchStateCompleted {
+			break
+		}
+		winner := 0
+		if ms[0].Players[1] == "p01" {
+			winner = 1
+		}
+		l.reportOK(ms[0], decided(ms[0], winner))
+	}
+	h.settle()
+	h.settle()
+	if got := h.m.State(); got == StateCompleted {
+		t.Fatal("the league completed although the store refused it")
+	}
+	if n := h.auditCount(`"SPRT_DECIDED"`); n != 1 {
+		t.Fatalf("%d SPRT_DECIDED in the log before the league completes, want 1", n)
+	}
+	if _, err := h.store.DB().Exec(`DROP TRIGGER refuse_completion`); err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	h.settle()
+	if got := h.m.State(); got != StateCompleted {
+		t.Fatalf("state %s after the restart, want COMPLETED", got)
+	}
+	entries, err := audit.Read(h.auditPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := replay.Rebuild(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lg.CheckPairings(); err != nil || lg.SPRT == nil || lg.SPRT.Decision != schedule.AcceptH1 {
+		t.Errorf("CheckPairings: %v, logged %+v: want H1 reproduced", err, lg.SPRT)
 	}
 }
