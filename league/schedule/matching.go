@@ -12,8 +12,9 @@ import "slices"
 // exposed vertex, in any order, makes any matching maximum.
 type matcher struct {
 	n     int
-	adj   []bool // n*n, symmetric
+	edge  func(i, j int) bool // symmetric
 	alive []bool
+	live  int   // alive vertices
 	mate  []int // -1 when exposed
 	size  int   // edges in the matching
 
@@ -22,33 +23,72 @@ type matcher struct {
 	used, blossom, seen []bool
 }
 
+// newMatcher finds a maximum matching of the graph on n vertices whose edges the
+// symmetric edge reports. It asks edge on demand and stores no adjacency, so that large
+// dense graphs fit.
 func newMatcher(n int, edge func(i, j int) bool) *matcher {
 	m := &matcher{n: n}
-	m.init(edge)
+	m.reset(edge)
 	// A greedy start, then one search from every exposed vertex, gives a maximum matching.
 	for i := range n {
 		for j := i + 1; j < n && m.mate[i] < 0; j++ {
-			if m.mate[j] < 0 && m.adj[i*n+j] {
+			if m.mate[j] < 0 && m.edge(i, j) {
 				m.mate[i], m.mate[j] = j, i
 				m.size++
 			}
 		}
 	}
+	var exposed []int
 	for i := range n {
 		if m.mate[i] < 0 {
-			m.augmentFrom(i)
+			exposed = append(exposed, i)
+		}
+	}
+	// Short paths first: in a dense graph they join nearly all the exposed vertices, far
+	// more cheaply than the blossom search. One try each keeps a sparse graph cheap.
+	for k, u := range exposed {
+		if m.mate[u] >= 0 {
+			continue
+		}
+		for _, w := range exposed[k+1:] {
+			if m.mate[w] < 0 {
+				m.join(u, w)
+				break
+			}
+		}
+	}
+	for _, u := range exposed {
+		if m.mate[u] < 0 {
+			m.augmentFrom(u)
 		}
 	}
 	return m
 }
 
-// init sets up an empty matching of the graph with the given edges.
+// init sets up an empty matching of the graph on m.n vertices whose edges edge(i, j)
+// reports for i < j, tabulated once.
 func (m *matcher) init(edge func(i, j int) bool) {
+	n := m.n
+	adj := make([]bool, n*n)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if edge(i, j) {
+				adj[i*n+j] = true
+				adj[j*n+i] = true
+			}
+		}
+	}
+	m.reset(func(i, j int) bool { return adj[i*n+j] })
+}
+
+// reset sets up an empty matching of the graph on m.n vertices with the symmetric edge.
+func (m *matcher) reset(edge func(i, j int) bool) {
 	n := m.n
 	*m = matcher{
 		n:       n,
-		adj:     make([]bool, n*n),
+		edge:    edge,
 		alive:   make([]bool, n),
+		live:    n,
 		mate:    make([]int, n),
 		parent:  make([]int, n),
 		base:    make([]int, n),
@@ -60,20 +100,34 @@ func (m *matcher) init(edge func(i, j int) bool) {
 	for i := range n {
 		m.alive[i] = true
 		m.mate[i] = -1
-		for j := i + 1; j < n; j++ {
-			if edge(i, j) {
-				m.adj[i*n+j] = true
-				m.adj[j*n+i] = true
-			}
-		}
 	}
 }
 
-func (m *matcher) edge(i, j int) bool { return m.adj[i*m.n+j] }
+// restrict returns a matcher of the alive vertices keep, which must be all of them,
+// numbered by their place in keep, with edge between those numbers. The matching is
+// carried over and stays maximum; the smaller matcher makes every later search cheaper.
+func (m *matcher) restrict(keep []int, edge func(i, j int) bool) *matcher {
+	s := &matcher{n: len(keep)}
+	s.reset(edge)
+	place := make([]int, m.n)
+	for i, v := range keep {
+		place[v] = i
+	}
+	for i, v := range keep {
+		if w := m.mate[v]; w >= 0 {
+			s.mate[i] = place[w]
+		}
+	}
+	s.size = m.size
+	return s
+}
 
 // augmentFrom augments along an augmenting path from the exposed, alive vertex root if
 // there is one, and reports whether it did.
 func (m *matcher) augmentFrom(root int) bool {
+	if m.live-2*m.size < 2 {
+		return false // a path needs another exposed end
+	}
 	v := m.findPath(root)
 	if v < 0 {
 		return false
@@ -88,6 +142,28 @@ func (m *matcher) augmentFrom(root int) bool {
 	return true
 }
 
+// join augments along a path of one or three edges between the exposed, alive vertices u
+// and w if there is one, and reports whether it did.
+func (m *matcher) join(u, w int) bool {
+	if m.edge(u, w) {
+		m.mate[u], m.mate[w] = w, u
+		m.size++
+		return true
+	}
+	// Low numbers are removed first in Swiss pairing, so the matched vertices are sought
+	// from the top.
+	for x := m.n - 1; x >= 0; x-- {
+		y := m.mate[x] // removed vertices are exposed
+		if y >= 0 && m.edge(u, x) && m.edge(y, w) {
+			m.mate[u], m.mate[x] = x, u
+			m.mate[y], m.mate[w] = w, y
+			m.size++
+			return true
+		}
+	}
+	return false
+}
+
 // remove deletes the alive vertices a and b (a may equal b) and augments the matching
 // until it is maximum for what is left or has limit edges, whichever comes first (pass a
 // known upper bound on the new maximum as limit to stop early, or m.n for no bound).
@@ -99,12 +175,32 @@ func (m *matcher) remove(a, b, limit int) {
 			continue
 		}
 		m.alive[v] = false
+		m.live--
 		if w := m.mate[v]; w >= 0 {
 			m.mate[v], m.mate[w] = -1, -1
 			m.size--
 			freed[k] = w
 			k++
 		}
+	}
+	if m.size >= limit {
+		return
+	}
+	// Two exposed vertices, typically the freed partners of a perfect matching, are
+	// nearly always joined by a short path in a dense graph.
+	if m.live-2*m.size == 2 {
+		ends := make([]int, 0, 2)
+		for _, w := range freed[:k] {
+			if m.alive[w] && m.mate[w] < 0 {
+				ends = append(ends, w)
+			}
+		}
+		for w := 0; len(ends) < 2; w++ {
+			if m.alive[w] && m.mate[w] < 0 && !slices.Contains(ends, w) {
+				ends = append(ends, w)
+			}
+		}
+		m.join(ends[0], ends[1])
 	}
 	// One search from every exposed vertex, in any order, gives a maximum matching: a
 	// vertex with no augmenting path keeps having none as the matching grows. Only the
@@ -131,17 +227,17 @@ func (m *matcher) remove(a, b, limit int) {
 
 // snapshot and restore undo a trial remove.
 type matcherState struct {
-	mate []int
-	size int
+	mate       []int
+	size, live int
 }
 
 func (m *matcher) snapshot(buf []int) matcherState {
-	return matcherState{mate: append(buf[:0], m.mate...), size: m.size}
+	return matcherState{mate: append(buf[:0], m.mate...), size: m.size, live: m.live}
 }
 
 func (m *matcher) restore(s matcherState, a, b int) {
 	copy(m.mate, s.mate)
-	m.size = s.size
+	m.size, m.live = s.size, s.live
 	m.alive[a], m.alive[b] = true, true
 }
 
@@ -157,9 +253,8 @@ func (m *matcher) findPath(root int) int {
 	q := append(m.queue[:0], root)
 	for h := 0; h < len(q); h++ {
 		v := q[h]
-		row := m.adj[v*m.n : (v+1)*m.n]
-		for to, ok := range row {
-			if !ok || !m.alive[to] || m.base[v] == m.base[to] || m.mate[v] == to {
+		for to := range m.n {
+			if !m.alive[to] || m.base[v] == m.base[to] || m.mate[v] == to || !m.edge(v, to) {
 				continue
 			}
 			if to == root || m.mate[to] >= 0 && m.parent[m.mate[to]] >= 0 {

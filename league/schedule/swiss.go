@@ -3,6 +3,7 @@ package schedule
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 )
 
@@ -87,6 +88,7 @@ type swissPlayer struct {
 	score     int
 	byes      int
 	roles     []int // first or second per game played, in order
+	opponents []int // the order of the opponent in every pairing, repeats included
 	rankPos   int   // position in this round's ranking
 	pref      colourPref
 	imbalance int // firsts - seconds
@@ -104,7 +106,6 @@ func nextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([
 		index[id] = i
 		ps[i] = &swissPlayer{id: id, order: i}
 	}
-	meetings := make([]int, n*n)
 	for _, pr := range played {
 		if i, ok := index[pr.Round.Bye]; ok {
 			ps[i].byes++
@@ -116,8 +117,8 @@ func nextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([
 			if !okA || !okB || a == b {
 				continue
 			}
-			meetings[a*n+b]++
-			meetings[b*n+a]++
+			ps[a].opponents = append(ps[a].opponents, b)
+			ps[b].opponents = append(ps[b].opponents, a)
 			res, ok := pr.Results[m.ID]
 			if !ok {
 				continue // abandoned: not played
@@ -142,7 +143,15 @@ func nextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([
 	for i, p := range ranked {
 		p.rankPos = i
 	}
-	met := func(a, b *swissPlayer) int { return meetings[a.order*n+b.order] }
+	met := func(a, b *swissPlayer) int {
+		c := 0
+		for _, o := range a.opponents {
+			if o == b.order {
+				c++
+			}
+		}
+		return c
+	}
 
 	bye := ""
 	if n%2 == 1 {
@@ -283,37 +292,96 @@ func chooseBye(ranked []*swissPlayer, met func(a, b *swissPlayer) int) *swissPla
 // pairSwiss pairs the ranked players (even count) as described above.
 func pairSwiss(ranked []*swissPlayer, met func(a, b *swissPlayer) int) ([][2]*swissPlayer, error) {
 	n := len(ranked)
-	m := newMatcher(n, func(i, j int) bool {
-		return met(ranked[i], ranked[j]) == 0 && !absoluteConflict(ranked[i], ranked[j])
-	})
-	if m.size < n/2 {
-		m = newMatcher(n, func(i, j int) bool { return met(ranked[i], ranked[j]) == 0 })
+	// Players needing the same role absolutely cannot meet at the first level, so none can
+	// be paired there when either role is needed by more than half of them.
+	var absolute [2]int // remaining players needing to move first, second absolutely
+	class := func(p *swissPlayer) int {
+		switch {
+		case p.pref.strength != prefAbsolute:
+			return -1
+		case p.pref.want == first:
+			return 0
+		}
+		return 1
+	}
+	for _, p := range ranked {
+		if c := class(p); c >= 0 {
+			absolute[c]++
+		}
+	}
+	allowedAt := func(strict bool) func(i, j int) bool {
+		return func(i, j int) bool {
+			return met(ranked[i], ranked[j]) == 0 && !(strict && absoluteConflict(ranked[i], ranked[j]))
+		}
+	}
+	strict := 2*max(absolute[0], absolute[1]) <= n
+	allowed := allowedAt(strict)
+	m := newMatcher(n, allowed)
+	if strict && m.size < n/2 {
+		strict, allowed = false, allowedAt(false)
+		m = newMatcher(n, allowed)
+	}
+	// overflow reports whether pairing p with q leaves more than half of the others needing
+	// the same role absolutely, which rules out pairing them all at the first level.
+	overflow := func(remaining []int, p, q int) bool {
+		left := absolute
+		for _, x := range [2]int{p, q} {
+			if c := class(ranked[x]); c >= 0 {
+				left[c]--
+			}
+		}
+		rest := len(remaining) - 2
+		return 2*left[0] > rest || 2*left[1] > rest
 	}
 
 	remaining := make([]int, n) // positions in ranked, in rank order
+	local := make([]int, n)     // vertex of each remaining position in m
 	for i := range remaining {
-		remaining[i] = i
+		remaining[i], local[i] = i, i
 	}
 	var pairs [][2]*swissPlayer
 	var buf []int
 	for len(remaining) > 0 {
+		if r := len(remaining); r <= m.n/2 {
+			// Renumber the matcher's vertices: its searches take time in its size.
+			keep := make([]int, r)
+			for i, pos := range remaining {
+				keep[i], local[pos] = local[pos], i
+			}
+			sub := slices.Clone(remaining)
+			m = m.restrict(keep, func(i, j int) bool { return allowed(sub[i], sub[j]) })
+		}
 		p := remaining[0]
+		lp := local[p]
+		target := m.size
+		// When everybody left can be paired at the level, pairing p with q keeps that
+		// only if the pair is allowed and leaves a perfect matching.
+		perfect := 2*target == len(remaining)
 		chosen := -1
-		for _, q := range dutchChoices(ranked, remaining, met) {
-			target := m.size
-			s := m.snapshot(buf)
-			buf = s.mate
+		for q := range dutchChoices(ranked, remaining, met) {
+			lq := local[q]
+			if m.mate[lp] == lq {
+				// What is left of the maximum matching is maximum for the others.
+				m.remove(lp, lq, target-1)
+				chosen = q
+				break
+			}
 			gain := 0
-			if m.edge(p, q) {
+			if m.edge(lp, lq) {
 				gain = 1
 			}
+			if perfect && (gain == 0 || strict && overflow(remaining, p, q)) {
+				continue
+			}
+			s := m.snapshot(buf)
+			buf = s.mate
 			// Without p and q at most target-gain pairs can be allowed ones.
-			m.remove(p, q, target-gain)
+			m.remove(lp, lq, target-gain)
 			if gain+m.size == target {
 				chosen = q
 				break
 			}
-			m.restore(s, p, q)
+			m.restore(s, lp, lq)
 		}
 		if chosen < 0 {
 			// Cannot happen: p's partner in the maximum matching, or, when p is exposed in
@@ -321,40 +389,27 @@ func pairSwiss(ranked []*swissPlayer, met func(a, b *swissPlayer) int) ([][2]*sw
 			return nil, fmt.Errorf("swiss pairing found no opponent for %s", ranked[p].id)
 		}
 		pairs = append(pairs, [2]*swissPlayer{ranked[p], ranked[chosen]})
-		remaining = slices.DeleteFunc(remaining, func(x int) bool { return x == p || x == chosen })
+		for _, x := range [2]int{p, chosen} {
+			if c := class(ranked[x]); c >= 0 {
+				absolute[c]--
+			}
+		}
+		remaining = remaining[1:]
+		i, _ := slices.BinarySearch(remaining, chosen)
+		remaining = slices.Delete(remaining, i, i+1)
 	}
 	return pairs, nil
 }
 
-// dutchChoices lists the possible opponents of the top remaining player, best first.
-// remaining holds positions in ranked, in rank order.
-func dutchChoices(ranked []*swissPlayer, remaining []int, met func(a, b *swissPlayer) int) []int {
+// dutchChoices yields the possible opponents of the top remaining player, best first.
+// remaining holds positions in ranked, in rank order. The first is nearly always taken,
+// so it is found by a scan of its tier that stops early, and the others are sorted only
+// when asked for.
+func dutchChoices(ranked []*swissPlayer, remaining []int, met func(a, b *swissPlayer) int) iter.Seq[int] {
 	p := ranked[remaining[0]]
 	group := 1
 	for group < len(remaining) && ranked[remaining[group]].score == p.score {
 		group++
-	}
-	type choice struct {
-		pos  int
-		tier int // 0 bottom half, 1 top half, 2+ lower score groups
-		rank int // order within the tier
-	}
-	choices := make([]choice, 0, len(remaining)-1)
-	half := group / 2
-	if group >= 2 {
-		for k, q := range remaining[half:group] {
-			choices = append(choices, choice{q, 0, k})
-		}
-		for k, q := range remaining[1:half] {
-			choices = append(choices, choice{q, 1, half - k})
-		}
-	}
-	tier, last := 1, p.score
-	for k, q := range remaining[group:] {
-		if s := ranked[q].score; s != last || tier == 1 {
-			tier, last = tier+1, s
-		}
-		choices = append(choices, choice{q, tier, k})
 	}
 	bool01 := func(b bool) int {
 		if b {
@@ -362,19 +417,64 @@ func dutchChoices(ranked []*swissPlayer, remaining []int, met func(a, b *swissPl
 		}
 		return 0
 	}
-	slices.SortStableFunc(choices, func(x, y choice) int {
-		qx, qy := ranked[x.pos], ranked[y.pos]
-		return cmp.Or(
-			cmp.Compare(x.tier, y.tier),
-			cmp.Compare(bool01(absoluteConflict(p, qx)), bool01(absoluteConflict(p, qy))),
-			cmp.Compare(met(p, qx), met(p, qy)),
-			cmp.Compare(bool01(colourClash(p, qx)), bool01(colourClash(p, qy))),
-			cmp.Compare(x.rank, y.rank),
-		)
-	})
-	out := make([]int, len(choices))
-	for i, c := range choices {
-		out[i] = c.pos
+	// key orders the opponents within a tier, before their order in it.
+	key := func(pos int) int {
+		q := ranked[pos]
+		return bool01(absoluteConflict(p, q))<<62 | met(p, q)<<1 | bool01(colourClash(p, q))
 	}
-	return out
+	half := group / 2
+	// The first tier: S2, or the next score group when p is alone in its own.
+	firstTier := remaining[half:group]
+	if group == 1 {
+		end := 2
+		for end < len(remaining) && ranked[remaining[end]].score == ranked[remaining[1]].score {
+			end++
+		}
+		firstTier = remaining[1:end]
+	}
+	best, bestKey := -1, 0
+	for _, q := range firstTier {
+		if k := key(q); best < 0 || k < bestKey {
+			best, bestKey = q, k
+			if k == 0 {
+				break
+			}
+		}
+	}
+	return func(yield func(int) bool) {
+		if !yield(best) {
+			return
+		}
+		type choice struct {
+			pos  int
+			tier int // 0 bottom half, 1 top half, 2+ lower score groups
+			key  int
+			rank int // order within the tier
+		}
+		choices := make([]choice, 0, len(remaining)-1)
+		if group >= 2 {
+			for k, q := range remaining[half:group] {
+				choices = append(choices, choice{q, 0, key(q), k})
+			}
+			for k, q := range remaining[1:half] {
+				choices = append(choices, choice{q, 1, key(q), half - k})
+			}
+		}
+		tier, last := 1, p.score
+		for k, q := range remaining[group:] {
+			if s := ranked[q].score; s != last || tier == 1 {
+				tier, last = tier+1, s
+			}
+			choices = append(choices, choice{q, tier, key(q), k})
+		}
+		slices.SortFunc(choices, func(x, y choice) int {
+			return cmp.Or(cmp.Compare(x.tier, y.tier), cmp.Compare(x.key, y.key), cmp.Compare(x.rank, y.rank))
+		})
+		// choices[0] is best: the least tier, key and rank.
+		for _, c := range choices[1:] {
+			if !yield(c.pos) {
+				return
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"cmp"
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
@@ -660,5 +661,567 @@ func TestSwissByePointsRank(t *testing.T) {
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("bye points %d: round 2 %v, want %v", tt.byePoints, got, tt.want)
 		}
+	}
+}
+
+// TestSwissSameAsReference replays random Swiss leagues of many sizes and lengths, byes
+// and abandoned games included, and checks that every round is paired exactly as the
+// reference implementation below pairs it, so that audit logs replay unchanged.
+func TestSwissSameAsReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(40, 6))
+	leagues := 300
+	if testing.Short() || raceEnabled {
+		leagues = 30
+	}
+	for l := range leagues {
+		n := 2 + rng.IntN(60)
+		switch l % 10 {
+		case 0:
+			n = 2 + rng.IntN(8)
+		case 1:
+			n = 100 + rng.IntN(200)
+		}
+		players := playerIDs(n)
+		f := swissFormat(2+rng.IntN(39), rng.IntN(3), nil)
+		if l%10 == 1 {
+			f.Rounds = 2 + rng.IntN(12)
+		}
+		if rng.IntN(3) == 0 {
+			f.Seeding = shuffled(rng, players)
+		}
+		seed := rng.Int64()
+		results := randomResults(rng, []float64{0, 0.05, 0.3}[rng.IntN(3)])
+		var played []Played
+		for {
+			got, err := nextSwiss(f, players, seed, played)
+			want, wantErr := refNextSwiss(f, players, seed, played)
+			if err != nil || wantErr != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%d players, round %d of %d: got %v, %v; want %v, %v", n, len(played)+1, f.Rounds, got, err, want, wantErr)
+			}
+			if len(got) == 0 {
+				break
+			}
+			played = append(played, complete(got[0], results))
+		}
+	}
+}
+
+// TestPairSwissSameAsReference checks pairSwiss and chooseBye against the reference on
+// random players whose colour preferences and meetings no real history would give: many
+// absolute preferences and dense meetings, so that the levels fall back, the matchings
+// are not perfect and the exact searches run.
+func TestPairSwissSameAsReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(40, 7))
+	iterations := 3000
+	if testing.Short() || raceEnabled {
+		iterations = 300
+	}
+	for it := range iterations {
+		n := 1 + rng.IntN(40)
+		if it%50 == 0 {
+			n = 100 + rng.IntN(300)
+		}
+		density := rng.Float64() * rng.Float64()
+		absRate := rng.Float64()
+		ranked := make([]*swissPlayer, n)
+		for i := range ranked {
+			p := &swissPlayer{id: fmt.Sprint(i), order: rng.IntN(1000), score: rng.IntN(1 + rng.IntN(6)), byes: rng.IntN(2)}
+			switch {
+			case rng.Float64() < absRate:
+				p.pref = colourPref{[]int{first, second}[rng.IntN(2)], prefAbsolute}
+			case rng.IntN(4) > 0:
+				p.pref = colourPref{[]int{first, second}[rng.IntN(2)], prefMild + rng.IntN(2)}
+			}
+			p.imbalance = rng.IntN(7) - 3
+			ranked[i] = p
+		}
+		slices.SortFunc(ranked, func(a, b *swissPlayer) int { return cmp.Compare(b.score, a.score) })
+		meetings := make([]int, n*n)
+		for i := range n {
+			ranked[i].rankPos = i
+			for j := i + 1; j < n; j++ {
+				if rng.Float64() < density {
+					c := 1 + rng.IntN(2)
+					meetings[i*n+j], meetings[j*n+i] = c, c
+				}
+			}
+		}
+		met := func(a, b *swissPlayer) int { return meetings[a.rankPos*n+b.rankPos] }
+		if n%2 == 1 {
+			if got, want := chooseBye(ranked, met), refChooseBye(ranked, met); got != want {
+				t.Fatalf("iteration %d (%d players): bye %s, want %s", it, n, got.id, want.id)
+			}
+			continue
+		}
+		got, err := pairSwiss(ranked, met)
+		want, wantErr := refPairSwiss(ranked, met)
+		if err != nil || wantErr != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("iteration %d (%d players): got %v, %v; want %v, %v", it, n, got, err, want, wantErr)
+		}
+	}
+}
+
+// swissHistory plays the first rounds of an n-player Swiss of the given length.
+func swissHistory(b *testing.B, n, rounds, played int) (Format, []string, []Played) {
+	players := playerIDs(n)
+	f := swissFormat(rounds, 0, nil)
+	results := randomResults(rand.New(rand.NewPCG(1, 2)), 0.02)
+	var history []Played
+	for range played {
+		next, err := Next(f, players, 11, history)
+		if err != nil {
+			b.Fatal(err)
+		}
+		history = append(history, complete(next[0], results))
+	}
+	return f, players, history
+}
+
+// BenchmarkSwissRound10000 pairs round 6 of an 11-round Swiss of 10,000 players.
+func BenchmarkSwissRound10000(b *testing.B) {
+	f, players, played := swissHistory(b, 10000, 11, 5)
+	for b.Loop() {
+		if _, err := Next(f, players, 11, played); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSwiss3000x12 schedules a whole 3,000-player, 12-round Swiss; run it with
+// -benchtime=1x.
+func BenchmarkSwiss3000x12(b *testing.B) { benchmarkSwiss(b, 3000, 12) }
+
+// The reference implementation: Swiss pairing as it was first released, with a dense
+// matcher, kept only to check that the faster one pairs every round the same way.
+func refNextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([]Round, error) {
+	if len(played) >= f.Rounds {
+		return nil, nil
+	}
+	order := initialOrder(f.Seeding, players, leagueSeed)
+	n := len(order)
+	index := make(map[string]int, n)
+	ps := make([]*swissPlayer, n)
+	for i, id := range order {
+		index[id] = i
+		ps[i] = &swissPlayer{id: id, order: i}
+	}
+	meetings := make([]int, n*n)
+	for _, pr := range played {
+		if i, ok := index[pr.Round.Bye]; ok {
+			ps[i].byes++
+			ps[i].score += f.ByeScore()
+		}
+		for _, m := range pr.Round.Matches {
+			a, okA := index[m.Players[0]]
+			b, okB := index[m.Players[1]]
+			if !okA || !okB || a == b {
+				continue
+			}
+			meetings[a*n+b]++
+			meetings[b*n+a]++
+			res, ok := pr.Results[m.ID]
+			if !ok {
+				continue // abandoned: not played
+			}
+			ps[a].score += res.Points[ps[a].id]
+			ps[b].score += res.Points[ps[b].id]
+			ps[a].roles = append(ps[a].roles, first)
+			ps[b].roles = append(ps[b].roles, second)
+		}
+	}
+	for _, p := range ps {
+		p.pref, p.imbalance = preferenceOf(p.roles)
+	}
+
+	ranked := slices.Clone(ps)
+	slices.SortFunc(ranked, func(a, b *swissPlayer) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	for i, p := range ranked {
+		p.rankPos = i
+	}
+	met := func(a, b *swissPlayer) int { return meetings[a.order*n+b.order] }
+
+	bye := ""
+	if n%2 == 1 {
+		b := refChooseBye(ranked, met)
+		bye = b.id
+		ranked = slices.DeleteFunc(ranked, func(p *swissPlayer) bool { return p == b })
+	}
+
+	pairs, err := refPairSwiss(ranked, met)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(pairs, func(x, y [2]*swissPlayer) int {
+		if c := cmp.Compare(max(y[0].score, y[1].score), max(x[0].score, x[1].score)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y[0].score+y[1].score, x[0].score+x[1].score); c != 0 {
+			return c
+		}
+		return cmp.Compare(min(x[0].rankPos, x[1].rankPos), min(y[0].rankPos, y[1].rankPos))
+	})
+	boards := make([][2]string, len(pairs))
+	for i, p := range pairs {
+		hi, lo := p[0], p[1]
+		if lo.rankPos < hi.rankPos {
+			hi, lo = lo, hi
+		}
+		if hiMovesFirst(hi, lo, i+1) {
+			boards[i] = [2]string{hi.id, lo.id}
+		} else {
+			boards[i] = [2]string{lo.id, hi.id}
+		}
+	}
+	r := newRound(leagueSeed, len(played)+1, boards)
+	r.Bye = bye
+	return []Round{r}, nil
+}
+
+// refChooseBye picks the bye among the ranked players (odd count), as described above.
+func refChooseBye(ranked []*swissPlayer, met func(a, b *swissPlayer) int) *swissPlayer {
+	n := len(ranked)
+	fewest := ranked[0].byes
+	for _, p := range ranked {
+		fewest = min(fewest, p.byes)
+	}
+	m := newRefMatcher(n, func(i, j int) bool { return met(ranked[i], ranked[j]) == 0 })
+	var buf []int
+	best, bestSize := -1, -1
+	for i := n - 1; i >= 0; i-- {
+		if ranked[i].byes != fewest {
+			continue
+		}
+		s := m.snapshot(buf)
+		buf = s.mate
+		m.remove(i, i, m.size)
+		size := m.size
+		m.restore(s, i, i)
+		if size > bestSize {
+			best, bestSize = i, size
+		}
+		if size == (n-1)/2 {
+			break
+		}
+	}
+	return ranked[best]
+}
+
+// refPairSwiss pairs the ranked players (even count) as described above.
+func refPairSwiss(ranked []*swissPlayer, met func(a, b *swissPlayer) int) ([][2]*swissPlayer, error) {
+	n := len(ranked)
+	m := newRefMatcher(n, func(i, j int) bool {
+		return met(ranked[i], ranked[j]) == 0 && !absoluteConflict(ranked[i], ranked[j])
+	})
+	if m.size < n/2 {
+		m = newRefMatcher(n, func(i, j int) bool { return met(ranked[i], ranked[j]) == 0 })
+	}
+
+	remaining := make([]int, n) // positions in ranked, in rank order
+	for i := range remaining {
+		remaining[i] = i
+	}
+	var pairs [][2]*swissPlayer
+	var buf []int
+	for len(remaining) > 0 {
+		p := remaining[0]
+		chosen := -1
+		for _, q := range refDutchChoices(ranked, remaining, met) {
+			target := m.size
+			s := m.snapshot(buf)
+			buf = s.mate
+			gain := 0
+			if m.edge(p, q) {
+				gain = 1
+			}
+			// Without p and q at most target-gain pairs can be allowed ones.
+			m.remove(p, q, target-gain)
+			if gain+m.size == target {
+				chosen = q
+				break
+			}
+			m.restore(s, p, q)
+		}
+		if chosen < 0 {
+			// Cannot happen: p's partner in the maximum matching, or, when p is exposed in
+			// it, any other exposed player keeps the level.
+			return nil, fmt.Errorf("swiss pairing found no opponent for %s", ranked[p].id)
+		}
+		pairs = append(pairs, [2]*swissPlayer{ranked[p], ranked[chosen]})
+		remaining = slices.DeleteFunc(remaining, func(x int) bool { return x == p || x == chosen })
+	}
+	return pairs, nil
+}
+
+// refDutchChoices lists the possible opponents of the top remaining player, best first.
+// remaining holds positions in ranked, in rank order.
+func refDutchChoices(ranked []*swissPlayer, remaining []int, met func(a, b *swissPlayer) int) []int {
+	p := ranked[remaining[0]]
+	group := 1
+	for group < len(remaining) && ranked[remaining[group]].score == p.score {
+		group++
+	}
+	type choice struct {
+		pos  int
+		tier int // 0 bottom half, 1 top half, 2+ lower score groups
+		rank int // order within the tier
+	}
+	choices := make([]choice, 0, len(remaining)-1)
+	half := group / 2
+	if group >= 2 {
+		for k, q := range remaining[half:group] {
+			choices = append(choices, choice{q, 0, k})
+		}
+		for k, q := range remaining[1:half] {
+			choices = append(choices, choice{q, 1, half - k})
+		}
+	}
+	tier, last := 1, p.score
+	for k, q := range remaining[group:] {
+		if s := ranked[q].score; s != last || tier == 1 {
+			tier, last = tier+1, s
+		}
+		choices = append(choices, choice{q, tier, k})
+	}
+	bool01 := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(choices, func(x, y choice) int {
+		qx, qy := ranked[x.pos], ranked[y.pos]
+		return cmp.Or(
+			cmp.Compare(x.tier, y.tier),
+			cmp.Compare(bool01(absoluteConflict(p, qx)), bool01(absoluteConflict(p, qy))),
+			cmp.Compare(met(p, qx), met(p, qy)),
+			cmp.Compare(bool01(colourClash(p, qx)), bool01(colourClash(p, qy))),
+			cmp.Compare(x.rank, y.rank),
+		)
+	})
+	out := make([]int, len(choices))
+	for i, c := range choices {
+		out[i] = c.pos
+	}
+	return out
+}
+
+type refMatcher struct {
+	n     int
+	adj   []bool // n*n, symmetric
+	alive []bool
+	mate  []int // -1 when exposed
+	size  int   // edges in the matching
+
+	// Scratch space for findPath.
+	parent, base, queue []int
+	used, blossom, seen []bool
+}
+
+func newRefMatcher(n int, edge func(i, j int) bool) *refMatcher {
+	m := &refMatcher{n: n}
+	m.init(edge)
+	// A greedy start, then one search from every exposed vertex, gives a maximum matching.
+	for i := range n {
+		for j := i + 1; j < n && m.mate[i] < 0; j++ {
+			if m.mate[j] < 0 && m.adj[i*n+j] {
+				m.mate[i], m.mate[j] = j, i
+				m.size++
+			}
+		}
+	}
+	for i := range n {
+		if m.mate[i] < 0 {
+			m.augmentFrom(i)
+		}
+	}
+	return m
+}
+
+// init sets up an empty matching of the graph with the given edges.
+func (m *refMatcher) init(edge func(i, j int) bool) {
+	n := m.n
+	*m = refMatcher{
+		n:       n,
+		adj:     make([]bool, n*n),
+		alive:   make([]bool, n),
+		mate:    make([]int, n),
+		parent:  make([]int, n),
+		base:    make([]int, n),
+		queue:   make([]int, 0, n),
+		used:    make([]bool, n),
+		blossom: make([]bool, n),
+		seen:    make([]bool, n),
+	}
+	for i := range n {
+		m.alive[i] = true
+		m.mate[i] = -1
+		for j := i + 1; j < n; j++ {
+			if edge(i, j) {
+				m.adj[i*n+j] = true
+				m.adj[j*n+i] = true
+			}
+		}
+	}
+}
+
+func (m *refMatcher) edge(i, j int) bool { return m.adj[i*m.n+j] }
+
+// augmentFrom augments along an augmenting path from the exposed, alive vertex root if
+// there is one, and reports whether it did.
+func (m *refMatcher) augmentFrom(root int) bool {
+	v := m.findPath(root)
+	if v < 0 {
+		return false
+	}
+	for v >= 0 {
+		pv := m.parent[v]
+		ppv := m.mate[pv]
+		m.mate[v], m.mate[pv] = pv, v
+		v = ppv
+	}
+	m.size++
+	return true
+}
+
+// remove deletes the alive vertices a and b (a may equal b) and augments the matching
+// until it is maximum for what is left or has limit edges, whichever comes first (pass a
+// known upper bound on the new maximum as limit to stop early, or m.n for no bound).
+func (m *refMatcher) remove(a, b, limit int) {
+	var freed [2]int
+	k := 0
+	for _, v := range [2]int{a, b} {
+		if !m.alive[v] {
+			continue
+		}
+		m.alive[v] = false
+		if w := m.mate[v]; w >= 0 {
+			m.mate[v], m.mate[w] = -1, -1
+			m.size--
+			freed[k] = w
+			k++
+		}
+	}
+	// One search from every exposed vertex, in any order, gives a maximum matching: a
+	// vertex with no augmenting path keeps having none as the matching grows. Only the
+	// freed partners can start one when the matching was maximum, but a path found from
+	// one of them can open new ones between vertices exposed all along, so those are
+	// searched too.
+	for _, w := range freed[:k] {
+		if m.size >= limit {
+			return
+		}
+		if m.alive[w] && m.mate[w] < 0 {
+			m.augmentFrom(w)
+		}
+	}
+	for w := range m.n {
+		if m.size >= limit {
+			return
+		}
+		if m.alive[w] && m.mate[w] < 0 && !slices.Contains(freed[:k], w) {
+			m.augmentFrom(w)
+		}
+	}
+}
+
+// snapshot and restore undo a trial remove.
+type refMatcherState struct {
+	mate []int
+	size int
+}
+
+func (m *refMatcher) snapshot(buf []int) refMatcherState {
+	return refMatcherState{mate: append(buf[:0], m.mate...), size: m.size}
+}
+
+func (m *refMatcher) restore(s refMatcherState, a, b int) {
+	copy(m.mate, s.mate)
+	m.size = s.size
+	m.alive[a], m.alive[b] = true, true
+}
+
+// findPath grows an alternating tree from root (Edmonds, with blossoms shrunk through
+// base) and returns the exposed vertex an augmenting path ends at, or -1.
+func (m *refMatcher) findPath(root int) int {
+	for i := range m.n {
+		m.used[i] = false
+		m.parent[i] = -1
+		m.base[i] = i
+	}
+	m.used[root] = true
+	q := append(m.queue[:0], root)
+	for h := 0; h < len(q); h++ {
+		v := q[h]
+		row := m.adj[v*m.n : (v+1)*m.n]
+		for to, ok := range row {
+			if !ok || !m.alive[to] || m.base[v] == m.base[to] || m.mate[v] == to {
+				continue
+			}
+			if to == root || m.mate[to] >= 0 && m.parent[m.mate[to]] >= 0 {
+				cur := m.lca(v, to)
+				for i := range m.blossom {
+					m.blossom[i] = false
+				}
+				m.markPath(v, cur, to)
+				m.markPath(to, cur, v)
+				for i := range m.n {
+					if m.alive[i] && m.blossom[m.base[i]] {
+						m.base[i] = cur
+						if !m.used[i] {
+							m.used[i] = true
+							q = append(q, i)
+						}
+					}
+				}
+			} else if m.parent[to] < 0 {
+				m.parent[to] = v
+				if m.mate[to] < 0 {
+					m.queue = q
+					return to
+				}
+				m.used[m.mate[to]] = true
+				q = append(q, m.mate[to])
+			}
+		}
+	}
+	m.queue = q
+	return -1
+}
+
+func (m *refMatcher) lca(a, b int) int {
+	for i := range m.seen {
+		m.seen[i] = false
+	}
+	for {
+		a = m.base[a]
+		m.seen[a] = true
+		if m.mate[a] < 0 {
+			break
+		}
+		a = m.parent[m.mate[a]]
+	}
+	for {
+		b = m.base[b]
+		if m.seen[b] {
+			return b
+		}
+		b = m.parent[m.mate[b]]
+	}
+}
+
+func (m *refMatcher) markPath(v, b, child int) {
+	for m.base[v] != b {
+		m.blossom[m.base[v]] = true
+		m.blossom[m.base[m.mate[v]]] = true
+		m.parent[v] = child
+		child = m.mate[v]
+		v = m.parent[m.mate[v]]
 	}
 }
