@@ -13,6 +13,7 @@ import "slices"
 type matcher struct {
 	n     int
 	edge  func(i, j int) bool // symmetric
+	row   func(v int) []bool  // edge(v, j) for every j
 	alive []bool
 	live  int   // alive vertices
 	mate  []int // -1 when exposed
@@ -21,11 +22,20 @@ type matcher struct {
 	// Scratch space for findPath.
 	parent, base, queue []int
 	used, blossom, seen []bool
+
+	// Rows asked for by findPath, kept up to rowCacheLimit cells, and the buffer for any
+	// beyond.
+	rows    [][]bool
+	cached  int
+	overRow []bool
 }
 
+// rowCacheLimit bounds the rows a matcher keeps, in cells.
+const rowCacheLimit = 1 << 24
+
 // newMatcher finds a maximum matching of the graph on n vertices whose edges the
-// symmetric edge reports. It asks edge on demand and stores no adjacency, so that large
-// dense graphs fit.
+// symmetric edge reports. It asks edge on demand and keeps only the rows the blossom
+// search scans, up to rowCacheLimit cells, so that large dense graphs fit.
 func newMatcher(n int, edge func(i, j int) bool) *matcher {
 	m := &matcher{n: n}
 	m.reset(edge)
@@ -79,6 +89,7 @@ func (m *matcher) init(edge func(i, j int) bool) {
 		}
 	}
 	m.reset(func(i, j int) bool { return adj[i*n+j] })
+	m.row = func(v int) []bool { return adj[v*n : (v+1)*n] }
 }
 
 // reset sets up an empty matching of the graph on m.n vertices with the symmetric edge.
@@ -101,6 +112,31 @@ func (m *matcher) reset(edge func(i, j int) bool) {
 		m.alive[i] = true
 		m.mate[i] = -1
 	}
+	m.row = m.askRow
+}
+
+// askRow asks edge for the row of v once, and keeps it while the cache has room: the
+// blossom search scans whole rows, often the same ones again.
+func (m *matcher) askRow(v int) []bool {
+	if m.rows == nil {
+		m.rows = make([][]bool, m.n)
+	}
+	if r := m.rows[v]; r != nil {
+		return r
+	}
+	r := m.overRow
+	if m.cached+m.n <= rowCacheLimit {
+		r = make([]bool, m.n)
+		m.rows[v] = r
+		m.cached += m.n
+	} else if r == nil {
+		r = make([]bool, m.n)
+		m.overRow = r
+	}
+	for j := range r {
+		r[j] = j != v && m.edge(v, j)
+	}
+	return r
 }
 
 // restrict returns a matcher of the alive vertices keep, which must be all of them,
@@ -253,8 +289,8 @@ func (m *matcher) findPath(root int) int {
 	q := append(m.queue[:0], root)
 	for h := 0; h < len(q); h++ {
 		v := q[h]
-		for to := range m.n {
-			if !m.alive[to] || m.base[v] == m.base[to] || m.mate[v] == to || !m.edge(v, to) {
+		for to, ok := range m.row(v) {
+			if !ok || !m.alive[to] || m.base[v] == m.base[to] || m.mate[v] == to {
 				continue
 			}
 			if to == root || m.mate[to] >= 0 && m.parent[m.mate[to]] >= 0 {

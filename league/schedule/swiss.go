@@ -88,7 +88,7 @@ type swissPlayer struct {
 	score     int
 	byes      int
 	roles     []int // first or second per game played, in order
-	opponents []int // the order of the opponent in every pairing, repeats included
+	opponents []int // the order of the opponent in every pairing, repeats included, sorted
 	rankPos   int   // position in this round's ranking
 	pref      colourPref
 	imbalance int // firsts - seconds
@@ -131,6 +131,7 @@ func nextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([
 	}
 	for _, p := range ps {
 		p.pref, p.imbalance = preferenceOf(p.roles)
+		slices.Sort(p.opponents)
 	}
 
 	ranked := slices.Clone(ps)
@@ -144,11 +145,10 @@ func nextSwiss(f Format, players []string, leagueSeed int64, played []Played) ([
 		p.rankPos = i
 	}
 	met := func(a, b *swissPlayer) int {
+		i, found := slices.BinarySearch(a.opponents, b.order)
 		c := 0
-		for _, o := range a.opponents {
-			if o == b.order {
-				c++
-			}
+		for found && i+c < len(a.opponents) && a.opponents[i+c] == b.order {
+			c++
 		}
 		return c
 	}
