@@ -45,6 +45,9 @@
 // draws from its own PCG stream derived from (Seed, k), so the worker pool's scheduling
 // does not matter. Numbers are bit-identical on one architecture; the Go compiler may fuse
 // multiply-adds on some architectures (arm64, ppc64, s390x), which can move the last bits.
+// A Rater's refit starts from its last fit's strengths: it stops within the tolerance of
+// the same fixed point but not on the same last bits, so only Compute's numbers (and a
+// Rater's first fit) are reproduced exactly.
 //
 // Forfeits, byes and abandoned matches say nothing about playing strength; the caller
 // leaves them out.
@@ -133,24 +136,11 @@ func Compute(players []string, games []Game, opt Options) ([]Rating, error) {
 		samples = DefaultSamples
 	}
 
-	ids := slices.Clone(players)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	index := make(map[string]int32, len(ids))
-	for i, id := range ids {
-		index[id] = int32(i)
-	}
-
-	played, err := canonical(index, games)
+	ids, played, d, err := prepare(players, games)
 	if err != nil {
 		return nil, err
 	}
-	d := newData(len(ids), played)
-
-	rows := make([]Rating, len(ids))
-	for i, id := range ids {
-		rows[i] = Rating{PlayerID: id, Games: d.games[i]}
-	}
+	rows := d.rows(ids)
 	var pi []float64
 	if len(played) > 0 {
 		pi = make([]float64, len(ids))
@@ -178,7 +168,97 @@ func Compute(players []string, games []Game, opt Options) ([]Rating, error) {
 	}
 	unrated(rows)
 	rankRanges(rows)
-	// rows are in id order, as the resamples are, until sorted: order keeps the indexes.
+	order := byRating(rows)
+	if opt.LOS && pi != nil {
+		next, err := neighbourLOS(pi, played, d.games, order)
+		if err != nil {
+			return nil, err
+		}
+		for k, p := range next {
+			rows[order[k]].LOSNext = p
+		}
+	}
+	return pick(rows, order), nil
+}
+
+// Rater fits point ratings as results arrive, without intervals: each fit starts from
+// the strengths the last one found, which after a few more games are nearly the solution,
+// so a refit takes a few sweeps where a fit from scratch takes many. It converges to
+// Compute's fixed point within the fit's tolerance, but not to the same last bits: where
+// numbers are compared exactly (an export, a replay), only Compute's count. The zero value
+// is ready; a Rater serves one goroutine. Point never changes the slices of an earlier
+// fit, so a copy of a Rater keeps its state.
+type Rater struct {
+	ids []string  // players of the last fit, in id order
+	pi  []float64 // their fitted strengths
+}
+
+// Point returns the point ratings of players from games, as Compute's rows but without
+// intervals: Low, High, RankLow, RankHigh and LOSNext are zero. A Rater's first fit starts
+// where Compute's does, so its ratings are Compute's exactly. Its errors are Compute's.
+func (r *Rater) Point(players []string, games []Game) ([]Rating, error) {
+	ids, played, d, err := prepare(players, games)
+	if err != nil {
+		return nil, err
+	}
+	rows := d.rows(ids)
+	pi := make([]float64, len(ids))
+	// Both id lists are sorted: a merge finds each player's last strength.
+	k := 0
+	for i, id := range ids {
+		for k < len(r.ids) && r.ids[k] < id {
+			k++
+		}
+		pi[i] = 1
+		if k < len(r.ids) && r.ids[k] == id {
+			pi[i] = r.pi[k]
+		}
+	}
+	if len(played) > 0 {
+		newFitter(d.g).fit(d.won, d.lost, pi)
+		point := make([]float64, len(ids))
+		d.anchor(pi, point)
+		for i := range rows {
+			rows[i].Rating = point[i]
+		}
+	} else {
+		for i := range rows {
+			rows[i].Rating = anchor
+		}
+	}
+	r.ids, r.pi = ids, pi
+	return pick(rows, byRating(rows)), nil
+}
+
+// prepare indexes the players in id order (a repeated id counts once) and validates and
+// aggregates the games.
+func prepare(players []string, games []Game) ([]string, []played, *data, error) {
+	ids := slices.Clone(players)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	index := make(map[string]int32, len(ids))
+	for i, id := range ids {
+		index[id] = int32(i)
+	}
+	played, err := canonical(index, games)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return ids, played, newData(len(ids), played), nil
+}
+
+// rows returns one row per player of ids, in id order, with its games counted.
+func (d *data) rows(ids []string) []Rating {
+	rows := make([]Rating, len(ids))
+	for i, id := range ids {
+		rows[i] = Rating{PlayerID: id, Games: d.games[i]}
+	}
+	return rows
+}
+
+// byRating returns the indexes of rows sorted by Rating descending, then PlayerID
+// ascending. rows are in id order, as the fits are: the indexes link the two.
+func byRating(rows []Rating) []int {
 	order := make([]int, len(rows))
 	for i := range order {
 		order[i] = i
@@ -189,20 +269,16 @@ func Compute(players []string, games []Game, opt Options) ([]Rating, error) {
 		}
 		return cmp.Compare(rows[i].PlayerID, rows[j].PlayerID)
 	})
-	if opt.LOS && pi != nil {
-		next, err := neighbourLOS(pi, played, d.games, order)
-		if err != nil {
-			return nil, err
-		}
-		for k, p := range next {
-			rows[order[k]].LOSNext = p
-		}
-	}
+	return order
+}
+
+// pick returns the rows in order.
+func pick(rows []Rating, order []int) []Rating {
 	sorted := make([]Rating, len(rows))
 	for k, i := range order {
 		sorted[k] = rows[i]
 	}
-	return sorted, nil
+	return sorted
 }
 
 // played is one game in canonical form: a < b by index, s is a's score.
