@@ -23,6 +23,7 @@ type fitter struct {
 	g      *graph
 	root   []int32   // union-find parent, then each player's component
 	shift  []float64 // per component root: the log-scale shift being solved for
+	factor []float64 // per component root: e^shift, taken once rather than per player
 	sum    []float64 // per component root: Newton's function and derivative
 	slope  []float64
 	size   []float64
@@ -35,6 +36,7 @@ func newFitter(g *graph) *fitter {
 		g:      g,
 		root:   make([]int32, n),
 		shift:  make([]float64, n),
+		factor: make([]float64, n),
 		sum:    make([]float64, n),
 		slope:  make([]float64, n),
 		size:   make([]float64, n),
@@ -135,11 +137,12 @@ func (f *fitter) level(pi []float64) {
 		f.size[f.root[i]]++
 	}
 	for range 50 {
+		f.factors()
 		clear(f.sum)
 		clear(f.slope)
 		for i, p := range pi {
 			r := f.root[i]
-			t := p * math.Exp(f.shift[r])
+			t := p * f.factor[r]
 			s := t / (t + 1)
 			f.sum[r] += s
 			f.slope[r] += s * (1 - s)
@@ -158,7 +161,17 @@ func (f *fitter) level(pi []float64) {
 			break
 		}
 	}
+	f.factors()
 	for i := range pi {
-		pi[i] *= math.Exp(f.shift[f.root[i]])
+		pi[i] *= f.factor[f.root[i]]
+	}
+}
+
+// factors sets each component root's factor to e^shift.
+func (f *fitter) factors() {
+	for r, n := range f.size {
+		if n > 0 {
+			f.factor[r] = math.Exp(f.shift[r])
+		}
 	}
 }
