@@ -1,7 +1,8 @@
 // Command player runs one player agent: it serves its endpoint, registers with the League
 // Manager and plays the matches referees invite it to until the league shuts down.
 // "player serve-model" serves a strategy as an LBM Arena model server, and "player mcp" the
-// MCP gateway, through which MCP clients take seats in a league.
+// MCP gateway, through which MCP clients take seats in a league. "player --seats FILE"
+// hosts many players in one process.
 package main
 
 import (
@@ -76,6 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Sprintf(" (crash-after exits with code %d)", player.CrashExitCode))
 	think := fset.Duration("think", 0, "wait this long before choosing each move, as if thinking (e.g. 20ms; for benchmarks)")
 	cpuProfile := fset.String("cpuprofile", "", cli.CPUProfileUsage)
+	seatsFile := fset.String("seats", "", "YAML file of many players to host in this one process, instead of --id and the other options of one player (docs/strategies.md)")
 	var netFlags cli.Net
 	netFlags.AddFlags(fset)
 	netFlags.AddOutbound(fset)
@@ -85,6 +87,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return 2 // the flag package has printed the problem and the usage
+	}
+	if *seatsFile != "" {
+		return runSeats(ctx, seatsRun{
+			file: *seatsFile, addr: *addr, league: *league, logDir: *logDir, logLevel: *logLevel,
+			cpuProfile: *cpuProfile, registerFor: *registerFor, net: netFlags,
+		}, fset, rest, stdout, stderr)
 	}
 	cfg := player.Config{
 		ID: *id, Addr: *addr, LeagueURL: *league, Strategy: *strat, Seed: *seed,
@@ -105,14 +113,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *strat == player.StrategyLLM {
-		if cfg.LLM, err = loadLLM(*profile); err != nil {
+		c, err := loadLLM(*profile)
+		if err != nil {
 			fmt.Fprintf(stderr, "player: %v\n", err)
 			return 2
 		}
-		if cfg.DisplayName == "" {
-			cfg.DisplayName = cfg.LLM.Profile().Name
-		}
-		cfg.AgentCard = cfg.LLM.Profile().Card()
+		withLLM(&cfg, c)
 	}
 	// Checked before the log file is named after the id.
 	if err := cfg.Validate(); err != nil {
@@ -135,9 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer logFile.Close()
 	log = log.With().Str("player_id", *id).Logger()
 	if cfg.LLM != nil {
-		p := cfg.LLM.Profile()
-		log.Info().Str("profile", p.File).Str("agent", p.Name).Str("model", p.ModelName).Str("base_url", p.BaseURL).
-			Str("api_key_env", p.APIKeyEnv).Msg("llm agent profile loaded")
+		logLLM(log, cfg.LLM)
 	}
 	stopProfile, err := cli.StartCPUProfile(*cpuProfile)
 	if err != nil {
