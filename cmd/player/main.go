@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fset.Int64Var(&engine.Nodes, "nodes", 0, "nodes searched for each move of strategy uci")
 	fset.IntVar(&engine.Depth, "depth", 0, "search depth of each move of strategy uci")
 	seed := fset.Int64("seed", 0, "seed of the strategy's random choices")
-	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log")
+	logDir := fset.String("log-dir", "logs", "folder of the log file player_<id>.log (with --seats, player_seats_<FILE name>.log)")
 	logLevel := fset.String("log-level", "INFO", "DEBUG (each match's start too), INFO, WARNING, ERROR or CRITICAL")
 	displayName := fset.String("display-name", "", "name shown by the League Manager")
 	registerFor := fset.Duration("register-for", player.DefaultRegisterFor,
