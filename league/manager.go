@@ -200,6 +200,8 @@ func (m *Manager) Close() {
 	e.mu.Unlock()
 	m.hub.Close()
 	m.relay.Close()
+	m.ratings.close()
+	m.ratingsWithoutForfeits.close()
 	// Without mu: the calls in flight take it to apply their answers.
 	e.notices.close()
 }

@@ -70,17 +70,18 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 	}
 	// The ratings are computed outside the lock: results are never changed once stored.
 	// The cache's rows are shared: they are copied before being marked.
-	rows, err := m.ratings.get(in.ratings)
+	rated, err := m.ratings.get(in.ratings)
 	if err != nil {
 		return web.LeagueView{}, fmt.Errorf("league view: %w", err)
 	}
-	v.Ratings = ratings.MarkProvisional(slices.Clone(rows), v.Format.ProvisionalGames)
+	v.Ratings = ratings.MarkProvisional(slices.Clone(rated.rows), v.Format.ProvisionalGames)
+	v.RatedGames, v.IntervalsGames = len(in.ratings.games), rated.intervalsGames
 	if slices.Contains(in.technical, true) {
-		rows, err := m.ratingsWithoutForfeits.get(in.ratings.withoutForfeits(in.technical))
+		rated, err := m.ratingsWithoutForfeits.get(in.ratings.withoutForfeits(in.technical))
 		if err != nil {
 			return web.LeagueView{}, fmt.Errorf("league view: %w", err)
 		}
-		v.RatingsWithoutForfeits = ratings.MarkProvisional(slices.Clone(rows), v.Format.ProvisionalGames)
+		v.RatingsWithoutForfeits = ratings.MarkProvisional(slices.Clone(rated.rows), v.Format.ProvisionalGames)
 	}
 	v.LLM = llmBoard(in.llm, v.Cards, v.Ratings, v.RatingsWithoutForfeits)
 	if st, ok := m.arena.get(v.Format, in.ratings.players, in.ratings.seed, in.arena); ok {

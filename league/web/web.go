@@ -43,6 +43,11 @@ type LeagueView struct {
 	// Ratings are Bradley-Terry ratings with bootstrap intervals, best first, each marked
 	// provisional below ranking.provisional_games.
 	Ratings []ratings.Rating `json:"ratings"`
+	// RatedGames are the games the ratings count; IntervalsGames those their intervals
+	// and rank ranges come from: fewer while a large league's bootstrap is recomputed in
+	// the background (the point ratings are always current).
+	RatedGames     int `json:"rated_games"`
+	IntervalsGames int `json:"intervals_games"`
 	// RatingsWithoutForfeits are the ratings without the games decided by a technical
 	// termination (an illegal move, a timeout): strength apart from the failures to follow
 	// the format. Absent while no rated game was decided so.

@@ -86,6 +86,9 @@ function renderStandings(v) {
 // all rows, so overlaps show at a glance.
 function renderRatings(v) {
   const rows = v.ratings || [];
+  // A large league's intervals are recomputed in the background: say when they lag.
+  document.getElementById("intervals-age").textContent = v.intervals_games < v.rated_games
+    ? " · intervals as of " + v.intervals_games + " of " + v.rated_games + " games" : "";
   const rated = rows.filter((r) => r.games > 0);
   let lo = Math.min(1500, ...rated.map((r) => r.ci_low));
   let hi = Math.max(1500, ...rated.map((r) => r.ci_high));
