@@ -12,6 +12,7 @@ import (
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
 )
@@ -137,7 +138,7 @@ func TestSwissRoundsArePairedFromResults(t *testing.T) {
 	if err := lg.CheckDB(h.store); err != nil {
 		t.Errorf("CheckDB: %v", err)
 	}
-	v, err := h.m.LeagueView()
+	v, err := h.m.LeagueView(web.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

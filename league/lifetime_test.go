@@ -8,6 +8,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
+	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -250,7 +251,7 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 	if st := l.m.Status(); st.MatchesByStatus[protocol.MatchStateAbandoned] != 1 || len(st.Abandoned) != 1 || st.Abandoned[0].MatchID != mt.ID || st.Abandoned[0].Failures != 2 {
 		t.Errorf("/status: %d abandoned, list %+v, want match %s with 2 failures", st.MatchesByStatus[protocol.MatchStateAbandoned], st.Abandoned, mt.ID)
 	}
-	if v, err := l.m.LeagueView(); err != nil || len(v.Abandoned) != 1 || v.Abandoned[0].MatchID != mt.ID {
+	if v, err := l.m.LeagueView(web.Page{}); err != nil || len(v.Abandoned) != 1 || v.Abandoned[0].MatchID != mt.ID {
 		t.Errorf("dashboard view: %+v (%v), want the abandoned match listed", v.Abandoned, err)
 	}
 	for _, row := range l.m.e.fx.table.Rows() {

@@ -315,7 +315,7 @@ func TestLeagueView(t *testing.T) {
 	h.settle()
 	rid, ms := h.round()
 	l.reportOK(ms[0], decided(ms[0], 0))
-	v, err := h.m.LeagueView()
+	v, err := h.m.LeagueView(web.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

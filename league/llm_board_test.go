@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
+	"github.com/agentleague/agentleague/league/web"
 )
 
 // Strength apart from legality, in a test built to show it: p01 beats p02 over the board,
@@ -46,7 +47,7 @@ func TestRatingsWithoutForfeits(t *testing.T) {
 			played++
 		}
 	}
-	v, err := h.m.LeagueView()
+	v, err := h.m.LeagueView(web.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

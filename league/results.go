@@ -3,6 +3,7 @@ package league
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentleague/agentleague/league/audit"
@@ -159,6 +160,14 @@ func (e *engine) recordResult(mt *match, refereeID string, p *protocol.ResultRep
 		"match_id": mt.id, "round_id": mt.roundID, "players": mt.players,
 		"outcome": p.Outcome, "points": p.Points, "termination": md.Ending(),
 	})
-	e.hub.Publish(events.StandingsChanged, "", map[string]any{"standings": e.fx.table.Rows()})
+	// The rows of the two players, not the whole table: at thousands of players that is a
+	// megabyte an event. A client that shows more reloads its page of /api/league.
+	var changed []protocol.StandingsRow
+	for _, r := range e.fx.table.Rows() {
+		if slices.Contains(mt.players[:], r.PlayerID) {
+			changed = append(changed, r)
+		}
+	}
+	e.hub.Publish(events.StandingsChanged, "", map[string]any{"standings": changed})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -44,7 +45,7 @@ func TestSPRTStopsTheGauntlet(t *testing.T) {
 	if got := h.m.State(); got != StateCompleted {
 		t.Fatalf("state %s, want COMPLETED once the SPRT decided", got)
 	}
-	v, err := h.m.LeagueView()
+	v, err := h.m.LeagueView(web.Page{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentleague/agentleague/league/audit"
 	"github.com/agentleague/agentleague/league/store"
+	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -124,7 +125,7 @@ func TestDatabaseOutagePausesTheLeague(t *testing.T) {
 	if n := writeFailures(t, h, "database"); n < 1 {
 		t.Errorf("league_storage_write_failures_total{store=database} = %v, want at least 1", n)
 	}
-	if v, err := h.m.LeagueView(); err != nil || v.StorageFailure == "" {
+	if v, err := h.m.LeagueView(web.Page{}); err != nil || v.StorageFailure == "" {
 		t.Errorf("dashboard view says no storage failure (%v)", err)
 	}
 	// Far past every match deadline: nothing is failed while nothing can be written.

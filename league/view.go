@@ -13,7 +13,7 @@ package league
 //     client sees every move of a match once;
 //   - match_finished {match_id, round_id, players, outcome, points, termination} for
 //     each stored result (forfeits included, termination "forfeit");
-//   - standings_changed {standings} after each stored result;
+//   - standings_changed {standings} after each stored result: the rows of its two players;
 //   - league_completed {rounds, standings} once.
 //
 // MOVE_EVENT (referee -> League Manager, answered MOVE_EVENT_ACK) carries one applied
@@ -43,6 +43,7 @@ import (
 	"github.com/agentleague/agentleague/league/events"
 	"github.com/agentleague/agentleague/league/ratings"
 	"github.com/agentleague/agentleague/league/schedule"
+	"github.com/agentleague/agentleague/league/standings"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/rs/zerolog"
@@ -62,9 +63,10 @@ const maxLiveMoves = 5000
 const maxLiveView = 16 << 10
 
 // LeagueView implements web.Source: the league, its standings with tie-breaks, the
-// crosstable, the ratings, the bracket of a knockout and the active round.
-func (m *Manager) LeagueView() (web.LeagueView, error) {
-	v, in, err := m.leagueView()
+// crosstable, the ratings (the page p asks for of each), the bracket of a knockout and
+// the active round.
+func (m *Manager) LeagueView(p web.Page) (web.LeagueView, error) {
+	v, in, err := m.leagueView(p)
 	if err != nil {
 		return v, err
 	}
@@ -84,6 +86,20 @@ func (m *Manager) LeagueView() (web.LeagueView, error) {
 		v.RatingsWithoutForfeits = ratings.MarkProvisional(slices.Clone(rated.rows), v.Format.ProvisionalGames)
 	}
 	v.LLM = llmBoard(in.llm, v.Cards, v.Ratings, v.RatingsWithoutForfeits)
+	if p != (web.Page{}) {
+		id := func(r ratings.Rating) string { return r.PlayerID }
+		page, pv, err := web.Paginate(v.Ratings, p, id)
+		if err != nil {
+			return web.LeagueView{}, fmt.Errorf("league view: ratings: %w", err)
+		}
+		v.Ratings, v.RatingsPage = page, &pv
+		if v.RatingsWithoutForfeits != nil {
+			// The same rows as the ratings' page, in this table's own order.
+			if v.RatingsWithoutForfeits, _, err = web.Paginate(v.RatingsWithoutForfeits, web.Page{Offset: pv.Offset, Limit: p.Limit}, id); err != nil {
+				return web.LeagueView{}, fmt.Errorf("league view: ratings without forfeits: %w", err)
+			}
+		}
+	}
 	if st, ok := m.arena.get(v.Format, in.ratings.players, in.ratings.seed, in.arena); ok {
 		v.Arena = &st
 	}
@@ -142,8 +158,8 @@ func llmBoard(llm map[string]LLMStats, cards map[string]web.Card, rated, strengt
 }
 
 // leagueView is the view but its ratings, and what they are computed from, taken under
-// the lock.
-func (m *Manager) leagueView() (web.LeagueView, viewInputs, error) {
+// the lock: of the standings and the crosstable, the page p asks for.
+func (m *Manager) leagueView(p web.Page) (web.LeagueView, viewInputs, error) {
 	m.e.mu.Lock()
 	defer m.e.mu.Unlock()
 	e := m.e
@@ -151,7 +167,21 @@ func (m *Manager) leagueView() (web.LeagueView, viewInputs, error) {
 		LeagueID: m.leagueID, GameType: e.gameType, State: e.state,
 		TotalRounds: len(e.fx.rounds), Referees: len(e.agents.referees), Players: len(e.agents.players),
 		ByStatus: e.fx.counts(), MatchesTotal: len(e.fx.matches), Format: e.format,
-		Standings: e.fx.table.Detailed(), Crosstable: e.fx.table.Crosstable(), LastEventID: m.hub.LastID(),
+		Standings: e.fx.table.Detailed(), LastEventID: m.hub.LastID(),
+	}
+	if p != (web.Page{}) {
+		page, pv, err := web.Paginate(v.Standings, p, func(r standings.Row) string { return r.PlayerID })
+		if err != nil {
+			return web.LeagueView{}, viewInputs{}, fmt.Errorf("league view: standings: %w", err)
+		}
+		v.Standings, v.Page = page, &pv
+		ids := make([]string, len(page))
+		for i, r := range page {
+			ids[i] = r.PlayerID
+		}
+		v.Crosstable = e.fx.table.Crosstable(ids)
+	} else {
+		v.Crosstable = e.fx.table.Crosstable(nil)
 	}
 	if st := e.outage.status(); st.Degraded {
 		v.StorageFailure, v.StorageSince = st.Cause, st.Since

@@ -2,6 +2,7 @@ package league
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -81,5 +82,58 @@ func TestMatchViewOfMalformedStoredResults(t *testing.T) {
 		if ag.ID == a && ag.Stats.Moves != 0 {
 			t.Errorf("%s: statistics %+v, want no timed move", a, ag.Stats)
 		}
+	}
+}
+
+// A page of the view is that part of the whole: the standings' rows from the offset, the
+// crosstable among their players (the whole table's cells among them), the ratings' rows
+// from the same offset in their own order; a player's page is the one that holds it, and
+// an unknown player is not found.
+func TestLeagueViewPages(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	l := h.register([]string{"ref1", "ref2"}, nil, playerIDs(6))
+	l.start()
+	l.playOut()
+	all, err := h.m.LeagueView(web.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.Page != nil || all.RatingsPage != nil || len(all.Standings) != 6 || len(all.Ratings) != 6 {
+		t.Fatalf("the whole view: page %v, %d standings, %d ratings", all.Page, len(all.Standings), len(all.Ratings))
+	}
+	at := map[string]int{}
+	for i, id := range all.Crosstable.Players {
+		at[id] = i
+	}
+	check := func(p web.Page, wantOffset int) {
+		t.Helper()
+		v, err := h.m.LeagueView(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := min(wantOffset+p.Limit, 6)
+		if !reflect.DeepEqual(v.Standings, all.Standings[wantOffset:end]) || *v.Page != (web.PageView{Offset: wantOffset, Limit: p.Limit, Total: 6}) {
+			t.Errorf("page %+v: standings page %+v, want rows %d to %d", p, v.Page, wantOffset, end)
+		}
+		for i, id := range v.Crosstable.Players {
+			if id != all.Standings[wantOffset+i].PlayerID {
+				t.Errorf("page %+v: crosstable player %d is %s, want %s", p, i, id, all.Standings[wantOffset+i].PlayerID)
+			}
+			for j, opp := range v.Crosstable.Players {
+				if !slices.Equal(v.Crosstable.Cells[i][j], all.Crosstable.Cells[at[id]][at[opp]]) {
+					t.Errorf("page %+v: cell %s v %s is %v, want %v", p, id, opp, v.Crosstable.Cells[i][j], all.Crosstable.Cells[at[id]][at[opp]])
+				}
+			}
+		}
+		if p.Player == "" && !reflect.DeepEqual(v.Ratings, all.Ratings[wantOffset:end]) {
+			t.Errorf("page %+v: ratings %+v, want rows %d to %d", p, v.Ratings, wantOffset, end)
+		}
+	}
+	check(web.Page{Offset: 2, Limit: 2}, 2)
+	check(web.Page{Offset: 4, Limit: 4}, 4)
+	check(web.Page{Limit: 4, Player: all.Standings[5].PlayerID}, 4)
+	check(web.Page{Limit: 2, Player: all.Standings[1].PlayerID}, 0)
+	if _, err := h.m.LeagueView(web.Page{Limit: 2, Player: "nobody"}); !errors.Is(err, web.ErrNotFound) {
+		t.Errorf("an unknown player's page: %v, want not found", err)
 	}
 }

@@ -462,6 +462,20 @@ func TestDashboardRatingsAndCrosstable(t *testing.T) {
 	})
 	t.Logf("ratings: first %s %s (%s), crosstable %d×%d", d.Ratings[0].Player, d.Ratings[0].Rating, d.Ratings[0].Interval, len(d.Cross), len(d.CrossHead))
 	screenshot(t, ctx, dir, "dashboard-ratings.png")
+
+	// Pages of 3: the standings, the crosstable and the ratings show three players, the
+	// pager says which; next shows the following three, and finding the last player shows
+	// its page.
+	const page = `[document.getElementById("page-of").textContent, document.querySelectorAll("#standings tbody tr").length, document.querySelectorAll("#crosstable tbody tr").length, document.querySelectorAll("#ratings tbody tr").length, (document.querySelector("#standings tbody tr td.player") || {}).textContent].join("|")`
+	do(t, ctx, "open the dashboard in pages of 3", chromedp.Navigate(run.lm.base()+"/?page_size=3"), chromedp.WaitVisible(chromedp.CSS("#pager")))
+	second := v.Standings[3].PlayerID
+	poll(t, ctx, "the first page", page+` === "players 1–3 of 7|3|3|3|`+v.Standings[0].PlayerID+`"`, 10*time.Second)
+	do(t, ctx, "next page", chromedp.Click(chromedp.CSS("#page-next")))
+	poll(t, ctx, "the second page", page+` === "players 4–6 of 7|3|3|3|`+second+`"`, 10*time.Second)
+	last := v.Standings[6].PlayerID
+	do(t, ctx, "find the last player", chromedp.SetValue(chromedp.CSS("#page-player"), last), chromedp.Click(chromedp.CSS("#page-find button")))
+	poll(t, ctx, "the last page", page+` === "players 7–7 of 7|1|1|1|`+last+`"`, 10*time.Second)
+	screenshot(t, ctx, dir, "dashboard-page.png")
 }
 
 // A knockout of 8 players, best of 3: the page shows the bracket's three stages as the

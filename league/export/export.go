@@ -143,7 +143,7 @@ func Load(db *store.Store) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Standings, d.Crosstable = table.Detailed(), table.Crosstable()
+	d.Standings, d.Crosstable = table.Detailed(), table.Crosstable(nil)
 	players := make([]string, len(d.Standings))
 	for i, r := range d.Standings {
 		players[i] = r.PlayerID

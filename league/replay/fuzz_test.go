@@ -219,7 +219,7 @@ func checkLog(t *testing.T, data []byte) {
 	if !named("Table", err) {
 		return
 	}
-	standings.WriteCrosstable(io.Discard, table.Crosstable())
+	standings.WriteCrosstable(io.Discard, table.Crosstable(nil))
 	rated, err := l.Ratings()
 	if named("Ratings", err) {
 		standings.WriteRated(io.Discard, table.Detailed(), rated)

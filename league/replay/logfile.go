@@ -131,7 +131,7 @@ func replayEntries(w io.Writer, entries []audit.Entry, o ReplayOptions) error {
 		}
 		if o.Crosstable {
 			fmt.Fprintln(w, "\ncrosstable:")
-			standings.WriteCrosstable(w, table.Crosstable())
+			standings.WriteCrosstable(w, table.Crosstable(nil))
 		}
 	}
 	if o.CheckDB == "" {

@@ -209,22 +209,29 @@ type Crosstable struct {
 	Cells   [][][]string `json:"cells"`
 }
 
-// Crosstable returns the crosstable with players in rank order.
-func (t *Table) Crosstable() Crosstable {
-	ranked := t.Detailed()
-	ct := Crosstable{Players: make([]string, len(ranked)), Cells: make([][][]string, len(ranked))}
-	at := make(map[string]int, len(ranked))
-	for i, r := range ranked {
-		ct.Players[i] = r.PlayerID
-		at[r.PlayerID] = i
-		ct.Cells[i] = make([][]string, len(ranked))
+// Crosstable returns the crosstable among only, in that order, or among every player in
+// rank order when only is nil: at thousands of players the whole table has millions of
+// cells, so a view asks for a page of it.
+func (t *Table) Crosstable(only []string) Crosstable {
+	if only == nil {
+		for _, r := range t.Detailed() {
+			only = append(only, r.PlayerID)
+		}
+	}
+	ct := Crosstable{Players: slices.Clone(only), Cells: make([][][]string, len(only))}
+	at := make(map[string]int, len(only))
+	for i, id := range only {
+		at[id] = i
+		ct.Cells[i] = make([][]string, len(only))
 	}
 	score := map[string]string{string(protocol.Win): "1", string(protocol.Draw): "½", string(protocol.Loss): "0"}
 	for _, g := range t.games {
 		for _, p := range slices.Sorted(maps.Keys(g.Outcomes)) {
-			if opp, ok := opponent(g, p); ok {
-				i, j := at[p], at[opp]
-				ct.Cells[i][j] = append(ct.Cells[i][j], score[g.Outcomes[p]])
+			i, in := at[p]
+			if opp, ok := opponent(g, p); ok && in {
+				if j, in := at[opp]; in {
+					ct.Cells[i][j] = append(ct.Cells[i][j], score[g.Outcomes[p]])
+				}
 			}
 		}
 	}

@@ -388,7 +388,7 @@ func TestCrosstable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ct := tb.Crosstable()
+	ct := tb.Crosstable(nil)
 	if want := []string{"a", "b", "c"}; !reflect.DeepEqual(ct.Players, want) {
 		t.Fatalf("players %v, want %v", ct.Players, want)
 	}

@@ -21,7 +21,7 @@ import (
 //go:embed static
 var static embed.FS
 
-// ErrNotFound is returned by a Source for an unknown match.
+// ErrNotFound is returned by a Source for an unknown match or player.
 var ErrNotFound = errors.New("not found")
 
 // LeagueView is the dashboard's snapshot of the league.
@@ -37,12 +37,18 @@ type LeagueView struct {
 	MatchesTotal int            `json:"matches_total"`
 	// Format is how the league is played and ranked.
 	Format schedule.Format `json:"format"`
-	// Standings are in the official order, with the tie-break columns.
-	Standings  []standings.Row      `json:"standings"`
+	// Standings are in the official order, with the tie-break columns: the page asked
+	// for, which Page names (absent: all of them).
+	Standings []standings.Row `json:"standings"`
+	Page      *PageView       `json:"page,omitempty"`
+	// Crosstable is among the players of the standings' page.
 	Crosstable standings.Crosstable `json:"crosstable"`
 	// Ratings are Bradley-Terry ratings with bootstrap intervals, best first, each marked
 	// provisional below ranking.provisional_games.
 	Ratings []ratings.Rating `json:"ratings"`
+	// RatingsPage names the page of the ratings (and of the ratings without forfeits),
+	// in their own order; absent when they are all there.
+	RatingsPage *PageView `json:"ratings_page,omitempty"`
 	// RatedGames are the games the ratings count; IntervalsGames those their intervals
 	// and rank ranges come from: fewer while a large league's bootstrap is recomputed in
 	// the background (the point ratings are always current).
@@ -156,7 +162,7 @@ func MoveOf(mv protocol.MoveRecord) Move {
 
 // Source provides the views; the League Manager implements it.
 type Source interface {
-	LeagueView() (LeagueView, error)
+	LeagueView(Page) (LeagueView, error)
 	MatchView(id string) (MatchView, error)
 }
 
@@ -172,9 +178,18 @@ func Register(mux *http.ServeMux, src Source, hub *events.Hub) {
 	mux.HandleFunc("GET /match", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, sub, "match.html")
 	})
-	mux.HandleFunc("GET /api/league", func(w http.ResponseWriter, _ *http.Request) {
-		v, err := src.LeagueView()
+	mux.HandleFunc("GET /api/league", func(w http.ResponseWriter, r *http.Request) {
+		p, err := ParsePage(r.URL.Query())
 		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		v, err := src.LeagueView(p)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			http.Error(w, "no such player", http.StatusNotFound)
+			return
+		case err != nil:
 			http.Error(w, "league view unavailable", http.StatusInternalServerError)
 			return
 		}

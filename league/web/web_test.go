@@ -2,9 +2,11 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +16,10 @@ import (
 
 type fakeSource struct{}
 
-func (fakeSource) LeagueView() (LeagueView, error) {
+func (fakeSource) LeagueView(p Page) (LeagueView, error) {
+	if p.Player == "nobody" {
+		return LeagueView{}, ErrNotFound
+	}
 	return LeagueView{LeagueID: "l1", GameType: "tic_tac_toe", State: "ACTIVE", CurrentRound: 1, TotalRounds: 3}, nil
 }
 
@@ -41,6 +46,11 @@ func TestRoutes(t *testing.T) {
 		{"/static/app.js", "EventSource", 200},
 		{"/static/style.css", ".board", 200},
 		{"/api/league", `"league_id":"l1"`, 200},
+		{"/api/league?offset=10&limit=100", `"league_id":"l1"`, 200},
+		{"/api/league?limit=1001", "limit: must be a whole number from 0 to 1000", 400},
+		{"/api/league?offset=-1", "offset: must be a whole number", 400},
+		{"/api/league?player=p1", "player: needs a limit", 400},
+		{"/api/league?limit=10&player=nobody", "no such player", 404},
 		{"/api/matches/m1", `"match_id":"m1"`, 200},
 		{"/api/matches/nope", "no such match", 404},
 		{"/nothing-here", "404", 404},
@@ -126,5 +136,33 @@ func TestMatchViewClockJSON(t *testing.T) {
 	app, _ := static.ReadFile("static/app.js")
 	if !strings.Contains(string(html), `id="clocks"`) || !strings.Contains(string(app), "clock_ms") || !strings.Contains(string(app), "m.clock.time_control") {
 		t.Error("the match page has no place for the clocks")
+	}
+}
+
+func TestPaginate(t *testing.T) {
+	rows := []string{"a", "b", "c", "d", "e"}
+	id := func(s string) string { return s }
+	cases := []struct {
+		p    Page
+		want []string
+		pv   PageView
+	}{
+		{Page{}, rows, PageView{Total: 5}},
+		{Page{Offset: 1, Limit: 2}, []string{"b", "c"}, PageView{1, 2, 5}},
+		{Page{Offset: 4, Limit: 2}, []string{"e"}, PageView{4, 2, 5}},
+		{Page{Offset: 9, Limit: 2}, []string{}, PageView{9, 2, 5}},
+		{Page{Offset: 3}, []string{"d", "e"}, PageView{3, 0, 5}},
+		{Page{Offset: 9}, []string{}, PageView{9, 0, 5}},
+		{Page{Limit: 2, Player: "d"}, []string{"c", "d"}, PageView{2, 2, 5}},
+		{Page{Offset: 4, Limit: 3, Player: "a"}, []string{"a", "b", "c"}, PageView{0, 3, 5}},
+	}
+	for _, c := range cases {
+		got, pv, err := Paginate(rows, c.p, id)
+		if err != nil || !slices.Equal(got, c.want) || pv != c.pv {
+			t.Errorf("Paginate(%+v) = %v, %+v, %v; want %v, %+v", c.p, got, pv, err, c.want, c.pv)
+		}
+	}
+	if _, _, err := Paginate(rows, Page{Limit: 2, Player: "z"}, id); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown player: %v, want ErrNotFound", err)
 	}
 }

@@ -124,7 +124,7 @@ function renderRatings(v) {
     if (card) {
       who.append(el("span", { class: "card muted small", title: "agent card " + card.hash + (card.provider ? " · " + card.provider : "") + (card.version ? " · v" + card.version : "") }, " " + (card.model || card.hash)));
     }
-    return el("tr", {}, numCell(i + 1), who,
+    return el("tr", {}, numCell(((v.ratings_page && v.ratings_page.offset) || 0) + i + 1), who,
       numCell(has ? Math.round(r.rating) + (r.provisional ? "?" : "") : "–", "rating" + (r.provisional ? " provisional" : "")),
       numCell(has ? Math.round(r.ci_low) + "–" + Math.round(r.ci_high) : "–", "interval"),
       numCell(has ? (r.rank_low === r.rank_high ? r.rank_low : r.rank_low + "–" + r.rank_high) : "–", "ranks"),
@@ -153,11 +153,13 @@ function renderCrosstable(v) {
   const ps = ct.players || [];
   const cells = ct.cells || [];
   const points = Object.fromEntries((v.standings || []).map((r) => [r.player_id, r.points]));
+  // On a page the players are numbered from the page's first place.
+  const first = ((v.page && v.page.offset) || 0) + 1;
   const head = el("tr", {}, el("th", { class: "num" }, "#"), el("th", {}, "Player"),
-    ...ps.map((p, j) => el("th", { class: "num xc", title: p }, j + 1)), el("th", { class: "num" }, "Pts"));
+    ...ps.map((p, j) => el("th", { class: "num xc", title: p }, first + j)), el("th", { class: "num" }, "Pts"));
   document.querySelector("#crosstable thead").replaceChildren(head);
   document.querySelector("#crosstable tbody").replaceChildren(...ps.map((p, i) => el("tr", {},
-    numCell(i + 1), el("td", { class: "player" }, p),
+    numCell(first + i), el("td", { class: "player" }, p),
     ...ps.map((q, j) => {
       if (i === j) return el("td", { class: "xc diag", title: p }, "");
       const s = ((cells[i] || [])[j]) || [];
@@ -203,8 +205,28 @@ function renderBracket(v) {
   }));
 }
 
+// The dashboard shows a page of the standings, the crosstable among its players and a page
+// of the ratings: PAGE_SIZE rows (?page_size= in the address changes it), so a league of
+// thousands loads as fast as one of ten.
+const PAGE_SIZE = Math.min(Math.max(parseInt(new URLSearchParams(location.search).get("page_size"), 10) || 100, 1), 1000);
+
+// renderPager shows which players the page holds, when they are not all there.
+function renderPager(v) {
+  const pg = v.page || { offset: 0, limit: 0, total: (v.standings || []).length };
+  const pager = document.getElementById("pager");
+  pager.hidden = pg.total <= PAGE_SIZE;
+  document.getElementById("page-of").textContent = "players " + (pg.total ? pg.offset + 1 : 0) + "–" + (pg.offset + (v.standings || []).length) + " of " + pg.total;
+  document.getElementById("page-prev").disabled = pg.offset === 0;
+  document.getElementById("page-next").disabled = pg.offset + PAGE_SIZE >= pg.total;
+}
+
 function dashboard() {
+  // page is what the next load of the view asks for: an offset, or the page of a player.
+  let page = { offset: 0, player: "" };
+  const leagueURL = () => "api/league?limit=" + PAGE_SIZE + (page.player ? "&player=" + encodeURIComponent(page.player) : "&offset=" + page.offset);
   const render = (v) => {
+    if (v.page) page = { offset: v.page.offset, player: "" };
+    renderPager(v);
     document.getElementById("title").textContent = v.league_id + " · " + v.game_type;
     document.getElementById("format").textContent = formatLabel(v.format);
     const kv = document.getElementById("league");
@@ -255,7 +277,17 @@ function dashboard() {
       el("td", {}, el("span", { class: "badge ABANDONED" }, "ABANDONED")),
       el("td", {}, m.referee_id || ""))));
   };
-  const refresh = debounce(() => getJSON("api/league").then((v) => { last = v; render(v); }).catch(() => {}), 100);
+  const refresh = debounce(() => getJSON(leagueURL()).then((v) => { last = v; render(v); }).catch(() => {}), 100);
+  document.getElementById("page-prev").onclick = () => { page = { offset: Math.max(page.offset - PAGE_SIZE, 0), player: "" }; refresh(); };
+  document.getElementById("page-next").onclick = () => { page = { offset: page.offset + PAGE_SIZE, player: "" }; refresh(); };
+  document.getElementById("page-find").onsubmit = (ev) => {
+    ev.preventDefault();
+    const who = document.getElementById("page-player").value.trim();
+    if (!who) return;
+    getJSON("api/league?limit=" + PAGE_SIZE + "&player=" + encodeURIComponent(who))
+      .then((v) => { last = v; render(v); document.getElementById("page-player").value = ""; })
+      .catch(() => { document.getElementById("page-of").textContent = "no player " + who; });
+  };
   // The live board follows one match: the first to make a move, until it ends; then the
   // next match that moves takes its place. It shows the view each move_made event carries,
   // and under a clock each player's clock after its last move.
@@ -285,7 +317,7 @@ function dashboard() {
     }
     refresh();
   };
-  getJSON("api/league").then((v) => {
+  getJSON(leagueURL()).then((v) => {
     last = v;
     render(v);
     stream("events?last_event_id=" + v.last_event_id, onEvent);
