@@ -75,20 +75,36 @@ type ratedRows struct {
 func (c *ratingsCache) get(in ratingsInput) (ratedRows, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rows != nil && c.games == len(in.games) && slices.Equal(c.players, in.players) {
+	same := slices.Equal(c.players, in.players)
+	if c.rows != nil && c.games == len(in.games) && same {
 		return ratedRows{c.rows, c.fullGames}, nil
 	}
 	inline := c.inline
 	if inline == 0 {
 		inline = inlineCost
 	}
-	if len(in.games)*max(in.samples, 1) <= inline {
+	samples := in.samples
+	if samples == 0 {
+		samples = ratings.DefaultSamples
+	}
+	if len(in.games)*samples <= inline {
 		rows, err := ratings.League(in.players, in.games, in.samples, in.seed)
 		if err != nil {
 			return ratedRows{}, err
 		}
 		c.players, c.games, c.rows, c.full, c.fullGames = in.players, len(in.games), rows, rows, len(in.games)
 		return ratedRows{rows, len(in.games)}, nil
+	}
+	if same && len(in.games) < c.games {
+		// A view that took its results before the last one served: its own point
+		// ratings, from a fit of its own, so that the cache never goes back.
+		var r ratings.Rater
+		rows, err := r.Point(in.players, in.games)
+		if err != nil {
+			return ratedRows{}, err
+		}
+		withIntervals(rows, c.full)
+		return ratedRows{rows, min(c.fullGames, len(in.games))}, nil
 	}
 	rows, err := c.rater.Point(in.players, in.games)
 	if err != nil {
@@ -111,9 +127,9 @@ func (c *ratingsCache) get(in ratingsInput) (ratedRows, error) {
 	return ratedRows{rows, c.fullGames}, nil
 }
 
-// withIntervals gives point ratings the intervals and rank ranges of full, an earlier
-// computation, each widened to hold its point estimate. A player full does not rate has
-// the point for an interval and any rank.
+// withIntervals gives point ratings (best first) the intervals and rank ranges of full,
+// an earlier computation, each widened to hold its point estimate and its place. A player
+// full does not rate has the point for an interval and any rank.
 func withIntervals(rows, full []ratings.Rating) {
 	byID := make(map[string]ratings.Rating, len(full))
 	for _, r := range full {
@@ -126,7 +142,7 @@ func withIntervals(rows, full []ratings.Rating) {
 			continue
 		}
 		rows[i].Low, rows[i].High = min(f.Low, r.Rating), max(f.High, r.Rating)
-		rows[i].RankLow, rows[i].RankHigh = f.RankLow, f.RankHigh
+		rows[i].RankLow, rows[i].RankHigh = min(f.RankLow, i+1), max(f.RankHigh, i+1)
 	}
 }
 
@@ -146,6 +162,7 @@ func (c *ratingsCache) work(kick, stop <-chan struct{}) {
 		if in == nil {
 			continue
 		}
+		// It cannot fail: get's fit took the same input.
 		rows, err := ratings.League(in.players, in.games, in.samples, in.seed)
 		select {
 		case <-stop:

@@ -56,9 +56,9 @@ func TestRatingsCacheRefreshesInTheBackground(t *testing.T) {
 			if eq := reflect.DeepEqual(got.rows, exact(in)); eq != wantExact {
 				t.Errorf("%d games: rows equal to the full computation: %v, want %v", len(in.games), eq, wantExact)
 			}
-			for _, r := range got.rows {
-				if r.Low > r.Rating || r.Rating > r.High || r.RankLow < 1 || r.RankHigh > len(players) {
-					t.Errorf("%d games: row %+v: interval or ranks out of place", len(in.games), r)
+			for i, r := range got.rows {
+				if r.Low > r.Rating || r.Rating > r.High || r.RankLow < 1 || r.RankLow > i+1 || r.RankHigh < i+1 || r.RankHigh > len(players) {
+					t.Errorf("%d games: row %d %+v: interval or ranks that do not hold it", len(in.games), i+1, r)
 				}
 			}
 		}
@@ -68,6 +68,11 @@ func TestRatingsCacheRefreshesInTheBackground(t *testing.T) {
 		check(first, 40, true)
 		all := ratingsInput{players: players, games: games, samples: 50, seed: 7}
 		check(all, 40, false)
+		// A view that read its results before the last one: its own point ratings, and
+		// the cache stays at the newest.
+		if got, err := c.get(first); err != nil || got.intervalsGames != 40 || len(got.rows) != len(players) || c.games != 60 {
+			t.Errorf("an older view: intervals of %d games, %d rows (%v), cache at %d games; want 40, every player, and the cache at 60", got.intervalsGames, len(got.rows), err, c.games)
+		}
 		synctest.Wait()
 		check(all, 60, true)
 	})

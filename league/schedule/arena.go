@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentleague/agentleague/league/ratings"
 )
@@ -28,7 +29,15 @@ const (
 	ArenaSettled = "settled"
 	// ArenaBudget: the arena paired max_games games.
 	ArenaBudget = "budget"
+	// ArenaDeserted: fewer than two players are left who play (see outOfArena).
+	ArenaDeserted = "deserted"
 )
+
+// outOfArena is how many pairings in a row a player may end without a rated game (a
+// forfeit, a no-show, an abandoned match) before the arena leaves it out: it is not paired
+// again, and the order is settled without it. Rated it would sit at 1500 with nothing to
+// place it, its neighbours' order never certain.
+const outOfArena = 2
 
 // ArenaRules is scheduling.arena, the arena's settings.
 type ArenaRules struct {
@@ -45,6 +54,9 @@ type ArenaState struct {
 	Budget int `json:"budget"`
 	// Unsettled counts the neighbours in the rating order whose order is not yet certain.
 	Unsettled int `json:"unsettled"`
+	// Out lists the players left out: their last outOfArena pairings ended without a
+	// rated game.
+	Out []string `json:"out,omitempty"`
 	// Stopped is "" while the arena goes on, else ArenaSettled or ArenaBudget.
 	Stopped string `json:"stopped,omitempty"`
 	// Reason says in a sentence where the arena stands.
@@ -82,11 +94,15 @@ func ArenaOf(f Format, players []string, leagueSeed int64, played []Played) (Are
 // arena is what the next round is paired from.
 type arena struct {
 	state ArenaState
-	// rows are the ratings of every player from the games played, best first; nil before
-	// the first rated game.
+	// active are the players not left out, in the league's order.
+	active []string
+	// rows are the ratings of the active players from their games among themselves, best
+	// first; nil before the first such game.
 	rows []ratings.Rating
 	// balance is a player's first moves minus its second moves in played games.
 	balance map[string]int
+	// lastRound holds the pairings of the last round, by meetingKey.
+	lastRound map[[2]string]bool
 }
 
 // newArena rates played and decides whether the arena is over.
@@ -95,28 +111,49 @@ func newArena(f Format, players []string, leagueSeed int64, played []Played) (*a
 	for _, p := range players {
 		in[p] = true
 	}
-	a := &arena{state: ArenaState{Budget: f.Arena.MaxGames}, balance: map[string]int{}}
+	a := &arena{state: ArenaState{Budget: f.Arena.MaxGames}, balance: map[string]int{}, lastRound: map[[2]string]bool{}}
 	var games []ratings.Game
-	for _, p := range played {
+	unrated := map[string]int{} // pairings in a row without a rated game
+	for k, p := range played {
 		for _, m := range p.Round.Matches {
 			if !in[m.Players[0]] || !in[m.Players[1]] || m.Players[0] == m.Players[1] {
 				return nil, fmt.Errorf("round %d: match %s pairs %q and %q, not two players of the league", p.Round.Number, m.ID, m.Players[0], m.Players[1])
 			}
 			a.state.Games++
-			res, ok := p.Results[m.ID]
-			if !ok {
-				continue // abandoned: not played
+			if k == len(played)-1 {
+				a.lastRound[meetingKey(m.Players[0], m.Players[1])] = true
 			}
-			a.balance[m.Players[0]]++
-			a.balance[m.Players[1]]--
+			res, played := p.Results[m.ID]
+			if played {
+				a.balance[m.Players[0]]++
+				a.balance[m.Players[1]]--
+			}
 			// A forfeit says nothing of strength: the arena rates what the ratings do.
-			if g, ok := ratings.FromOutcome(res.Outcome, res.Ending); ok {
+			g, rated := ratings.FromOutcome(res.Outcome, res.Ending)
+			for _, id := range m.Players {
+				if played && rated {
+					unrated[id] = 0
+				} else {
+					unrated[id]++
+				}
+			}
+			if played && rated {
 				games = append(games, g)
 			}
 		}
 	}
+	out := map[string]bool{}
+	for _, id := range players {
+		if unrated[id] >= outOfArena {
+			out[id] = true
+			a.state.Out = append(a.state.Out, id)
+		} else {
+			a.active = append(a.active, id)
+		}
+	}
+	games = slices.DeleteFunc(games, func(g ratings.Game) bool { return out[g.A] || out[g.B] })
 	if len(games) > 0 {
-		rows, err := ratings.Compute(players, games, ratings.Options{Samples: f.RatingSamples, Seed: uint64(leagueSeed), LOS: true})
+		rows, err := ratings.Compute(a.active, games, ratings.Options{Samples: f.RatingSamples, Seed: uint64(leagueSeed), LOS: true})
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +165,9 @@ func newArena(f Format, players []string, leagueSeed int64, played []Played) (*a
 		}
 	}
 	switch s := &a.state; {
+	case len(a.active) < 2:
+		s.Stopped = ArenaDeserted
+		s.Reason = fmt.Sprintf("deserted after %d games: %d players left out, %d left to play", s.Games, len(s.Out), len(a.active))
 	case a.rows != nil && s.Unsettled == 0:
 		s.Stopped = ArenaSettled
 		s.Reason = fmt.Sprintf("settled after %d games: every player's place in the order is certain", s.Games)
@@ -138,6 +178,9 @@ func newArena(f Format, players []string, leagueSeed int64, played []Played) (*a
 		s.Reason = fmt.Sprintf("%d of %d games, no rated game yet", s.Games, s.Budget)
 	default:
 		s.Reason = fmt.Sprintf("%d of %d games, %d neighbours in the rating order still uncertain", s.Games, s.Budget, s.Unsettled)
+	}
+	if len(a.state.Out) > 0 && len(a.active) >= 2 {
+		a.state.Reason += "; left out, not playing: " + strings.Join(a.state.Out, ", ")
 	}
 	return a, nil
 }
@@ -152,7 +195,7 @@ func nextArena(f Format, players []string, leagueSeed int64, played []Played) ([
 		return nil, nil
 	}
 	number := len(played) + 1
-	pairs := a.pairs(players, leagueSeed, number)
+	pairs := a.pairs(a.active, leagueSeed, number)
 	pairs = pairs[:min(len(pairs), a.state.Budget-a.state.Games)]
 	for i, p := range pairs {
 		pairs[i] = a.firstMover(leagueSeed, number, p)
@@ -167,11 +210,14 @@ func nextArena(f Format, players []string, leagueSeed int64, played []Played) ([
 // sits out.
 //
 // After it: only neighbours in the rating order whose order is uncertain play (LOSNext
-// below arenaCertain), the least certain first (the lowest LOSNext, then the higher in
+// below arenaCertain): first the pairs that did not meet in the last round, then those
+// that did, each group the least certain first (the lowest LOSNext, then the higher in
 // the order); a pair one of whose players is already paired this round waits. A game
 // between neighbours tells most about the order, one between players whose order is
-// certain tells nothing the ranking needs, so everyone else sits out. It is
-// O(players log players).
+// certain tells nothing the ranking needs, so everyone else sits out. A pair that met in
+// the last round goes after the others so that a near-tie, never certain, does not keep
+// the pairs beside it from playing. The pairing is O(players log players); the ratings
+// it starts from cost players cubed (ratings.Options.LOS).
 func (a *arena) pairs(players []string, leagueSeed int64, number int) [][2]string {
 	if a.rows == nil {
 		order := arenaShuffle(players, leagueSeed, number)
@@ -188,7 +234,10 @@ func (a *arena) pairs(players []string, leagueSeed int64, number int) [][2]strin
 			open = append(open, k)
 		}
 	}
-	slices.SortStableFunc(open, func(i, j int) int { return cmp.Compare(rows[i].LOSNext, rows[j].LOSNext) })
+	metLast := func(k int) bool { return a.lastRound[meetingKey(rows[k].PlayerID, rows[k+1].PlayerID)] }
+	slices.SortStableFunc(open, func(i, j int) int {
+		return cmp.Or(cmpBool(metLast(i), metLast(j)), cmp.Compare(rows[i].LOSNext, rows[j].LOSNext))
+	})
 	taken := make([]bool, len(rows))
 	var out [][2]string
 	for _, k := range open {
@@ -199,6 +248,24 @@ func (a *arena) pairs(players []string, leagueSeed int64, number int) [][2]strin
 		out = append(out, [2]string{rows[k].PlayerID, rows[k+1].PlayerID})
 	}
 	return out
+}
+
+// cmpBool orders false before true.
+func cmpBool(x, y bool) int {
+	switch {
+	case x == y:
+		return 0
+	case x:
+		return 1
+	}
+	return -1
+}
+
+func meetingKey(a, b string) [2]string {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]string{a, b}
 }
 
 // firstMover orders a pairing: the player with fewer first moves than second moves

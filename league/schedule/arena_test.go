@@ -166,7 +166,8 @@ func TestArenaOddAndFirstMove(t *testing.T) {
 }
 
 // checkNeighbours fails unless every pairing of r pairs neighbours in the rating order of
-// played whose order is uncertain, the least certain among them.
+// played whose order is uncertain, among them the least certain of those that did not
+// meet in the last round (of all, when all did).
 func checkNeighbours(t *testing.T, f Format, players []string, seed int64, played []Played, r Round) {
 	t.Helper()
 	a, err := newArena(f, players, seed, played)
@@ -174,10 +175,14 @@ func checkNeighbours(t *testing.T, f Format, players []string, seed int64, playe
 		t.Fatal(err)
 	}
 	at := map[string]int{}
-	least := -1
+	least := -1 // the least certain pair, among those that did not meet last round if any did not
+	metLast := func(k int) bool { return a.lastRound[meetingKey(a.rows[k].PlayerID, a.rows[k+1].PlayerID)] }
 	for k, row := range a.rows {
 		at[row.PlayerID] = k
-		if k+1 < len(a.rows) && row.LOSNext < arenaCertain && (least < 0 || row.LOSNext < a.rows[least].LOSNext) {
+		if k+1 == len(a.rows) || row.LOSNext >= arenaCertain {
+			continue
+		}
+		if least < 0 || (metLast(least) && !metLast(k)) || (metLast(least) == metLast(k) && row.LOSNext < a.rows[least].LOSNext) {
 			least = k
 		}
 	}
@@ -217,5 +222,56 @@ func TestArenaLeavesForfeitsOut(t *testing.T) {
 	}
 	if st, _ := ArenaOf(f, players, 5, []Played{p}); strings.Contains(st.Reason, "no rated game yet") {
 		t.Errorf("after two games played: %+v, want them rated", st)
+	}
+}
+
+// A player who never plays (every game of its a forfeit) is left out after outOfArena
+// pairings, and the arena settles the order of the others; when fewer than two are left
+// to play, it stops as deserted.
+func TestArenaLeavesOutAPlayerWhoNeverPlays(t *testing.T) {
+	players, elo := elos()
+	f := arenaFormat(3000, 50)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var played []Played
+	pairings := 0
+	for {
+		rs, err := Next(f, players, 4, played)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 0 {
+			break
+		}
+		p := playRound(rng, elo, rs[0])
+		for _, m := range rs[0].Matches {
+			if i := slices.Index(m.Players[:], "p0"); i >= 0 {
+				pairings++
+				p.Results[m.ID] = Result{Outcome: map[string]string{"p0": "loss", m.Players[1-i]: "win"}, Ending: protocol.TerminationForfeit}
+			}
+		}
+		played = append(played, p)
+	}
+	st, _ := ArenaOf(f, players, 4, played)
+	if st.Stopped != ArenaSettled || !slices.Equal(st.Out, []string{"p0"}) || pairings != outOfArena {
+		t.Errorf("arena %+v with p0 paired %d times: want settled without p0, paired %d times", st, pairings, outOfArena)
+	}
+	t.Logf("%s", st.Reason)
+
+	// Two players, one of whom never plays: deserted.
+	two := []string{"p0", "p1"}
+	played = nil
+	for range 5 {
+		rs, err := Next(f, two, 4, played)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 0 {
+			break
+		}
+		m := rs[0].Matches[0]
+		played = append(played, Played{Round: rs[0], Results: map[string]Result{m.ID: {Outcome: map[string]string{"p0": "loss", "p1": "win"}, Ending: protocol.TerminationForfeit}}})
+	}
+	if st, _ := ArenaOf(f, two, 4, played); st.Stopped != ArenaDeserted || len(played) != outOfArena {
+		t.Errorf("two players, one never playing: %+v after %d rounds, want deserted after %d", st, len(played), outOfArena)
 	}
 }
