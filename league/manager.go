@@ -190,7 +190,9 @@ func (m *Manager) Start() error {
 	return m.e.start()
 }
 
-// Close stops background work, ends the event streams and waits for calls in flight.
+// Close stops background work, ends the event streams and waits for calls in flight. A
+// ratings computation under way in the background is not waited for: it runs to its end
+// and its result is dropped.
 func (m *Manager) Close() {
 	e := m.e
 	e.mu.Lock()
