@@ -463,6 +463,10 @@ func TestDashboardRatingsAndCrosstable(t *testing.T) {
 	t.Logf("ratings: first %s %s (%s), crosstable %d×%d", d.Ratings[0].Player, d.Ratings[0].Rating, d.Ratings[0].Interval, len(d.Cross), len(d.CrossHead))
 	screenshot(t, ctx, dir, "dashboard-ratings.png")
 
+	// With every player on one page there is no pager.
+	if shown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("pager").offsetParent !== null`)); err != nil || shown {
+		t.Errorf("the pager is shown (%v) with all 7 players on the page", err)
+	}
 	// Pages of 3: the standings, the crosstable and the ratings show three players, the
 	// pager says which; next shows the following three, and finding the last player shows
 	// its page.
