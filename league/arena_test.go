@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/league/audit"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/web"
 )
@@ -53,14 +51,7 @@ func TestArenaLeague(t *testing.T) {
 		t.Fatalf("after %d games the view's arena is %+v: want it stopped, every game counted", games, v.Arena)
 	}
 	t.Logf("%d rounds, %+v", rounds, *v.Arena)
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg := h.rebuild()
 	if n, err := lg.CheckPairings(); err != nil || n != rounds {
 		t.Errorf("CheckPairings = %d, %v; want %d rounds paired again", n, err, rounds)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/league/audit"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -232,14 +231,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 // the ratings and the pairings.
 func checkLogAgainstDB(t *testing.T, h *harness) {
 	t.Helper()
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatalf("rebuild from the log: %v", err)
-	}
+	lg := h.rebuild()
 	if err := lg.CheckDB(h.store); err != nil {
 		t.Errorf("CheckDB: %v", err)
 	}

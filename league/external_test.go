@@ -8,8 +8,6 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
-	"github.com/agentleague/agentleague/league/audit"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -105,14 +103,7 @@ func TestExternalGameLeague(t *testing.T) {
 		t.Errorf("nim match view %+v, want three recorded steps, no board", v)
 	}
 
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg := h.rebuild()
 	if problems := lg.VerifyMatches(game.Default()); len(problems) != 0 {
 		t.Fatalf("verify of the nim league: %v", problems)
 	}

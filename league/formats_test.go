@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/audit"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/league/web"
@@ -124,14 +123,7 @@ func TestSwissRoundsArePairedFromResults(t *testing.T) {
 	if got := h.storedRounds(); len(got) != 3 {
 		t.Errorf("rounds %v, want 3", got)
 	}
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg := h.rebuild()
 	if n, err := lg.CheckPairings(); err != nil || n != 3 {
 		t.Errorf("CheckPairings = %d, %v; want 3 rounds rebuilt", n, err)
 	}
@@ -165,18 +157,11 @@ func TestReplayRefusesARoundTheResultsDoNotPair(t *testing.T) {
 			l.reportOK(h.match(mt.ID), decided(h.match(mt.ID), 0))
 		}
 	}
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg := h.rebuild()
 	// Swap the players of the first board of round 2 as if the log said otherwise.
 	m := &lg.Rounds[1].Matches[0]
 	m.Players[0], m.Players[1] = m.Players[1], m.Players[0]
-	_, err = lg.CheckPairings()
+	_, err := lg.CheckPairings()
 	var le *audit.LineError
 	if err == nil || !errors.As(err, &le) || le.Line != lg.Rounds[1].Line || !strings.Contains(err.Error(), "the format pairs") {
 		t.Errorf("CheckPairings of a changed round 2 = %v, want an error at line %d", err, lg.Rounds[1].Line)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/game"
 	"github.com/agentleague/agentleague/league/audit"
+	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/store"
 	"github.com/agentleague/agentleague/protocol"
 	"github.com/google/uuid"
@@ -149,6 +150,20 @@ func openHarness(tb testing.TB, dir string, cfg *config.Config, opt harnessOptio
 
 func (h *harness) dbPath() string    { return filepath.Join(h.dir, "league.db") }
 func (h *harness) auditPath() string { return filepath.Join(h.dir, "audit.jsonl") }
+
+// rebuild reads the audit log and rebuilds the league from it, as league replay does.
+func (h *harness) rebuild() *replay.League {
+	h.t.Helper()
+	entries, err := audit.Read(h.auditPath())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	lg, err := replay.Rebuild(entries)
+	if err != nil {
+		h.t.Fatalf("rebuild from the log: %v", err)
+	}
+	return lg
+}
 
 // start opens the store, the audit log and the Manager, as `league serve` does.
 func (h *harness) start() {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentleague/agentleague/config"
 	"github.com/agentleague/agentleague/league/audit"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
 )
@@ -265,14 +264,7 @@ func TestAbandonedAfterMaxMatchAttempts(t *testing.T) {
 	l.unchanged("a report for the abandoned match", func() {
 		l.refused(l.report(second, l.refTokens[second], l.match(mt.ID), decided(mt, 0)), protocol.ReasonStaleAssignment)
 	})
-	entries, err := audit.Read(l.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rebuilt := l.rebuild()
 	if !rebuilt.RoundComplete(0) || len(rebuilt.Abandoned) != 1 {
 		t.Errorf("replay: round complete %v, abandoned %v", rebuilt.RoundComplete(0), rebuilt.Abandoned)
 	}

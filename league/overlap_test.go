@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/league/audit"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/protocol"
 )
 
@@ -132,14 +130,7 @@ func TestRoundsOverlapWhenPairingsAreFixed(t *testing.T) {
 	if got := h.m.State(); got != StateCompleted {
 		t.Fatalf("state %s, want COMPLETED", got)
 	}
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg := h.rebuild()
 	if err := lg.CheckDB(h.store); err != nil {
 		t.Errorf("CheckDB: %v", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/agentleague/agentleague/config"
-	"github.com/agentleague/agentleague/league/audit"
-	"github.com/agentleague/agentleague/league/replay"
 	"github.com/agentleague/agentleague/league/schedule"
 	"github.com/agentleague/agentleague/league/web"
 	"github.com/agentleague/agentleague/protocol"
@@ -56,14 +54,7 @@ func TestSPRTStopsTheGauntlet(t *testing.T) {
 	if h.auditLine(`"SPRT_DECIDED"`, `"decision":"H1"`) == 0 {
 		t.Error("the audit log does not note the decision")
 	}
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg := h.rebuild()
 	if n, err := lg.CheckPairings(); err != nil || n != games || lg.SPRT == nil || lg.SPRT.Pairs != v.SPRT.Pairs {
 		t.Errorf("CheckPairings = %d, %v (logged %+v); want %d rounds rebuilt and the decision reproduced", n, err, lg.SPRT, games)
 	}
@@ -117,14 +108,7 @@ func TestSPRTDecisionNotedBeforeTheLeagueCompletes(t *testing.T) {
 	if got := h.m.State(); got != StateCompleted {
 		t.Fatalf("state %s after the restart, want COMPLETED", got)
 	}
-	entries, err := audit.Read(h.auditPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := replay.Rebuild(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lg := h.rebuild()
 	if _, err := lg.CheckPairings(); err != nil || lg.SPRT == nil || lg.SPRT.Decision != schedule.AcceptH1 {
 		t.Errorf("CheckPairings: %v, logged %+v: want H1 reproduced", err, lg.SPRT)
 	}
