@@ -53,15 +53,7 @@ func swiss(n, rounds int, seed uint64) ([]string, []Game) {
 			}
 			paired[a], paired[b] = true, true
 			met[[2]int{a, b}], met[[2]int{b, a}] = true, true
-			p := 1 / (1 + math.Pow(10, (elo[b]-elo[a])/400))
-			draw := math.Min(p, 1-p) / 2
-			s := 0.0
-			switch u := r.Float64(); {
-			case u < p-draw/2:
-				s = 1
-			case u < p+draw/2:
-				s = 0.5
-			}
+			s := playGame(r, elo[a], elo[b])
 			points[a] += s
 			points[b] += 1 - s
 			games = append(games, Game{players[a], players[b], s})

@@ -28,15 +28,7 @@ func simulate(elo []float64, cycles int, seed uint64) ([]string, []Game) {
 				if c%2 == 1 {
 					a, b = j, i
 				}
-				p := 1 / (1 + math.Pow(10, (elo[b]-elo[a])/400))
-				draw := math.Min(p, 1-p) / 2
-				s := 0.0
-				switch u := r.Float64(); {
-				case u < p-draw/2:
-					s = 1
-				case u < p+draw/2:
-					s = 0.5
-				}
+				s := playGame(r, elo[a], elo[b])
 				games = append(games, Game{players[a], players[b], s})
 			}
 		}
@@ -609,4 +601,18 @@ func TestLOSNext(t *testing.T) {
 			t.Errorf("%s: LOS %v without Options.LOS", pair, p)
 		}
 	}
+}
+
+// playGame is a's score against b at their Elo, drawn by r: expected score p, draws in
+// min(p, 1-p)/2 of games.
+func playGame(r *rand.Rand, a, b float64) float64 {
+	p := 1 / (1 + math.Pow(10, (b-a)/400))
+	draw := math.Min(p, 1-p) / 2
+	switch u := r.Float64(); {
+	case u < p-draw/2:
+		return 1
+	case u < p+draw/2:
+		return 0.5
+	}
+	return 0
 }
